@@ -1,0 +1,336 @@
+package interop
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/planarlance/planar/internal/corpus"
+	"github.com/planarlance/planar/reader"
+	"github.com/planarlance/planar/writer"
+)
+
+// python returns the interpreter that has pylance, or fails/skips.
+func python(t *testing.T) string {
+	t.Helper()
+	py := os.Getenv("PLANAR_PYTHON")
+	if py == "" {
+		py, _ = filepath.Abs(filepath.Join(".venv", "bin", "python"))
+	}
+	out, err := exec.Command(py, "-c", "import lance, pyarrow; print(lance.__version__)").CombinedOutput()
+	if err != nil {
+		msg := fmt.Sprintf("pylance not available at %s (%v: %s); run `sh interop/setup.sh`", py, err, bytes.TrimSpace(out))
+		if os.Getenv("CI") == "true" {
+			t.Fatal("CI: " + msg)
+		}
+		t.Skip("!!!!! SKIPPING INTEROP TESTS: " + msg + " !!!!!")
+	}
+	t.Logf("pylance %s", bytes.TrimSpace(out))
+	return py
+}
+
+type fileSpec struct {
+	File   string `json:"file"`
+	Format string `json:"format,omitempty"`
+}
+
+type pylanceSpec struct {
+	File    string `json:"file"`
+	Version string `json:"version"`
+}
+
+type dataset struct {
+	Arrow   string        `json:"arrow"`
+	Planar  []fileSpec    `json:"planar"`
+	Pylance []pylanceSpec `json:"pylance"`
+}
+
+type result struct {
+	Pylance string `json:"pylance"`
+	Reads   []struct {
+		File      string   `json:"file"`
+		OK        bool     `json:"ok"`
+		Diffs     []string `json:"diffs"`
+		Error     *string  `json:"error"`
+		Version   string   `json:"version"`
+		Encodings []string `json:"encodings"`
+	} `json:"reads"`
+	Writes []struct {
+		File    string  `json:"file"`
+		Version string  `json:"version"`
+		OK      bool    `json:"ok"`
+		Error   *string `json:"error"`
+	} `json:"writes"`
+}
+
+func writeIPC(t *testing.T, path string, recs []arrow.RecordBatch) {
+	t.Helper()
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	w, err := ipc.NewFileWriter(f, ipc.WithSchema(recs[0].Schema()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range recs {
+		if err := w.Write(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func readIPC(t *testing.T, path string) arrow.RecordBatch {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	r, err := ipc.NewFileReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var recs []arrow.RecordBatch
+	for i := 0; i < r.NumRecords(); i++ {
+		rec, err := r.Record(i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec.Retain()
+		recs = append(recs, rec)
+	}
+	tbl := array.NewTableFromRecords(r.Schema(), recs)
+	defer tbl.Release()
+	cols := make([]arrow.Array, tbl.NumCols())
+	for i := range cols {
+		a, err := array.Concatenate(tbl.Column(i).Data().Chunks(), memory.NewGoAllocator())
+		if err != nil {
+			t.Fatal(err)
+		}
+		cols[i] = a
+	}
+	return array.NewRecordBatch(r.Schema(), cols, tbl.NumRows())
+}
+
+func writePlanar(t *testing.T, path string, recs []arrow.RecordBatch, opts ...writer.Option) {
+	t.Helper()
+	w, err := writer.Create(path, recs[0].Schema(), opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range recs {
+		if err := w.WriteBatch(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+type corpusSet struct {
+	name string
+	recs []arrow.RecordBatch
+	opts []writer.Option
+}
+
+func corpora() []corpusSet {
+	mem := memory.NewGoAllocator()
+	flat := corpus.Flat(5000)
+	// A multi-batch, multi-page set: pages of 16 KiB, batches of odd sizes.
+	multi := []corpus.Case{
+		{Type: arrow.PrimitiveTypes.Int64, Nulls: corpus.SomeNulls},
+		{Type: arrow.PrimitiveTypes.Float32, Nulls: corpus.NoNulls},
+		{Type: arrow.PrimitiveTypes.Uint16, Nulls: corpus.Alternating, Shape: corpus.Small},
+	}
+	var mrecs []arrow.RecordBatch
+	for i, n := range []int{1, 3000, 7001, 2} {
+		for j := range multi {
+			multi[j].Rows = n
+		}
+		mrecs = append(mrecs, corpus.Record(mem, multi, uint64(100+i)))
+	}
+	return []corpusSet{
+		{name: "flat", recs: []arrow.RecordBatch{corpus.Record(mem, flat, 11)}},
+		{name: "multipage", recs: mrecs, opts: []writer.Option{writer.WithMaxPageBytes(16 << 10)}},
+	}
+}
+
+var planarFormats = []writer.Format{writer.Format2_2, writer.Format2_3, writer.Format2_3Interim}
+
+// pylance must reject 2.3-interim files: since the planar rework, its 2.3
+// reader only accepts lance.encodings23.PlanarLayout pages.
+func expectRead(f writer.Format) bool { return f != writer.Format2_3Interim }
+
+func TestInterop(t *testing.T) {
+	py := python(t)
+	dir := t.TempDir()
+	sets := corpora()
+	var manifest struct {
+		Datasets []dataset `json:"datasets"`
+	}
+	for _, s := range sets {
+		ds := dataset{Arrow: filepath.Join(dir, s.name+".arrow")}
+		writeIPC(t, ds.Arrow, s.recs)
+		for _, f := range planarFormats {
+			p := filepath.Join(dir, fmt.Sprintf("%s.planar-%s.lance", s.name, f))
+			writePlanar(t, p, s.recs, append([]writer.Option{writer.WithFormat(f)}, s.opts...)...)
+			ds.Planar = append(ds.Planar, fileSpec{File: p, Format: f.String()})
+		}
+		for _, v := range []string{"2.1", "2.2", "2.3"} {
+			ds.Pylance = append(ds.Pylance, pylanceSpec{File: filepath.Join(dir, fmt.Sprintf("%s.pylance-%s.lance", s.name, v)), Version: v})
+		}
+		manifest.Datasets = append(manifest.Datasets, ds)
+	}
+	mb, _ := json.Marshal(manifest)
+	mpath := filepath.Join(dir, "manifest.json")
+	if err := os.WriteFile(mpath, mb, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(py, "check.py", mpath)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("check.py: %v\n%s", err, stderr.String())
+	}
+	var res result
+	if err := json.Unmarshal(out, &res); err != nil {
+		t.Fatalf("check.py output: %v\n%s", err, out)
+	}
+	t.Logf("checked against pylance %s", res.Pylance)
+
+	t.Run("planar-to-pylance", func(t *testing.T) {
+		for _, r := range res.Reads {
+			f := formatOf(r.File)
+			switch {
+			case expectRead(f) && !r.OK:
+				msg := strings.Join(r.Diffs, "; ")
+				if r.Error != nil {
+					msg = *r.Error
+				}
+				t.Errorf("%s: pylance read failed: %s", filepath.Base(r.File), msg)
+			case !expectRead(f) && r.Error == nil:
+				t.Errorf("%s: pylance read a 2.3-interim file; update FORMAT.md and expectRead", filepath.Base(r.File))
+			case !expectRead(f):
+				t.Logf("%s: rejected by pylance as expected: %s", filepath.Base(r.File), *r.Error)
+			default:
+				t.Logf("%s: pylance read footer %s, page encodings %v: equal", filepath.Base(r.File), r.Version, r.Encodings)
+			}
+		}
+		if len(res.Reads) != len(sets)*len(planarFormats) {
+			t.Errorf("got %d read results", len(res.Reads))
+		}
+	})
+
+	t.Run("pylance-to-planar", func(t *testing.T) {
+		for i, s := range sets {
+			want := readIPC(t, manifest.Datasets[i].Arrow)
+			for _, w := range res.Writes {
+				if !strings.HasPrefix(filepath.Base(w.File), s.name+".") {
+					continue
+				}
+				if !w.OK {
+					t.Errorf("pylance could not write %s: %s", filepath.Base(w.File), *w.Error)
+					continue
+				}
+				checkPlanarRead(t, w.File, want)
+			}
+		}
+	})
+}
+
+func formatOf(path string) writer.Format {
+	for _, f := range planarFormats {
+		if strings.HasSuffix(path, ".planar-"+f.String()+".lance") {
+			return f
+		}
+	}
+	return -1
+}
+
+func checkPlanarRead(t *testing.T, path string, want arrow.RecordBatch) {
+	t.Helper()
+	f, err := reader.OpenPath(path)
+	if err != nil {
+		t.Errorf("%s: %v", filepath.Base(path), err)
+		return
+	}
+	defer f.Close()
+	got, err := f.ReadAll()
+	if err != nil {
+		t.Errorf("%s: %v", filepath.Base(path), err)
+		return
+	}
+	if !got.Schema().Equal(want.Schema()) {
+		t.Errorf("%s: schema %s, want %s", filepath.Base(path), got.Schema(), want.Schema())
+		return
+	}
+	bad := 0
+	for c := 0; c < int(want.NumCols()); c++ {
+		if !array.Equal(got.Column(c), want.Column(c)) {
+			bad++
+			t.Errorf("%s: column %s differs", filepath.Base(path), want.ColumnName(c))
+		}
+	}
+	n := want.NumRows()
+	rg, err := f.ReadRange(n/3, n/3)
+	if err != nil {
+		t.Errorf("%s: range: %v", filepath.Base(path), err)
+		return
+	}
+	for c := 0; c < int(want.NumCols()); c++ {
+		if !array.Equal(rg.Column(c), array.NewSlice(want.Column(c), n/3, n/3+n/3)) {
+			t.Errorf("%s: range of column %s differs", filepath.Base(path), want.ColumnName(c))
+		}
+	}
+	idx := []int64{n - 1, 0, n / 2}
+	tk, err := f.Take(idx)
+	if err != nil {
+		t.Errorf("%s: take: %v", filepath.Base(path), err)
+		return
+	}
+	for c := 0; c < int(want.NumCols()); c++ {
+		for k, i := range idx {
+			if !array.Equal(array.NewSlice(tk.Column(c), int64(k), int64(k)+1), array.NewSlice(want.Column(c), i, i+1)) {
+				t.Errorf("%s: take(%d) of column %s differs", filepath.Base(path), i, want.ColumnName(c))
+			}
+		}
+	}
+	if bad == 0 {
+		var cells []string
+		for c := 0; c < f.NumColumns(); c++ {
+			for _, p := range f.Pages(c) {
+				cells = append(cells, p.Cell)
+			}
+		}
+		t.Logf("%s: %d columns equal; cells seen: %v", filepath.Base(path), want.NumCols(), uniq(cells))
+	}
+}
+
+func uniq(s []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, x := range s {
+		if !seen[x] {
+			seen[x] = true
+			out = append(out, x)
+		}
+	}
+	return out
+}

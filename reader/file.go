@@ -1,0 +1,291 @@
+package reader
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/planarlance/planar/internal/format"
+	"github.com/planarlance/planar/proto/enc21pb"
+	"github.com/planarlance/planar/proto/enc23pb"
+	"github.com/planarlance/planar/proto/file2pb"
+	"github.com/planarlance/planar/proto/filepb"
+	"github.com/planarlance/planar/values"
+)
+
+var (
+	// ErrCorrupt is wrapped by errors caused by inconsistent file bytes.
+	ErrCorrupt = format.ErrCorruptFile
+	// ErrNotLance is wrapped when the bytes are not a Lance v2 file.
+	ErrNotLance = format.ErrNotLance
+	// ErrUnsupportedVersion is wrapped for file versions planar cannot read.
+	ErrUnsupportedVersion = format.ErrUnsupportedVersion
+	// ErrUnsupported is wrapped for well-formed content planar cannot decode
+	// yet (a type or an encoding).
+	ErrUnsupported = errors.New("planar/reader: unsupported content")
+	// ErrOutOfRange is returned for row ranges or indices outside the file.
+	ErrOutOfRange = errors.New("planar/reader: row out of range")
+)
+
+// File is an open Lance file.
+type File struct {
+	r       io.ReaderAt
+	size    int64
+	footer  format.Footer
+	schema  *arrow.Schema
+	leaves  []format.Column
+	numRows int64
+	columns [][]*page
+	closer  io.Closer
+}
+
+// Open reads and validates the metadata of a Lance file of the given size.
+func Open(r io.ReaderAt, size int64) (*File, error) {
+	f := &File{r: r, size: size}
+	if err := f.open(); err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+// OpenPath opens a Lance file on disk; Close releases it.
+func OpenPath(path string) (*File, error) {
+	fh, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	st, err := fh.Stat()
+	if err != nil {
+		fh.Close()
+		return nil, err
+	}
+	f, err := Open(fh, st.Size())
+	if err != nil {
+		fh.Close()
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	f.closer = fh
+	return f, nil
+}
+
+// Close releases a file opened with OpenPath.
+func (f *File) Close() error {
+	if f.closer != nil {
+		return f.closer.Close()
+	}
+	return nil
+}
+
+// Schema returns the file's Arrow schema.
+func (f *File) Schema() *arrow.Schema { return f.schema }
+
+// NumRows returns the number of rows in the file.
+func (f *File) NumRows() int64 { return f.numRows }
+
+// Version returns the footer's (major, minor) version pair.
+func (f *File) Version() (uint16, uint16) { return f.footer.Major, f.footer.Minor }
+
+// NumColumns returns the number of physical (leaf) columns.
+func (f *File) NumColumns() int { return len(f.columns) }
+
+// ColumnPath returns the dotted schema path of physical column i.
+func (f *File) ColumnPath(i int) string { return f.leaves[i].Path }
+
+func (f *File) readAt(off, n uint64) ([]byte, error) {
+	if off > uint64(f.size) || n > uint64(f.size)-off {
+		return nil, fmt.Errorf("range [%d, +%d) outside file of %d bytes: %w", off, n, f.size, ErrCorrupt)
+	}
+	b := make([]byte, n)
+	if _, err := f.r.ReadAt(b, int64(off)); err != nil && !(errors.Is(err, io.EOF) && n == 0) {
+		return nil, err
+	}
+	return b, nil
+}
+
+func (f *File) open() error {
+	if f.size < format.FooterSize {
+		return fmt.Errorf("file of %d bytes is shorter than the footer: %w", f.size, ErrNotLance)
+	}
+	size := uint64(f.size)
+	fb, err := f.readAt(size-format.FooterSize, format.FooterSize)
+	if err != nil {
+		return err
+	}
+	ft, err := format.ParseFooter(fb)
+	if err != nil {
+		return err
+	}
+	f.footer = ft
+	switch {
+	case ft.Major == 2 && ft.Minor >= 1 && ft.Minor <= 3:
+	default:
+		return fmt.Errorf("footer version %d.%d (planar reads 2.1, 2.2 and 2.3): %w", ft.Major, ft.Minor, ErrUnsupportedVersion)
+	}
+	tail := size - format.FooterSize
+	g, n := uint64(ft.NumGlobalBuffers), uint64(ft.NumColumns)
+	if g == 0 {
+		return fmt.Errorf("no global buffers (schema expected): %w", ErrCorrupt)
+	}
+	if ft.GlobalBufOffset > tail || g > (tail-ft.GlobalBufOffset)/16 {
+		return fmt.Errorf("global buffer table at %d with %d entries overruns the footer: %w", ft.GlobalBufOffset, g, ErrCorrupt)
+	}
+	if n > ft.GlobalBufOffset/16 {
+		return fmt.Errorf("%d columns do not fit before position %d: %w", n, ft.GlobalBufOffset, ErrCorrupt)
+	}
+	gbo, err := f.readAt(ft.GlobalBufOffset, 16*g)
+	if err != nil {
+		return err
+	}
+	globals, err := format.ParseOffsetTable(gbo, int(g), size)
+	if err != nil {
+		return err
+	}
+	for i, gb := range globals {
+		if gb.Position%format.Alignment != 0 {
+			return fmt.Errorf("global buffer %d at %d is not 64-byte aligned: %w", i, gb.Position, ErrCorrupt)
+		}
+	}
+	cmoPos := ft.GlobalBufOffset - 16*n
+	if cmoPos < ft.ColumnMetaStart {
+		return fmt.Errorf("column metadata table at %d starts before column metadata %d: %w", cmoPos, ft.ColumnMetaStart, ErrCorrupt)
+	}
+	cmoBytes, err := f.readAt(cmoPos, 16*n)
+	if err != nil {
+		return err
+	}
+	cmo, err := format.ParseOffsetTable(cmoBytes, int(n), size)
+	if err != nil {
+		return err
+	}
+	sb, err := f.readAt(globals[0].Position, globals[0].Size)
+	if err != nil {
+		return err
+	}
+	var fd filepb.FileDescriptor
+	if err := proto.Unmarshal(sb, &fd); err != nil {
+		return fmt.Errorf("schema: %v: %w", err, ErrCorrupt)
+	}
+	f.schema, f.leaves, err = format.SchemaFromLance(fd.GetSchema())
+	if err != nil {
+		return err
+	}
+	if fd.Length > 1<<62 {
+		return fmt.Errorf("row count %d: %w", fd.Length, ErrCorrupt)
+	}
+	f.numRows = int64(fd.Length)
+	if uint64(len(f.leaves)) != n {
+		return fmt.Errorf("schema has %d leaf columns, footer %d: %w", len(f.leaves), n, ErrCorrupt)
+	}
+	f.columns = make([][]*page, n)
+	for i, r := range cmo {
+		if r.Position < ft.ColumnMetaStart || r.Position+r.Size > cmoPos {
+			return fmt.Errorf("column %d metadata [%d, +%d) outside the metadata region: %w", i, r.Position, r.Size, ErrCorrupt)
+		}
+		b, err := f.readAt(r.Position, r.Size)
+		if err != nil {
+			return err
+		}
+		var cm file2pb.ColumnMetadata
+		if err := proto.Unmarshal(b, &cm); err != nil {
+			return fmt.Errorf("column %d metadata: %v: %w", i, err, ErrCorrupt)
+		}
+		pages, err := f.parsePages(&cm)
+		if err != nil {
+			return fmt.Errorf("column %q: %w", f.leaves[i].Path, err)
+		}
+		var rows uint64
+		for _, p := range pages {
+			p.firstRow = rows
+			rows += p.rows
+		}
+		if rows != fd.Length {
+			return fmt.Errorf("column %q pages hold %d rows, file %d: %w", f.leaves[i].Path, rows, fd.Length, ErrCorrupt)
+		}
+		f.columns[i] = pages
+	}
+	return nil
+}
+
+func (f *File) parsePages(cm *file2pb.ColumnMetadata) ([]*page, error) {
+	pages := make([]*page, 0, len(cm.Pages))
+	for pi, p := range cm.Pages {
+		if len(p.BufferOffsets) != len(p.BufferSizes) {
+			return nil, fmt.Errorf("page %d: %d buffer offsets, %d sizes: %w", pi, len(p.BufferOffsets), len(p.BufferSizes), ErrCorrupt)
+		}
+		pg := &page{rows: p.Length}
+		for j, off := range p.BufferOffsets {
+			sz := p.BufferSizes[j]
+			if off > uint64(f.size) || sz > uint64(f.size)-off {
+				return nil, fmt.Errorf("page %d buffer %d [%d, +%d) outside file: %w", pi, j, off, sz, ErrCorrupt)
+			}
+			if off%format.Alignment != 0 && sz > 0 {
+				return nil, fmt.Errorf("page %d buffer %d at %d is not 64-byte aligned: %w", pi, j, off, ErrCorrupt)
+			}
+			pg.buffers = append(pg.buffers, format.BufferRange{Position: off, Size: sz})
+		}
+		direct := p.GetEncoding().GetDirect()
+		if direct == nil {
+			return nil, fmt.Errorf("page %d: only direct encodings are readable: %w", pi, ErrUnsupported)
+		}
+		name, val, err := format.UnmarshalAny(direct.Encoding)
+		if err != nil {
+			return nil, fmt.Errorf("page %d: %w", pi, err)
+		}
+		var l *enc21pb.PageLayout
+		switch {
+		case name == "lance.encodings21.PageLayout":
+			l = &enc21pb.PageLayout{}
+			if err := proto.Unmarshal(val, l); err != nil {
+				return nil, fmt.Errorf("page %d layout: %v: %w", pi, err, ErrCorrupt)
+			}
+		case name == "lance.encodings23.PlanarLayout" && f.footer.Minor == 3:
+			var pl enc23pb.PlanarLayout
+			if err := proto.Unmarshal(val, &pl); err != nil {
+				return nil, fmt.Errorf("page %d layout: %v: %w", pi, err, ErrCorrupt)
+			}
+			pg.planar = true
+			if pl.GetStructure().GetSparse() != nil {
+				return nil, fmt.Errorf("page %d: sparse structure: %w", pi, ErrUnsupported)
+			}
+			if l, err = format.PB21FromPlanar(&pl); err != nil {
+				return nil, fmt.Errorf("page %d: %w", pi, err)
+			}
+		default:
+			return nil, fmt.Errorf("page %d: encoding %q in a %d.%d file: %w", pi, name, f.footer.Major, f.footer.Minor, ErrCorrupt)
+		}
+		pg.layout = l
+		if err := pg.validate(f.footer.Minor); err != nil {
+			return nil, fmt.Errorf("page %d: %w", pi, err)
+		}
+		pages = append(pages, pg)
+	}
+	return pages, nil
+}
+
+// PageInfo describes one page for inspection.
+type PageInfo struct {
+	Rows     uint64
+	FirstRow uint64
+	Buffers  []format.BufferRange
+	Planar   bool   // the page carried planar (2.3) metadata
+	Cell     string // e.g. "dense x chunked"
+	Layout   string // text form of the normalized pb21 description
+}
+
+// Pages lists the pages of physical column i.
+func (f *File) Pages(i int) []PageInfo {
+	var out []PageInfo
+	for _, p := range f.columns[i] {
+		out = append(out, PageInfo{Rows: p.rows, FirstRow: p.firstRow, Buffers: p.buffers, Planar: p.planar, Cell: p.cell(), Layout: p.layout.String()})
+	}
+	return out
+}
+
+// ReadBuffer returns the bytes of a buffer range of the file.
+func (f *File) ReadBuffer(r format.BufferRange) ([]byte, error) { return f.readAt(r.Position, r.Size) }
+
+var _ = values.ErrCorrupt

@@ -1,0 +1,355 @@
+package values
+
+import (
+	"encoding/binary"
+	"fmt"
+
+	"github.com/planarlance/planar/proto/enc21pb"
+)
+
+// Fixed is a decoded fixed-width block: N values of Bits bits each, little
+// endian and back to back (bit-packed LSB-first when Bits is not a multiple
+// of 8, e.g. booleans).
+type Fixed struct {
+	Bits int
+	N    int
+	Data []byte
+}
+
+func fixedLen(bits, n int) int { return (bits*n + 7) / 8 }
+
+func flatBits(enc *enc21pb.CompressiveEncoding) (int, bool) {
+	f := enc.GetFlat()
+	if f == nil {
+		return 0, false
+	}
+	return int(f.BitsPerValue), true
+}
+
+const maxDecodeValues = 1 << 31
+
+func checkWidth(bits int) error {
+	switch bits {
+	case 8, 16, 32, 64:
+		return nil
+	}
+	return fmt.Errorf("bit width %d: %w", bits, ErrUnsupported)
+}
+
+// DecodeMiniBlock decodes the value buffers of one chunk (padding removed)
+// into n values, for a chunked page's value_compression.
+func DecodeMiniBlock(enc *enc21pb.CompressiveEncoding, bufs [][]byte, n int) (Fixed, error) {
+	return decodeMiniBlock(enc, bufs, n, 0)
+}
+
+func decodeMiniBlock(enc *enc21pb.CompressiveEncoding, bufs [][]byte, n int, depth int) (Fixed, error) {
+	if depth > 8 {
+		return Fixed{}, fmt.Errorf("encoding nested too deep: %w", ErrCorrupt)
+	}
+	if n < 0 || n > maxDecodeValues {
+		return Fixed{}, fmt.Errorf("chunk value count %d: %w", n, ErrCorrupt)
+	}
+	need := func(k int) error {
+		if len(bufs) != k {
+			return fmt.Errorf("chunk has %d value buffers, encoding needs %d: %w", len(bufs), k, ErrCorrupt)
+		}
+		return nil
+	}
+	switch c := enc.GetCompression().(type) {
+	case *enc21pb.CompressiveEncoding_Flat:
+		bits := int(c.Flat.BitsPerValue)
+		if bits <= 0 || bits > 1<<16 {
+			return Fixed{}, fmt.Errorf("flat width %d: %w", bits, ErrCorrupt)
+		}
+		if c.Flat.Data != nil {
+			return Fixed{}, fmt.Errorf("flat with buffer compression: %w", ErrUnsupported)
+		}
+		if err := need(1); err != nil {
+			return Fixed{}, err
+		}
+		if want := fixedLen(bits, n); len(bufs[0]) < want {
+			return Fixed{}, fmt.Errorf("flat chunk has %d bytes, %d values of %d bits need %d: %w", len(bufs[0]), n, bits, want, ErrCorrupt)
+		}
+		return Fixed{Bits: bits, N: n, Data: bufs[0][:fixedLen(bits, n)]}, nil
+	case *enc21pb.CompressiveEncoding_InlineBitpacking:
+		bits := int(c.InlineBitpacking.UncompressedBitsPerValue)
+		if err := checkWidth(bits); err != nil {
+			return Fixed{}, err
+		}
+		if err := need(1); err != nil {
+			return Fixed{}, err
+		}
+		out, err := DecodeInlineBitpacked(make([]byte, 0, fixedLen(bits, n)), bits, bufs[0], n)
+		if err != nil {
+			return Fixed{}, err
+		}
+		return Fixed{Bits: bits, N: n, Data: out}, nil
+	case *enc21pb.CompressiveEncoding_Rle:
+		if err := need(2); err != nil {
+			return Fixed{}, err
+		}
+		return decodeRLEChunk(c.Rle, bufs[0], bufs[1], n, depth)
+	case *enc21pb.CompressiveEncoding_ByteStreamSplit:
+		bits, ok := flatBits(c.ByteStreamSplit.GetValues())
+		if !ok || (bits != 32 && bits != 64) {
+			return Fixed{}, fmt.Errorf("byte stream split over %v: %w", c.ByteStreamSplit.GetValues(), ErrUnsupported)
+		}
+		if err := need(1); err != nil {
+			return Fixed{}, err
+		}
+		out, err := DecodeByteStreamSplit(nil, bits, bufs[0], n)
+		if err != nil {
+			return Fixed{}, err
+		}
+		return Fixed{Bits: bits, N: n, Data: out}, nil
+	case *enc21pb.CompressiveEncoding_General:
+		if len(bufs) < 1 {
+			return Fixed{}, fmt.Errorf("general chunk without buffers: %w", ErrCorrupt)
+		}
+		raw, err := Decompress(nil, Scheme(c.General.GetCompression().GetScheme()), bufs[0])
+		if err != nil {
+			return Fixed{}, err
+		}
+		inner := append([][]byte{raw}, bufs[1:]...)
+		return decodeMiniBlock(c.General.GetValues(), inner, n, depth+1)
+	case nil:
+		return Fixed{}, fmt.Errorf("value encoding missing: %w", ErrCorrupt)
+	default:
+		return Fixed{}, fmt.Errorf("mini-block value encoding %T: %w", c, ErrUnsupported)
+	}
+}
+
+// rleChild decodes one child of an Rle node (values or run lengths) of a
+// chunk. count is the number of runs if already known (-1 otherwise).
+func rleChild(enc *enc21pb.CompressiveEncoding, buf []byte, count int, depth int) (bits int, raw []byte, err error) {
+	switch c := enc.GetCompression().(type) {
+	case *enc21pb.CompressiveEncoding_Flat:
+		bits = int(c.Flat.BitsPerValue)
+		if err := checkWidth(bits); err != nil {
+			return 0, nil, err
+		}
+		return bits, buf, nil
+	case *enc21pb.CompressiveEncoding_General:
+		if depth > 4 {
+			return 0, nil, fmt.Errorf("rle child nested too deep: %w", ErrCorrupt)
+		}
+		raw, err := Decompress(nil, Scheme(c.General.GetCompression().GetScheme()), buf)
+		if err != nil {
+			return 0, nil, err
+		}
+		return rleChild(c.General.GetValues(), raw, count, depth+1)
+	case *enc21pb.CompressiveEncoding_OutOfLineBitpacking:
+		bits = int(c.OutOfLineBitpacking.UncompressedBitsPerValue)
+		w, ok := flatBits(c.OutOfLineBitpacking.GetValues())
+		if !ok {
+			return 0, nil, fmt.Errorf("out-of-line bitpacking values must be flat: %w", ErrCorrupt)
+		}
+		if count < 0 {
+			return 0, nil, fmt.Errorf("both rle children bitpacked: %w", ErrCorrupt)
+		}
+		out, err := DecodeOutOfLineBitpacked(nil, bits, w, buf, count)
+		return bits, out, err
+	}
+	return 0, nil, fmt.Errorf("rle child %T: %w", enc.GetCompression(), ErrUnsupported)
+}
+
+func isBitpacked(enc *enc21pb.CompressiveEncoding) bool {
+	return enc.GetOutOfLineBitpacking() != nil
+}
+
+func decodeRLEChunk(r *enc21pb.Rle, vbuf, lbuf []byte, n int, depth int) (Fixed, error) {
+	var (
+		vbits, lbits int
+		vraw, lraw   []byte
+		err          error
+	)
+	if isBitpacked(r.GetValues()) {
+		if lbits, lraw, err = rleChild(r.GetRunLengths(), lbuf, -1, depth); err != nil {
+			return Fixed{}, err
+		}
+		if vbits, vraw, err = rleChild(r.GetValues(), vbuf, len(lraw)/(lbits/8), depth); err != nil {
+			return Fixed{}, err
+		}
+	} else {
+		if vbits, vraw, err = rleChild(r.GetValues(), vbuf, -1, depth); err != nil {
+			return Fixed{}, err
+		}
+		if lbits, lraw, err = rleChild(r.GetRunLengths(), lbuf, len(vraw)/(vbits/8), depth); err != nil {
+			return Fixed{}, err
+		}
+	}
+	if lbits > 32 {
+		return Fixed{}, fmt.Errorf("rle run lengths of %d bits: %w", lbits, ErrUnsupported)
+	}
+	out, err := DecodeRLE(make([]byte, 0, fixedLen(vbits, n)), vbits, lbits, vraw, lraw, n)
+	if err != nil {
+		return Fixed{}, err
+	}
+	return Fixed{Bits: vbits, N: n, Data: out}, nil
+}
+
+// DecodeBlock decodes one opaque block buffer (levels, dictionaries, sets)
+// holding n values. bits is the expected value width when the encoding does
+// not say (0 if unknown).
+func DecodeBlock(enc *enc21pb.CompressiveEncoding, buf []byte, n int) (Fixed, error) {
+	return decodeBlock(enc, buf, n, 0)
+}
+
+func decodeBlock(enc *enc21pb.CompressiveEncoding, buf []byte, n int, depth int) (Fixed, error) {
+	if depth > 8 {
+		return Fixed{}, fmt.Errorf("encoding nested too deep: %w", ErrCorrupt)
+	}
+	if n < 0 || n > maxDecodeValues {
+		return Fixed{}, fmt.Errorf("block value count %d: %w", n, ErrCorrupt)
+	}
+	switch c := enc.GetCompression().(type) {
+	case *enc21pb.CompressiveEncoding_Flat:
+		bits := int(c.Flat.BitsPerValue)
+		if bits <= 0 || bits > 1<<16 {
+			return Fixed{}, fmt.Errorf("flat width %d: %w", bits, ErrCorrupt)
+		}
+		if want := fixedLen(bits, n); len(buf) < want {
+			return Fixed{}, fmt.Errorf("flat block has %d bytes, want %d: %w", len(buf), want, ErrCorrupt)
+		}
+		return Fixed{Bits: bits, N: n, Data: buf[:fixedLen(bits, n)]}, nil
+	case *enc21pb.CompressiveEncoding_InlineBitpacking:
+		bits := int(c.InlineBitpacking.UncompressedBitsPerValue)
+		if err := checkWidth(bits); err != nil {
+			return Fixed{}, err
+		}
+		out, err := DecodeInlineBitpacked(nil, bits, buf, n)
+		return Fixed{Bits: bits, N: n, Data: out}, err
+	case *enc21pb.CompressiveEncoding_OutOfLineBitpacking:
+		bits := int(c.OutOfLineBitpacking.UncompressedBitsPerValue)
+		if err := checkWidth(bits); err != nil {
+			return Fixed{}, err
+		}
+		w, ok := flatBits(c.OutOfLineBitpacking.GetValues())
+		if !ok {
+			return Fixed{}, fmt.Errorf("out-of-line bitpacking values must be flat: %w", ErrCorrupt)
+		}
+		out, err := DecodeOutOfLineBitpacked(nil, bits, w, buf, n)
+		return Fixed{Bits: bits, N: n, Data: out}, err
+	case *enc21pb.CompressiveEncoding_Rle:
+		vbits, ok1 := flatBits(c.Rle.GetValues())
+		lbits, ok2 := flatBits(c.Rle.GetRunLengths())
+		if !ok1 || !ok2 {
+			return Fixed{}, fmt.Errorf("block rle with non-flat children: %w", ErrUnsupported)
+		}
+		if err := checkWidth(vbits); err != nil {
+			return Fixed{}, err
+		}
+		out, err := DecodeRLEBlock(nil, vbits, lbits, buf, n)
+		return Fixed{Bits: vbits, N: n, Data: out}, err
+	case *enc21pb.CompressiveEncoding_General:
+		raw, err := Decompress(nil, Scheme(c.General.GetCompression().GetScheme()), buf)
+		if err != nil {
+			return Fixed{}, err
+		}
+		return decodeBlock(c.General.GetValues(), raw, n, depth+1)
+	case *enc21pb.CompressiveEncoding_Constant:
+		v := c.Constant.GetValue()
+		if len(v) == 0 {
+			return Fixed{}, fmt.Errorf("typed constant block without a value: %w", ErrUnsupported)
+		}
+		if n > 0 && len(v) > maxDecodeValues/n {
+			return Fixed{}, fmt.Errorf("constant block too large: %w", ErrCorrupt)
+		}
+		out := make([]byte, 0, len(v)*n)
+		for i := 0; i < n; i++ {
+			out = append(out, v...)
+		}
+		return Fixed{Bits: 8 * len(v), N: n, Data: out}, nil
+	case *enc21pb.CompressiveEncoding_Range:
+		bits := int(c.Range.UncompressedBitsPerValue)
+		if bits != 32 && bits != 64 {
+			return Fixed{}, fmt.Errorf("range of %d bits: %w", bits, ErrCorrupt)
+		}
+		out := make([]byte, 0, n*bits/8)
+		v := c.Range.Start
+		for i := 0; i < n; i++ {
+			if bits == 32 {
+				if v > 0xFFFFFFFF {
+					return Fixed{}, fmt.Errorf("range overflows u32: %w", ErrCorrupt)
+				}
+				out = binary.LittleEndian.AppendUint32(out, uint32(v))
+			} else {
+				out = binary.LittleEndian.AppendUint64(out, v)
+			}
+			v += c.Range.Step
+		}
+		return Fixed{Bits: bits, N: n, Data: out}, nil
+	case *enc21pb.CompressiveEncoding_Delta:
+		bits := int(c.Delta.UncompressedBitsPerValue)
+		if bits != 32 && bits != 64 {
+			return Fixed{}, fmt.Errorf("delta of %d bits: %w", bits, ErrCorrupt)
+		}
+		if n == 0 {
+			return Fixed{Bits: bits}, nil
+		}
+		d, err := decodeBlock(c.Delta.GetDeltas(), buf, n-1, depth+1)
+		if err != nil {
+			return Fixed{}, err
+		}
+		if d.Bits != bits {
+			return Fixed{}, fmt.Errorf("delta child width %d, want %d: %w", d.Bits, bits, ErrCorrupt)
+		}
+		out := make([]byte, 0, n*bits/8)
+		v := c.Delta.Base
+		for i := 0; i < n; i++ {
+			if i > 0 {
+				var dv uint64
+				if bits == 32 {
+					dv = uint64(binary.LittleEndian.Uint32(d.Data[4*(i-1):]))
+				} else {
+					dv = binary.LittleEndian.Uint64(d.Data[8*(i-1):])
+				}
+				if v+dv < v {
+					return Fixed{}, fmt.Errorf("delta overflows: %w", ErrCorrupt)
+				}
+				v += dv
+			}
+			if bits == 32 {
+				if v > 0xFFFFFFFF {
+					return Fixed{}, fmt.Errorf("delta overflows u32: %w", ErrCorrupt)
+				}
+				out = binary.LittleEndian.AppendUint32(out, uint32(v))
+			} else {
+				out = binary.LittleEndian.AppendUint64(out, v)
+			}
+		}
+		return Fixed{Bits: bits, N: n, Data: out}, nil
+	case nil:
+		return Fixed{}, fmt.Errorf("block encoding missing: %w", ErrCorrupt)
+	default:
+		return Fixed{}, fmt.Errorf("block encoding %T: %w", c, ErrUnsupported)
+	}
+}
+
+// DecodeLevels decodes a block of n u16 levels.
+func DecodeLevels(enc *enc21pb.CompressiveEncoding, buf []byte, n int, dst []uint16) ([]uint16, error) {
+	f, err := DecodeBlock(enc, buf, n)
+	if err != nil {
+		return dst, err
+	}
+	if f.Bits != 16 || len(f.Data) < 2*n {
+		return dst, fmt.Errorf("levels decoded to %d-bit values: %w", f.Bits, ErrCorrupt)
+	}
+	for i := 0; i < n; i++ {
+		dst = append(dst, binary.LittleEndian.Uint16(f.Data[2*i:]))
+	}
+	return dst, nil
+}
+
+// AppendFlatLevels appends raw u16 levels (the Flat{16} block layout).
+func AppendFlatLevels(dst []byte, levels []uint16) []byte {
+	for _, l := range levels {
+		dst = binary.LittleEndian.AppendUint16(dst, l)
+	}
+	return dst
+}
+
+// FlatEncoding returns the Flat{bits} encoding descriptor.
+func FlatEncoding(bits int) *enc21pb.CompressiveEncoding {
+	return &enc21pb.CompressiveEncoding{Compression: &enc21pb.CompressiveEncoding_Flat{Flat: &enc21pb.Flat{BitsPerValue: uint64(bits)}}}
+}

@@ -1,0 +1,269 @@
+package values
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+)
+
+// fsstExampleTable is the serialized table with symbols "ab" (0) and "c" (1).
+func fsstExampleTable(t testing.TB) []byte {
+	b := make([]byte, FsstTableSize)
+	copy(b, cxHex(t, "02 00 00 01 54 53 53 46  61 62 00 00 00 00 00 00  63 00 00 00 00 00 00 00  02 01"))
+	return b
+}
+
+func TestFsstExample(t *testing.T) {
+	raw := fsstExampleTable(t)
+	if len(raw) != 2312 {
+		t.Fatalf("table size %d", len(raw))
+	}
+	tab, err := ParseFsstTable(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tab.NumSymbols() != 2 || !tab.Coded() {
+		t.Fatalf("n=%d coded=%v", tab.NumSymbols(), tab.Coded())
+	}
+	if s := tab.Symbol(nil, 0); string(s) != "ab" {
+		t.Fatalf("symbol 0 = %q", s)
+	}
+	if got := tab.AppendBytes([]byte{1}); !bytes.Equal(got[1:], raw) || got[0] != 1 {
+		t.Fatal("AppendBytes does not reproduce the table")
+	}
+	enc := tab.AppendEncoded([]byte{9}, []byte("abcxab"))
+	if want := cxHex(t, "09 00 01 FF 78 00"); !bytes.Equal(enc, want) {
+		t.Fatalf("encoded % x want % x", enc, want)
+	}
+	dec, err := tab.AppendDecoded([]byte("<"), enc[1:])
+	if err != nil || string(dec) != "<abcxab" {
+		t.Fatalf("decoded %q, %v", dec, err)
+	}
+	// Escapes of the escape byte and of symbol-like bytes.
+	in := []byte{0xFF, 'a', 'b', 'a', 0x00, 'c', 'c'}
+	enc = tab.AppendEncoded(nil, in)
+	if want := cxHex(t, "FF FF 00 FF 61 FF 00 01 01"); !bytes.Equal(enc, want) {
+		t.Fatalf("encoded % x want % x", enc, want)
+	}
+	dec, err = tab.AppendDecoded(nil, enc)
+	if err != nil || !bytes.Equal(dec, in) {
+		t.Fatalf("decoded % x, %v", dec, err)
+	}
+}
+
+func TestFsstVerbatim(t *testing.T) {
+	raw := fsstExampleTable(t)
+	raw[3] = 0
+	tab, err := ParseFsstTable(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tab.Coded() {
+		t.Fatal("switch 0 should be verbatim")
+	}
+	in := []byte{0x00, 0xFF, 0x01, 'a'}
+	if enc := tab.AppendEncoded(nil, in); !bytes.Equal(enc, in) {
+		t.Fatalf("verbatim encode % x", enc)
+	}
+	if dec, err := tab.AppendDecoded(nil, in); err != nil || !bytes.Equal(dec, in) {
+		t.Fatalf("verbatim decode % x %v", dec, err)
+	}
+	if got := tab.AppendBytes(nil); !bytes.Equal(got, raw) {
+		t.Fatal("verbatim table does not serialize back")
+	}
+}
+
+func TestFsstTableErrors(t *testing.T) {
+	mod := func(f func(b []byte) []byte) []byte { return f(fsstExampleTable(t)) }
+	cases := map[string][]byte{
+		"short":       mod(func(b []byte) []byte { return b[:2311] }),
+		"long":        mod(func(b []byte) []byte { return append(b, 0) }),
+		"empty":       nil,
+		"magic":       mod(func(b []byte) []byte { b[7] = 0x47; return b }),
+		"switch":      mod(func(b []byte) []byte { b[3] = 2; return b }),
+		"len 0":       mod(func(b []byte) []byte { b[25] = 0; return b }),
+		"len 9":       mod(func(b []byte) []byte { b[24] = 9; return b }),
+		"256 symbols": mod(func(b []byte) []byte { b[0] = 0xFF; return b }), // lens after 2 are 0
+	}
+	for name, b := range cases {
+		if _, err := ParseFsstTable(b); !errors.Is(err, ErrCorrupt) {
+			t.Errorf("%s: want ErrCorrupt, got %v", name, err)
+		}
+	}
+	tab, err := ParseFsstTable(fsstExampleTable(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, s := range map[string][]byte{
+		"code out of range": {0x00, 0x02},
+		"trailing escape":   {0x01, 0xFF},
+		"big code":          {0xFE},
+	} {
+		out, err := tab.AppendDecoded([]byte("k"), s)
+		if !errors.Is(err, ErrCorrupt) || string(out) != "k" {
+			t.Errorf("%s: want ErrCorrupt and dst kept, got %q %v", name, out, err)
+		}
+	}
+}
+
+func TestFsstFullTable(t *testing.T) {
+	// 255 symbols of every length; every code decodes.
+	b := make([]byte, FsstTableSize)
+	copy(b, []byte{255, 0, 0, 1, 0x54, 0x53, 0x53, 0x46})
+	for i := range 255 {
+		l := 1 + i%8
+		for k := range l {
+			b[8+8*i+k] = byte(i + k)
+		}
+		b[8+8*255+i] = byte(l)
+	}
+	tab, err := ParseFsstTable(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	codes := make([]byte, 255)
+	var want []byte
+	for i := range codes {
+		codes[i] = byte(i)
+		want = tab.Symbol(want, i)
+	}
+	dec, err := tab.AppendDecoded(nil, codes)
+	if err != nil || !bytes.Equal(dec, want) {
+		t.Fatalf("full-table decode: %v", err)
+	}
+	if !bytes.Equal(tab.AppendBytes(nil), b) {
+		t.Fatal("full table does not serialize back")
+	}
+	enc := tab.AppendEncoded(nil, want)
+	if dec, err := tab.AppendDecoded(nil, enc); err != nil || !bytes.Equal(dec, want) {
+		t.Fatalf("full-table round trip: %v", err)
+	}
+}
+
+func fsstSampleStrings(r *rand.Rand, count int) [][]byte {
+	words := []string{"https://", "www.", "example", ".com/", "lance", "planar", "?id=", "&page=", "index.html", "-", "_"}
+	out := make([][]byte, count)
+	for i := range out {
+		var s []byte
+		for range 1 + r.IntN(8) {
+			s = append(s, words[r.IntN(len(words))]...)
+		}
+		s = fmt.Appendf(s, "%d", r.IntN(100000))
+		if r.IntN(10) == 0 {
+			s = append(s, 0xFF, 0x00, byte(r.Uint32()))
+		}
+		out[i] = s
+	}
+	return out
+}
+
+func TestFsstBuildRoundTrip(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	strs := fsstSampleStrings(r, 2000)
+	tab := BuildFsstTable(strs[:500])
+	if !tab.Coded() || tab.NumSymbols() == 0 || tab.NumSymbols() > 255 {
+		t.Fatalf("built table: n=%d coded=%v", tab.NumSymbols(), tab.Coded())
+	}
+	raw := tab.AppendBytes(nil)
+	if len(raw) != FsstTableSize {
+		t.Fatalf("serialized %d bytes", len(raw))
+	}
+	parsed, err := ParseFsstTable(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var inBytes, outBytes int
+	var enc, dec []byte
+	for _, s := range strs {
+		enc = tab.AppendEncoded(enc[:0], s)
+		if again := parsed.AppendEncoded(nil, s); !bytes.Equal(again, enc) {
+			t.Fatal("parsed table encodes differently")
+		}
+		dec, err = parsed.AppendDecoded(dec[:0], enc)
+		if err != nil || !bytes.Equal(dec, s) {
+			t.Fatalf("round trip of %q: %q, %v", s, dec, err)
+		}
+		inBytes += len(s)
+		outBytes += len(enc)
+	}
+	if outBytes*2 > inBytes {
+		t.Errorf("poor compression: %d -> %d bytes", inBytes, outBytes)
+	}
+	t.Logf("fsst: %d symbols, %d -> %d bytes (%.2fx)", tab.NumSymbols(), inBytes, outBytes, float64(inBytes)/float64(outBytes))
+
+	// Degenerate samples.
+	for _, sample := range [][][]byte{nil, {{}}, {{0xFF}}, {bytes.Repeat([]byte{'z'}, 100000)}} {
+		tab := BuildFsstTable(sample)
+		for _, s := range append(sample, []byte("anything \xff\x00")) {
+			enc := tab.AppendEncoded(nil, s)
+			dec, err := tab.AppendDecoded(nil, enc)
+			if err != nil || !bytes.Equal(dec, s) {
+				t.Fatalf("degenerate sample round trip: %v", err)
+			}
+		}
+	}
+}
+
+func FuzzFsstDecode(f *testing.F) {
+	ex := fsstExampleTable(f)
+	f.Add(ex[:64], []byte{0x00, 0x01, 0xFF, 0x78, 0x00})
+	f.Add(ex[:64], []byte{0xFF})
+	f.Add(ex[:64], []byte{0x02})
+	full := make([]byte, 64)
+	copy(full, []byte{8, 0, 0, 1, 0x54, 0x53, 0x53, 0x46})
+	f.Add(full, []byte{0, 1, 2, 3})
+	f.Fuzz(func(t *testing.T, head, s []byte) {
+		// head overlays the start of an otherwise valid-sized table.
+		raw := make([]byte, FsstTableSize)
+		copy(raw, head)
+		tab, err := ParseFsstTable(raw)
+		if err != nil {
+			if !errors.Is(err, ErrCorrupt) {
+				t.Fatalf("unexpected error kind: %v", err)
+			}
+			return
+		}
+		// The serialized form must parse back to an equivalent table.
+		tab2, err := ParseFsstTable(tab.AppendBytes(nil))
+		if err != nil || tab2.NumSymbols() != tab.NumSymbols() || tab2.Coded() != tab.Coded() {
+			t.Fatalf("table does not serialize back: %v", err)
+		}
+		for c := range tab.NumSymbols() {
+			if !bytes.Equal(tab.Symbol(nil, c), tab2.Symbol(nil, c)) {
+				t.Fatalf("symbol %d differs after re-serialization", c)
+			}
+		}
+		dec, err := tab.AppendDecoded([]byte("p"), s)
+		if err != nil {
+			if !errors.Is(err, ErrCorrupt) || string(dec) != "p" {
+				t.Fatalf("error %v, dst %q", err, dec)
+			}
+			return
+		}
+		enc := tab.AppendEncoded(nil, dec[1:])
+		again, err := tab.AppendDecoded(nil, enc)
+		if err != nil || !bytes.Equal(again, dec[1:]) {
+			t.Fatalf("re-round-trip: %v", err)
+		}
+	})
+}
+
+func FuzzFsstRoundTrip(f *testing.F) {
+	f.Add([]byte("abcxab"), []byte("abcabcabc"))
+	f.Add([]byte("https://www.example.com/index.html"), []byte("www.example.com"))
+	f.Add([]byte{0xFF, 0xFF, 0x00}, []byte{})
+	f.Fuzz(func(t *testing.T, s, sample []byte) {
+		tab := BuildFsstTable([][]byte{sample, s[:len(s)/2]})
+		parsed, err := ParseFsstTable(tab.AppendBytes(nil))
+		if err != nil {
+			t.Fatalf("built table does not parse: %v", err)
+		}
+		enc := tab.AppendEncoded(nil, s)
+		dec, err := parsed.AppendDecoded(nil, enc)
+		if err != nil || !bytes.Equal(dec, s) {
+			t.Fatalf("round trip: %v", err)
+		}
+	})
+}

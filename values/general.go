@@ -1,0 +1,542 @@
+package values
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math/bits"
+	"runtime"
+	"slices"
+	"sync"
+
+	"github.com/klauspost/compress/zstd"
+	"github.com/pierrec/lz4/v4"
+)
+
+// Scheme identifies a general-purpose buffer compressor. The numbers are
+// those of Lance's CompressionScheme protobuf enum.
+type Scheme int
+
+const (
+	// SchemeLZ4 is [u32 LE uncompressed length][raw LZ4 block].
+	SchemeLZ4 Scheme = 1
+	// SchemeZstd is [u64 LE uncompressed length][one zstd frame].
+	SchemeZstd Scheme = 2
+)
+
+func (s Scheme) String() string {
+	switch s {
+	case SchemeLZ4:
+		return "lz4"
+	case SchemeZstd:
+		return "zstd"
+	}
+	return fmt.Sprintf("Scheme(%d)", int(s))
+}
+
+const (
+	// lz4MaxInput is LZ4_MAX_INPUT_SIZE: liblz4 refuses larger blocks.
+	lz4MaxInput = 0x7E000000
+	// lz4MaxRatio bounds how many bytes one byte of an LZ4 block can expand
+	// to (a 0xFF length-extension byte adds 255 match bytes). Used to refuse
+	// absurd length prefixes before allocating.
+	lz4MaxRatio = 256
+	// zstdMaxLen is the largest length prefix accepted (4 GiB).
+	zstdMaxLen = 1 << 32
+	// zstdMagic is the zstd frame magic number 28 B5 2F FD.
+	zstdMagic = 0xFD2FB528
+)
+
+// AppendCompressed appends the compressed form of src under scheme s to dst.
+// level is the Lance compression level; it only matters for zstd (0 means the
+// default level) and is ignored by LZ4. LZ4 blocks are byte-identical to
+// liblz4's LZ4_compress_default (what Lance writes); zstd frames are valid
+// standard frames but not byte-identical to libzstd's.
+func AppendCompressed(dst []byte, s Scheme, level int, src []byte) ([]byte, error) {
+	switch s {
+	case SchemeLZ4:
+		return appendLZ4(dst, src)
+	case SchemeZstd:
+		return appendZstd(dst, level, src)
+	}
+	return dst, fmt.Errorf("values: compression scheme %v: %w", s, ErrUnsupported)
+}
+
+// Decompress appends the decompressed form of src (produced under scheme s)
+// to dst. On error dst is returned with its original length.
+func Decompress(dst []byte, s Scheme, src []byte) ([]byte, error) {
+	switch s {
+	case SchemeLZ4:
+		return decompressLZ4(dst, src)
+	case SchemeZstd:
+		return decompressZstd(dst, src)
+	}
+	return dst, fmt.Errorf("values: compression scheme %v: %w", s, ErrUnsupported)
+}
+
+// ---- LZ4 ----
+
+// lz4Pool holds hash tables for lz4State.appendBlock (32 KiB each).
+var lz4Pool = sync.Pool{New: func() any { return new(lz4State) }}
+
+func appendLZ4(dst, src []byte) ([]byte, error) {
+	n := len(src)
+	if n > lz4MaxInput {
+		return dst, fmt.Errorf("values: lz4 input of %d bytes exceeds the LZ4 limit of %d: %w", n, lz4MaxInput, ErrNotApplicable)
+	}
+	dst = slices.Grow(dst, 4+lz4.CompressBlockBound(n))
+	dst = binary.LittleEndian.AppendUint32(dst, uint32(n))
+	st := lz4Pool.Get().(*lz4State)
+	dst = st.appendBlock(dst, src)
+	lz4Pool.Put(st)
+	return dst, nil
+}
+
+func decompressLZ4(dst, src []byte) ([]byte, error) {
+	if len(src) < 4 {
+		return dst, fmt.Errorf("values: lz4 buffer of %d bytes is shorter than its 4-byte length prefix: %w", len(src), ErrCorrupt)
+	}
+	n := uint64(binary.LittleEndian.Uint32(src))
+	block := src[4:]
+	if n > uint64(len(block))*lz4MaxRatio+16 {
+		return dst, fmt.Errorf("values: lz4 length prefix %d is impossible for a %d-byte block: %w", n, len(block), ErrCorrupt)
+	}
+	start := len(dst)
+	dst = slices.Grow(dst, int(n))
+	out := dst[start : start+int(n)]
+	got, err := lz4.UncompressBlock(block, out)
+	if err != nil {
+		return dst[:start], fmt.Errorf("values: lz4 block of %d bytes (want %d decoded): %w: %v", len(block), n, ErrCorrupt, err)
+	}
+	if uint64(got) != n {
+		return dst[:start], fmt.Errorf("values: lz4 block decoded to %d bytes, length prefix says %d: %w", got, n, ErrCorrupt)
+	}
+	return dst[:start+int(n)], nil
+}
+
+// ---- Zstd ----
+
+// zstdSpeeds lists the encoder levels we map Lance levels onto.
+var zstdSpeeds = [...]zstd.EncoderLevel{
+	zstd.SpeedFastest,
+	zstd.SpeedDefault,
+	zstd.SpeedBetterCompression,
+	zstd.SpeedBestCompression,
+}
+
+// zstdEncoders caches encoders, one pool per entry of zstdSpeeds. An encoder
+// built with concurrency 1 serializes concurrent EncodeAll calls, so pooling
+// gives parallel callers their own encoder.
+var zstdEncoders [len(zstdSpeeds)]sync.Pool
+
+// zstdSpeedIndex maps a Lance (libzstd) level to an index into zstdSpeeds.
+func zstdSpeedIndex(level int) int {
+	switch {
+	case level == 0:
+		return 1 // libzstd default (3)
+	case level <= 2: // 1, 2 and the negative "fast" levels
+		return 0
+	case level <= 6:
+		return 1
+	case level <= 9:
+		return 2
+	default:
+		return 3
+	}
+}
+
+func getZstdEncoder(i int) (*zstd.Encoder, error) {
+	if e, ok := zstdEncoders[i].Get().(*zstd.Encoder); ok {
+		return e, nil
+	}
+	return zstd.NewWriter(nil,
+		zstd.WithEncoderLevel(zstdSpeeds[i]),
+		zstd.WithEncoderConcurrency(1),
+		zstd.WithZeroFrames(true),
+		zstd.WithEncoderCRC(false), // libzstd's default: no content checksum
+	)
+}
+
+var (
+	zstdDecOnce sync.Once
+	zstdDec     *zstd.Decoder
+	zstdDecErr  error
+)
+
+func zstdDecoder() (*zstd.Decoder, error) {
+	zstdDecOnce.Do(func() {
+		zstdDec, zstdDecErr = zstd.NewReader(nil,
+			zstd.WithDecoderConcurrency(runtime.GOMAXPROCS(0)),
+			zstd.WithDecoderMaxMemory(zstdMaxLen),
+		)
+	})
+	return zstdDec, zstdDecErr
+}
+
+func appendZstd(dst []byte, level int, src []byte) ([]byte, error) {
+	i := zstdSpeedIndex(level)
+	enc, err := getZstdEncoder(i)
+	if err != nil {
+		return dst, fmt.Errorf("values: zstd encoder: %w", err)
+	}
+	dst = binary.LittleEndian.AppendUint64(dst, uint64(len(src)))
+	dst = enc.EncodeAll(src, dst)
+	zstdEncoders[i].Put(enc)
+	return dst, nil
+}
+
+// zstdIsBareFrame reports whether src is a legacy buffer with no length
+// prefix: shorter than 8 bytes, or starting with the zstd magic followed by a
+// frame header descriptor whose reserved bit (0x10) is clear.
+func zstdIsBareFrame(src []byte) bool {
+	if len(src) < 8 {
+		return true
+	}
+	return binary.LittleEndian.Uint32(src) == zstdMagic && src[4]&0x10 == 0
+}
+
+func decompressZstd(dst, src []byte) ([]byte, error) {
+	if len(src) == 0 {
+		return dst, nil
+	}
+	dec, err := zstdDecoder()
+	if err != nil {
+		return dst, fmt.Errorf("values: zstd decoder: %w", err)
+	}
+	start := len(dst)
+	if zstdIsBareFrame(src) {
+		bound, err := zstdScan(src)
+		if err != nil {
+			return dst, err
+		}
+		if bound > zstdMaxLen {
+			return dst, fmt.Errorf("values: zstd frames of %d bytes may decode to %d bytes, over the %d limit: %w", len(src), bound, uint64(zstdMaxLen), ErrCorrupt)
+		}
+		out, err := dec.DecodeAll(src, dst)
+		if err != nil {
+			return dst[:start], fmt.Errorf("values: zstd frame of %d bytes: %w: %v", len(src), ErrCorrupt, err)
+		}
+		return out, nil
+	}
+	n := binary.LittleEndian.Uint64(src)
+	frame := src[8:]
+	bound, err := zstdScan(frame)
+	if err != nil {
+		return dst, err
+	}
+	if n > zstdMaxLen || n > bound {
+		return dst, fmt.Errorf("values: zstd length prefix %d is impossible for %d bytes of frames (at most %d decoded): %w", n, len(frame), bound, ErrCorrupt)
+	}
+	dst = slices.Grow(dst, int(n))
+	out, err := dec.DecodeAll(frame, dst)
+	if err != nil {
+		return dst[:start], fmt.Errorf("values: zstd frame of %d bytes (want %d decoded): %w: %v", len(frame), n, ErrCorrupt, err)
+	}
+	if got := len(out) - start; uint64(got) != n {
+		return dst[:start], fmt.Errorf("values: zstd frame decoded to %d bytes, length prefix says %d: %w", got, n, ErrCorrupt)
+	}
+	return out, nil
+}
+
+// zstdScan walks the frames of src (RFC 8878) without decoding them and
+// returns the most bytes they can decode to: a frame's content size if it
+// declares one, else 128 KiB per compressed block plus the sizes of raw and
+// RLE blocks. It rejects truncated or malformed frame and block headers and
+// content sizes larger than the blocks can produce, so the decoder never
+// allocates for a size the input cannot back.
+func zstdScan(src []byte) (uint64, error) {
+	const maxBlock = 128 << 10
+	corrupt := func(what string, at int) error {
+		return fmt.Errorf("values: zstd %s at byte %d of %d: %w", what, at, len(src), ErrCorrupt)
+	}
+	var total uint64
+	for p := 0; p < len(src); {
+		if len(src)-p < 4 {
+			return 0, corrupt("truncated frame magic", p)
+		}
+		magic := binary.LittleEndian.Uint32(src[p:])
+		if magic&0xFFFFFFF0 == 0x184D2A50 { // skippable frame
+			if len(src)-p < 8 {
+				return 0, corrupt("truncated skippable frame", p)
+			}
+			size := binary.LittleEndian.Uint32(src[p+4:])
+			if uint64(size) > uint64(len(src)-p-8) {
+				return 0, corrupt("truncated skippable frame", p)
+			}
+			p += 8 + int(size)
+			continue
+		}
+		if magic != zstdMagic {
+			return 0, corrupt(fmt.Sprintf("bad frame magic %08x", magic), p)
+		}
+		p += 4
+		if p >= len(src) {
+			return 0, corrupt("truncated frame header", p)
+		}
+		fhd := src[p]
+		p++
+		if fhd&0x08 != 0 {
+			return 0, corrupt("reserved frame header bit", p-1)
+		}
+		single := fhd&0x20 != 0
+		if !single {
+			p++ // window descriptor
+		}
+		p += [4]int{0, 1, 2, 4}[fhd&3] // dictionary id
+		fcsSize := [4]int{0, 2, 4, 8}[fhd>>6]
+		if fcsSize == 0 && single {
+			fcsSize = 1
+		}
+		if p+fcsSize > len(src) {
+			return 0, corrupt("truncated frame header", p)
+		}
+		known := fcsSize > 0
+		var fcs uint64
+		switch fcsSize {
+		case 1:
+			fcs = uint64(src[p])
+		case 2:
+			fcs = uint64(binary.LittleEndian.Uint16(src[p:])) + 256
+		case 4:
+			fcs = uint64(binary.LittleEndian.Uint32(src[p:]))
+		case 8:
+			fcs = binary.LittleEndian.Uint64(src[p:])
+		}
+		p += fcsSize
+		var bound uint64
+		for {
+			if len(src)-p < 3 {
+				return 0, corrupt("truncated block header", p)
+			}
+			h := uint32(src[p]) | uint32(src[p+1])<<8 | uint32(src[p+2])<<16
+			p += 3
+			size := int(h >> 3)
+			if size > maxBlock {
+				return 0, corrupt(fmt.Sprintf("block of %d bytes", size), p-3)
+			}
+			switch (h >> 1) & 3 {
+			case 0: // raw
+				if size > len(src)-p {
+					return 0, corrupt("truncated raw block", p)
+				}
+				p += size
+				bound += uint64(size)
+			case 1: // RLE
+				if len(src)-p < 1 {
+					return 0, corrupt("truncated RLE block", p)
+				}
+				p++
+				bound += uint64(size)
+			case 2: // compressed
+				if size > len(src)-p {
+					return 0, corrupt("truncated compressed block", p)
+				}
+				p += size
+				bound += maxBlock
+			default:
+				return 0, corrupt("reserved block type", p-3)
+			}
+			if h&1 != 0 {
+				break
+			}
+		}
+		if fhd&0x04 != 0 { // content checksum
+			if len(src)-p < 4 {
+				return 0, corrupt("truncated checksum", p)
+			}
+			p += 4
+		}
+		if known {
+			if fcs > bound {
+				return 0, corrupt(fmt.Sprintf("content size %d larger than its blocks allow (%d)", fcs, bound), p)
+			}
+			bound = fcs
+		}
+		total += bound
+	}
+	return total, nil
+}
+
+// ---- LZ4 block compressor ----
+//
+// appendBlock reproduces the output of liblz4's LZ4_compress_default (the
+// "fast" compressor at acceleration 1, which Lance uses through the lz4
+// crate), so blocks written here are byte-identical to Lance's.
+
+const (
+	lz4MinMatch     = 4
+	lz4MFLimit      = 12 // no match may start within the last 12 bytes
+	lz4LastLiterals = 5  // the last 5 bytes are always literals
+	lz4MinLength    = lz4MFLimit + 1
+	lz4SkipTrigger  = 6
+	lz4Limit64K     = 64<<10 + lz4MFLimit - 1 // below this, 16-bit positions
+	lz4DistanceMax  = 65535
+	lz4HashLog      = 12 // LZ4_MEMORY_USAGE 14 → 4096 u32 entries
+)
+
+// lz4State holds the two hash tables of liblz4: 8192 u16 positions for
+// inputs under 64 KiB (hashing 4 bytes) and 4096 u32 positions otherwise
+// (hashing 5 bytes, as liblz4 does on 64-bit targets).
+type lz4State struct {
+	t16 [1 << (lz4HashLog + 1)]uint16
+	t32 [1 << lz4HashLog]uint32
+}
+
+func lz4Hash(src []byte, p int, small bool) uint32 {
+	if small {
+		return (binary.LittleEndian.Uint32(src[p:]) * 2654435761) >> (32 - (lz4HashLog + 1))
+	}
+	return uint32(((binary.LittleEndian.Uint64(src[p:]) << 24) * 889523592379) >> (64 - lz4HashLog))
+}
+
+func (s *lz4State) get(h uint32, small bool) int {
+	if small {
+		return int(s.t16[h])
+	}
+	return int(s.t32[h])
+}
+
+func (s *lz4State) put(h uint32, pos int, small bool) {
+	if small {
+		s.t16[h] = uint16(pos)
+	} else {
+		s.t32[h] = uint32(pos)
+	}
+}
+
+// lz4Count returns how many bytes src[a:] and src[b:] have in common, not
+// reading src at or beyond limit from a (b < a).
+func lz4Count(src []byte, a, b, limit int) int {
+	start := a
+	for a+8 <= limit {
+		x := binary.LittleEndian.Uint64(src[a:]) ^ binary.LittleEndian.Uint64(src[b:])
+		if x != 0 {
+			return a - start + bits.TrailingZeros64(x)/8
+		}
+		a += 8
+		b += 8
+	}
+	for a < limit && src[a] == src[b] {
+		a++
+		b++
+	}
+	return a - start
+}
+
+// lz4AppendLength appends the 255-run extension of a length that reached 15.
+func lz4AppendLength(dst []byte, rest int) []byte {
+	for rest >= 255 {
+		dst = append(dst, 255)
+		rest -= 255
+	}
+	return append(dst, byte(rest))
+}
+
+// appendBlock appends the LZ4 block form of src to dst.
+func (s *lz4State) appendBlock(dst, src []byte) []byte {
+	anchor := 0
+	if len(src) >= lz4MinLength {
+		dst, anchor = s.sequences(dst, src)
+	}
+	// Last literals.
+	last := len(src) - anchor
+	if last >= 15 {
+		dst = append(dst, 15<<4)
+		dst = lz4AppendLength(dst, last-15)
+	} else {
+		dst = append(dst, byte(last<<4))
+	}
+	return append(dst, src[anchor:]...)
+}
+
+// sequences appends all sequences but the final literal run and returns the
+// start of that run.
+func (s *lz4State) sequences(dst, src []byte) ([]byte, int) {
+	n := len(src)
+	small := n < lz4Limit64K
+	if small {
+		clear(s.t16[:])
+	} else {
+		clear(s.t32[:])
+	}
+	mflimitPlusOne := n - lz4MFLimit + 1
+	matchLimit := n - lz4LastLiterals
+	anchor := 0
+
+	s.put(lz4Hash(src, 0, small), 0, small)
+	ip := 1
+	forwardH := lz4Hash(src, ip, small)
+	for {
+		// Find a match, skipping faster the longer none is found.
+		var match int
+		forwardIP := ip
+		step := 1
+		searchMatchNb := 1 << lz4SkipTrigger
+		for {
+			h := forwardH
+			cur := forwardIP
+			match = s.get(h, small)
+			ip = forwardIP
+			forwardIP += step
+			step = searchMatchNb >> lz4SkipTrigger
+			searchMatchNb++
+			if forwardIP > mflimitPlusOne {
+				return dst, anchor
+			}
+			forwardH = lz4Hash(src, forwardIP, small)
+			s.put(h, cur, small)
+			if !small && match+lz4DistanceMax < cur {
+				continue // too far
+			}
+			if binary.LittleEndian.Uint32(src[match:]) == binary.LittleEndian.Uint32(src[ip:]) {
+				break
+			}
+		}
+		// Extend the match backwards.
+		for ip > anchor && match > 0 && src[ip-1] == src[match-1] {
+			ip--
+			match--
+		}
+		// Literals.
+		token := len(dst)
+		lit := ip - anchor
+		if lit >= 15 {
+			dst = append(dst, 15<<4)
+			dst = lz4AppendLength(dst, lit-15)
+		} else {
+			dst = append(dst, byte(lit<<4))
+		}
+		dst = append(dst, src[anchor:ip]...)
+
+		for {
+			// Offset and match length.
+			dst = binary.LittleEndian.AppendUint16(dst, uint16(ip-match))
+			ml := lz4Count(src, ip+lz4MinMatch, match+lz4MinMatch, matchLimit)
+			ip += ml + lz4MinMatch
+			if ml >= 15 {
+				dst[token] += 15
+				dst = lz4AppendLength(dst, ml-15)
+			} else {
+				dst[token] += byte(ml)
+			}
+			anchor = ip
+			if ip >= mflimitPlusOne {
+				return dst, anchor
+			}
+			s.put(lz4Hash(src, ip-2, small), ip-2, small)
+			// Is there an immediate match at ip? Then emit it with no literals.
+			h := lz4Hash(src, ip, small)
+			cand := s.get(h, small)
+			s.put(h, ip, small)
+			if (small || cand+lz4DistanceMax >= ip) &&
+				binary.LittleEndian.Uint32(src[cand:]) == binary.LittleEndian.Uint32(src[ip:]) {
+				match = cand
+				token = len(dst)
+				dst = append(dst, 0)
+				continue
+			}
+			break
+		}
+		ip++
+		forwardH = lz4Hash(src, ip, small)
+	}
+}

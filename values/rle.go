@@ -1,0 +1,261 @@
+package values
+
+import (
+	"encoding/binary"
+	"fmt"
+	"slices"
+)
+
+// Run-length encoding of fixed-width values.
+//
+// A run of identical values is stored as one entry in a values part (same
+// width as the input) and one entry in a lengths part (an unsigned LE integer
+// of lenBits ∈ {8, 16, 32} bits). Runs longer than 2^lenBits-1 are split into
+// maximum-length entries followed by the remainder, so no length is zero.
+//
+// Mini-block form: the two parts are separate buffers.
+// Block form: [u64 LE byte length of the values part][values part][lengths part].
+
+// rleWidths validates the value and run-length widths and returns them in
+// bytes.
+func rleWidths(bits, lenBits int) (w, lw int, err error) {
+	switch bits {
+	case 8, 16, 32, 64:
+	default:
+		return 0, 0, fmt.Errorf("values: rle value width %d bits: %w", bits, ErrUnsupported)
+	}
+	switch lenBits {
+	case 8, 16, 32:
+	default:
+		return 0, 0, fmt.Errorf("values: rle run length width %d bits: %w", lenBits, ErrUnsupported)
+	}
+	return bits / 8, lenBits / 8, nil
+}
+
+// rleLoad reads the i-th w-byte little-endian value of src as a uint64.
+func rleLoad(src []byte, w, i int) uint64 {
+	switch w {
+	case 1:
+		return uint64(src[i])
+	case 2:
+		return uint64(binary.LittleEndian.Uint16(src[2*i:]))
+	case 4:
+		return uint64(binary.LittleEndian.Uint32(src[4*i:]))
+	default:
+		return binary.LittleEndian.Uint64(src[8*i:])
+	}
+}
+
+// rleAppend appends the low w bytes of v, little-endian.
+func rleAppend(dst []byte, w int, v uint64) []byte {
+	switch w {
+	case 1:
+		return append(dst, byte(v))
+	case 2:
+		return binary.LittleEndian.AppendUint16(dst, uint16(v))
+	case 4:
+		return binary.LittleEndian.AppendUint32(dst, uint32(v))
+	default:
+		return binary.LittleEndian.AppendUint64(dst, v)
+	}
+}
+
+// RunCount returns the number of maximal runs of identical values among the
+// first n bits-wide values of src (before any splitting of long runs). It
+// returns 0 if bits is not 8, 16, 32 or 64; n is clamped to the values src
+// holds.
+func RunCount(bits int, src []byte, n int) int {
+	if bits != 8 && bits != 16 && bits != 32 && bits != 64 {
+		return 0
+	}
+	w := bits / 8
+	n = min(max(n, 0), len(src)/w)
+	if n == 0 {
+		return 0
+	}
+	runs := 1
+	switch w {
+	case 1:
+		s := src[:n]
+		for i := 1; i < n; i++ {
+			if s[i] != s[i-1] {
+				runs++
+			}
+		}
+	default:
+		prev := rleLoad(src, w, 0)
+		for i := 1; i < n; i++ {
+			v := rleLoad(src, w, i)
+			if v != prev {
+				runs++
+				prev = v
+			}
+		}
+	}
+	return runs
+}
+
+// AppendRLE appends the runs of the first n bits-wide values of src to the
+// values and lengths buffers, using lenBits-wide run lengths.
+func AppendRLE(values, lengths []byte, bits, lenBits int, src []byte, n int) (v, l []byte, err error) {
+	w, lw, err := rleWidths(bits, lenBits)
+	if err != nil {
+		return values, lengths, err
+	}
+	if n < 0 || n > len(src)/w {
+		return values, lengths, fmt.Errorf("values: rle of %d %d-bit values from a %d-byte buffer: %w", n, bits, len(src), ErrNotApplicable)
+	}
+	if n == 0 {
+		return values, lengths, nil
+	}
+	maxRun := uint64(1)<<lenBits - 1
+	emit := func(val, run uint64) {
+		for run > maxRun {
+			values = rleAppend(values, w, val)
+			lengths = rleAppend(lengths, lw, maxRun)
+			run -= maxRun
+		}
+		values = rleAppend(values, w, val)
+		lengths = rleAppend(lengths, lw, run)
+	}
+	cur := rleLoad(src, w, 0)
+	run := uint64(1)
+	for i := 1; i < n; i++ {
+		x := rleLoad(src, w, i)
+		if x == cur {
+			run++
+			continue
+		}
+		emit(cur, run)
+		cur, run = x, 1
+	}
+	emit(cur, run)
+	return values, lengths, nil
+}
+
+// rleRuns validates the two parts and returns the number of runs.
+func rleRuns(w, lw int, values, lengths []byte) (int, error) {
+	if len(values)%w != 0 {
+		return 0, fmt.Errorf("values: rle values part of %d bytes is not a multiple of %d: %w", len(values), w, ErrCorrupt)
+	}
+	if len(lengths)%lw != 0 {
+		return 0, fmt.Errorf("values: rle lengths part of %d bytes is not a multiple of %d: %w", len(lengths), lw, ErrCorrupt)
+	}
+	runs := len(values) / w
+	if runs != len(lengths)/lw {
+		return 0, fmt.Errorf("values: rle has %d run values but %d run lengths: %w", runs, len(lengths)/lw, ErrCorrupt)
+	}
+	return runs, nil
+}
+
+// DecodeRLE appends n bits-wide values expanded from the runs in values and
+// lengths to dst (mini-block semantics). The runs may cover more than n
+// values: expansion stops after n values. Covering fewer is an error.
+func DecodeRLE(dst []byte, bits, lenBits int, values, lengths []byte, n int) ([]byte, error) {
+	return decodeRLE(dst, bits, lenBits, values, lengths, n, true)
+}
+
+func decodeRLE(dst []byte, bits, lenBits int, values, lengths []byte, n int, clamp bool) ([]byte, error) {
+	w, lw, err := rleWidths(bits, lenBits)
+	if err != nil {
+		return dst, err
+	}
+	if n < 0 {
+		return dst, fmt.Errorf("values: rle value count %d: %w", n, ErrCorrupt)
+	}
+	if n == 0 {
+		return dst, nil
+	}
+	runs, err := rleRuns(w, lw, values, lengths)
+	if err != nil {
+		return dst, err
+	}
+	// First pass: validate the run lengths against n before allocating.
+	var covered uint64
+	for r := 0; r < runs && covered < uint64(n); r++ {
+		run := rleLoad(lengths, lw, r)
+		if run == 0 {
+			return dst, fmt.Errorf("values: rle run %d has length 0: %w", r, ErrCorrupt)
+		}
+		covered += run
+		if !clamp && (covered > uint64(n) || (covered == uint64(n) && r != runs-1)) {
+			return dst, fmt.Errorf("values: rle runs cover more than the %d expected values (%d runs, overflow at run %d): %w", n, runs, r, ErrCorrupt)
+		}
+	}
+	if covered < uint64(n) {
+		return dst, fmt.Errorf("values: rle runs cover %d values, expected %d: %w", covered, n, ErrCorrupt)
+	}
+	size := n * w
+	if size/w != n {
+		return dst, fmt.Errorf("values: rle value count %d overflows: %w", n, ErrCorrupt)
+	}
+	start := len(dst)
+	dst = slices.Grow(dst, size)
+	out := dst[start : start+size]
+	pos := 0 // values written so far
+	for r := 0; pos < n; r++ {
+		k := int(min(rleLoad(lengths, lw, r), uint64(n-pos)))
+		rleFill(out[pos*w:(pos+k)*w], values[r*w:(r+1)*w])
+		pos += k
+	}
+	return dst[:start+size], nil
+}
+
+// rleFill fills out with copies of the w-byte pattern v (len(out) is a
+// multiple of len(v)).
+func rleFill(out, v []byte) {
+	if len(out) == 0 {
+		return
+	}
+	if len(v) == 1 {
+		b := v[0]
+		for i := range out {
+			out[i] = b
+		}
+		return
+	}
+	// Doubling copy.
+	k := copy(out, v)
+	for k < len(out) {
+		k += copy(out[k:], out[:k])
+	}
+}
+
+// AppendRLEBlock appends the block form of the runs of the first n bits-wide
+// values of src: [u64 LE values part length][values part][lengths part].
+func AppendRLEBlock(dst []byte, bits, lenBits int, src []byte, n int) ([]byte, error) {
+	if _, _, err := rleWidths(bits, lenBits); err != nil {
+		return dst, err
+	}
+	start := len(dst)
+	dst = binary.LittleEndian.AppendUint64(dst, 0)
+	w, lw := bits/8, lenBits/8
+	runs := RunCount(bits, src, n)
+	// Values go straight into dst; lengths into a side buffer appended after.
+	valStart := len(dst)
+	dst = slices.Grow(dst, runs*(w+lw))
+	vals, lens, err := AppendRLE(dst, nil, bits, lenBits, src, n)
+	if err != nil {
+		return dst[:start], err
+	}
+	binary.LittleEndian.PutUint64(vals[start:], uint64(len(vals)-valStart))
+	return append(vals, lens...), nil
+}
+
+// DecodeRLEBlock appends the n values of an RLE block (see AppendRLEBlock) to
+// dst. The runs must cover exactly n values.
+func DecodeRLEBlock(dst []byte, bits, lenBits int, src []byte, n int) ([]byte, error) {
+	if _, _, err := rleWidths(bits, lenBits); err != nil {
+		return dst, err
+	}
+	if len(src) < 8 {
+		return dst, fmt.Errorf("values: rle block of %d bytes is shorter than its 8-byte header: %w", len(src), ErrCorrupt)
+	}
+	vlen := binary.LittleEndian.Uint64(src)
+	if vlen > uint64(len(src)-8) {
+		return dst, fmt.Errorf("values: rle block values part of %d bytes exceeds the %d bytes available: %w", vlen, len(src)-8, ErrCorrupt)
+	}
+	values := src[8 : 8+int(vlen)]
+	lengths := src[8+int(vlen):]
+	return decodeRLE(dst, bits, lenBits, values, lengths, n, false)
+}

@@ -1,0 +1,91 @@
+package writer_test
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/compress"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+
+	"github.com/planarlance/planar/internal/corpus"
+	"github.com/planarlance/planar/writer"
+)
+
+// benchRecord is the first benchmark's input: 1M rows of int64, float64 and
+// nullable int32 (10% nulls).
+func benchRecord() arrow.RecordBatch {
+	const rows = 1 << 20
+	return corpus.Record(memory.NewGoAllocator(), []corpus.Case{
+		{Type: arrow.PrimitiveTypes.Int64, Nulls: corpus.NoNulls, Shape: corpus.Random, Rows: rows},
+		{Type: arrow.PrimitiveTypes.Float64, Nulls: corpus.NoNulls, Shape: corpus.Random, Rows: rows},
+		{Type: arrow.PrimitiveTypes.Int32, Nulls: corpus.SomeNulls, Shape: corpus.Random, Rows: rows},
+	}, 42)
+}
+
+func arrowBytes(rec arrow.RecordBatch) int64 {
+	var n int64
+	for _, c := range rec.Columns() {
+		for _, b := range c.Data().Buffers() {
+			if b != nil {
+				n += int64(b.Len())
+			}
+		}
+	}
+	return n
+}
+
+// Run with: go test ./writer -run '^$' -bench Write -benchtime 5x
+func BenchmarkWrite(b *testing.B) {
+	rec := benchRecord()
+	defer rec.Release()
+	in := arrowBytes(rec)
+	b.Run("planar/2.2", func(b *testing.B) {
+		var size int
+		b.SetBytes(in)
+		b.ReportAllocs()
+		for b.Loop() {
+			var buf bytes.Buffer
+			w, err := writer.New(&buf, rec.Schema(), writer.WithFormat(writer.Format2_2))
+			if err != nil {
+				b.Fatal(err)
+			}
+			if err := w.WriteBatch(rec); err != nil {
+				b.Fatal(err)
+			}
+			if err := w.Close(); err != nil {
+				b.Fatal(err)
+			}
+			size = buf.Len()
+		}
+		b.ReportMetric(float64(size)/float64(rec.NumRows()), "B/row")
+	})
+	for _, c := range []struct {
+		name  string
+		codec compress.Compression
+	}{{"pqarrow/none", compress.Codecs.Uncompressed}, {"pqarrow/zstd", compress.Codecs.Zstd}} {
+		b.Run(c.name, func(b *testing.B) {
+			var size int
+			b.SetBytes(in)
+			b.ReportAllocs()
+			props := parquet.NewWriterProperties(parquet.WithCompression(c.codec))
+			for b.Loop() {
+				var buf bytes.Buffer
+				w, err := pqarrow.NewFileWriter(rec.Schema(), &buf, props, pqarrow.DefaultWriterProps())
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := w.Write(rec); err != nil {
+					b.Fatal(err)
+				}
+				if err := w.Close(); err != nil {
+					b.Fatal(err)
+				}
+				size = buf.Len()
+			}
+			b.ReportMetric(float64(size)/float64(rec.NumRows()), "B/row")
+		})
+	}
+}

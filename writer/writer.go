@@ -1,0 +1,282 @@
+package writer
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/emptypb"
+
+	"github.com/planarlance/planar/internal/format"
+	"github.com/planarlance/planar/proto/enc20pb"
+	"github.com/planarlance/planar/proto/file2pb"
+	"github.com/planarlance/planar/proto/filepb"
+)
+
+// Writer writes one Lance file. It is not safe for concurrent use.
+type Writer struct {
+	cfg     config
+	schema  *arrow.Schema
+	lschema *filepb.Schema
+	cols    []*column
+	sink    sink
+	rows    int64
+	closed  bool
+	err     error // sticky: set when the destination failed
+	report  []PageReport
+	onClose func(error) error
+}
+
+// New returns a writer of schema to dst. Every field's type is checked here:
+// an unsupported type fails with ErrUnsupportedType naming the field.
+func New(dst io.Writer, schema *arrow.Schema, opts ...Option) (*Writer, error) {
+	if dst == nil || schema == nil {
+		return nil, fmt.Errorf("nil destination or schema: %w", ErrInvalidOption)
+	}
+	cfg := config{format: Format2_3, maxPageBytes: DefaultMaxPageBytes}
+	for _, o := range opts {
+		if o == nil {
+			continue
+		}
+		if err := o(&cfg); err != nil {
+			return nil, err
+		}
+	}
+	ls, leaves, err := format.SchemaToLance(schema)
+	if err != nil {
+		return nil, err
+	}
+	w := &Writer{cfg: cfg, schema: schema, lschema: ls, sink: sink{w: dst}}
+	for _, leaf := range leaves {
+		c, err := newColumn(leaf, &w.cfg)
+		if err != nil {
+			return nil, err
+		}
+		w.cols = append(w.cols, c)
+	}
+	return w, nil
+}
+
+// Create writes a Lance file at path. Data goes to a temporary file in the same
+// directory, which Close renames to path; if anything fails, no file is left
+// at path.
+func Create(path string, schema *arrow.Schema, opts ...Option) (*Writer, error) {
+	dir, base := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	f, err := os.CreateTemp(dir, "."+base+".tmp-*")
+	if err != nil {
+		return nil, err
+	}
+	w, err := New(f, schema, opts...)
+	if err != nil {
+		f.Close()
+		os.Remove(f.Name())
+		return nil, err
+	}
+	tmp := f.Name()
+	w.onClose = func(werr error) error {
+		if werr == nil {
+			werr = f.Sync()
+		}
+		if cerr := f.Close(); werr == nil {
+			werr = cerr
+		}
+		if werr == nil {
+			werr = os.Rename(tmp, path)
+		}
+		if werr != nil {
+			os.Remove(tmp)
+		}
+		return werr
+	}
+	return w, nil
+}
+
+// Schema returns the writer's Arrow schema.
+func (w *Writer) Schema() *arrow.Schema { return w.schema }
+
+// WriteBatch buffers a record batch. Its schema must equal the writer's, and
+// it is validated in full before anything of it is buffered or written.
+// Pages are written as columns fill their page budget.
+func (w *Writer) WriteBatch(rec arrow.RecordBatch) error {
+	if err := w.usable(); err != nil {
+		return err
+	}
+	if rec == nil {
+		return ErrNilRecord
+	}
+	if !rec.Schema().Equal(w.schema) {
+		return fmt.Errorf("got %s, want %s: %w", rec.Schema(), w.schema, ErrSchemaMismatch)
+	}
+	n := rec.NumRows()
+	if int(rec.NumCols()) != len(w.schema.Fields()) {
+		return fmt.Errorf("batch has %d columns, schema %d: %w", rec.NumCols(), len(w.schema.Fields()), ErrInvalidBatch)
+	}
+	for i, a := range rec.Columns() {
+		if int64(a.Len()) != n {
+			return fmt.Errorf("column %q has %d rows, batch %d: %w", w.schema.Field(i).Name, a.Len(), n, ErrInvalidBatch)
+		}
+		if err := validateArray(a, w.schema.Field(i).Name); err != nil {
+			return err
+		}
+	}
+	if n == 0 {
+		return nil
+	}
+	// Columns are leaves; today every top-level field is its own leaf.
+	for i, c := range w.cols {
+		if err := c.append(rec.Column(i), w); err != nil {
+			return w.fail(fmt.Errorf("column %q: %w", c.leaf.Path, err))
+		}
+	}
+	w.rows += n
+	return nil
+}
+
+func (w *Writer) usable() error {
+	if w.closed {
+		return ErrClosed
+	}
+	if w.err != nil {
+		return fmt.Errorf("%w: %v", ErrFailed, w.err)
+	}
+	return nil
+}
+
+func (w *Writer) fail(err error) error {
+	if w.err == nil {
+		w.err = err
+	}
+	return err
+}
+
+// Close writes the remaining pages, the schema, the column metadata and the
+// footer. It returns ErrClosed when called twice.
+func (w *Writer) Close() error {
+	if w.closed {
+		return ErrClosed
+	}
+	w.closed = true
+	err := w.err
+	if err == nil {
+		err = w.finish()
+	}
+	for _, c := range w.cols {
+		c.release()
+	}
+	if w.onClose != nil {
+		err = w.onClose(err)
+	}
+	return err
+}
+
+func (w *Writer) finish() error {
+	for _, c := range w.cols {
+		if err := c.flush(w); err != nil {
+			return w.fail(fmt.Errorf("column %q: %w", c.leaf.Path, err))
+		}
+	}
+	fd := &filepb.FileDescriptor{Schema: w.lschema, Length: uint64(w.rows)}
+	fdBytes, err := proto.MarshalOptions{Deterministic: true}.Marshal(fd)
+	if err != nil {
+		return w.fail(err)
+	}
+	if err := w.sink.pad(); err != nil {
+		return w.fail(err)
+	}
+	schemaPos := w.sink.pos
+	if err := w.sink.write(fdBytes); err != nil {
+		return w.fail(err)
+	}
+	colEnc, err := columnEncoding()
+	if err != nil {
+		return w.fail(err)
+	}
+	metaStart := w.sink.pos
+	cmo := make([]format.BufferRange, len(w.cols))
+	for i, c := range w.cols {
+		cm := &file2pb.ColumnMetadata{Encoding: colEnc, Pages: c.pages}
+		b, err := proto.MarshalOptions{Deterministic: true}.Marshal(cm)
+		if err != nil {
+			return w.fail(err)
+		}
+		cmo[i] = format.BufferRange{Position: w.sink.pos, Size: uint64(len(b))}
+		if err := w.sink.write(b); err != nil {
+			return w.fail(err)
+		}
+	}
+	cmoPos := w.sink.pos
+	if err := w.sink.write(format.AppendOffsetTable(nil, cmo)); err != nil {
+		return w.fail(err)
+	}
+	gboPos := w.sink.pos
+	gbo := []format.BufferRange{{Position: schemaPos, Size: uint64(len(fdBytes))}}
+	if err := w.sink.write(format.AppendOffsetTable(nil, gbo)); err != nil {
+		return w.fail(err)
+	}
+	major, minor := w.cfg.format.footerVersion()
+	footer := format.AppendFooter(nil, format.Footer{
+		ColumnMetaStart: metaStart, ColumnMetaOffset: cmoPos, GlobalBufOffset: gboPos,
+		NumGlobalBuffers: 1, NumColumns: uint32(len(w.cols)), Major: major, Minor: minor,
+	})
+	if err := w.sink.write(footer); err != nil {
+		return w.fail(err)
+	}
+	return nil
+}
+
+// columnEncoding is the fixed column-level encoding of every 2.1+ column.
+func columnEncoding() (*file2pb.Encoding, error) {
+	b, err := format.MarshalAny(format.URLColumnEncoding, &enc20pb.ColumnEncoding{
+		ColumnEncoding: &enc20pb.ColumnEncoding_Values{Values: &emptypb.Empty{}},
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &file2pb.Encoding{Location: &file2pb.Encoding_Direct{Direct: &file2pb.DirectEncoding{Encoding: b}}}, nil
+}
+
+// sink tracks the file position and aligns buffers.
+type sink struct {
+	w   io.Writer
+	pos uint64
+}
+
+var padding [format.Alignment]byte
+
+func init() {
+	for i := range padding {
+		padding[i] = format.PadByte
+	}
+}
+
+func (s *sink) write(b []byte) error {
+	n, err := s.w.Write(b)
+	s.pos += uint64(n)
+	if err == nil && n != len(b) {
+		err = io.ErrShortWrite
+	}
+	return err
+}
+
+// pad moves the position to the next 64-byte boundary.
+func (s *sink) pad() error {
+	if p := format.PadLen(s.pos, format.Alignment); p > 0 {
+		return s.write(padding[:p])
+	}
+	return nil
+}
+
+// writeBuffer writes one aligned buffer and returns its position.
+func (s *sink) writeBuffer(b []byte) (uint64, error) {
+	if err := s.pad(); err != nil {
+		return 0, err
+	}
+	pos := s.pos
+	return pos, s.write(b)
+}

@@ -1,0 +1,308 @@
+package writer_test
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/planarlance/planar/internal/corpus"
+	"github.com/planarlance/planar/reader"
+	"github.com/planarlance/planar/writer"
+)
+
+func writeAll(t *testing.T, schema *arrow.Schema, recs []arrow.RecordBatch, opts ...writer.Option) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	w, err := writer.New(&buf, schema, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range recs {
+		if err := w.WriteBatch(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+func open(t *testing.T, b []byte) *reader.File {
+	t.Helper()
+	f, err := reader.Open(bytes.NewReader(b), int64(len(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+func TestRoundTripEveryFormat(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	cases := corpus.Flat(3000)
+	rec := corpus.Record(mem, cases, 1)
+	defer rec.Release()
+	for _, f := range []writer.Format{writer.Format2_3, writer.Format2_2, writer.Format2_3Interim} {
+		t.Run(f.String(), func(t *testing.T) {
+			b := writeAll(t, rec.Schema(), []arrow.RecordBatch{rec}, writer.WithFormat(f))
+			r := open(t, b)
+			got, err := r.ReadAll()
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer got.Release()
+			if !got.Schema().Equal(rec.Schema()) {
+				t.Fatalf("schema %s, want %s", got.Schema(), rec.Schema())
+			}
+			for i := range cases {
+				if !array.Equal(got.Column(i), rec.Column(i)) {
+					t.Errorf("%s: column differs", cases[i].Name())
+				}
+			}
+			major, minor := r.Version()
+			if want := map[writer.Format]uint16{writer.Format2_2: 2}[f]; (want != 0 && minor != want) || major != 2 {
+				t.Errorf("version %d.%d", major, minor)
+			}
+		})
+	}
+}
+
+func TestManyBatchesAndPages(t *testing.T) {
+	mem := memory.NewGoAllocator()
+	cases := []corpus.Case{
+		{Type: arrow.PrimitiveTypes.Int64, Nulls: corpus.SomeNulls, Rows: 0},
+		{Type: arrow.PrimitiveTypes.Int8, Nulls: corpus.NoNulls, Rows: 0},
+	}
+	var recs []arrow.RecordBatch
+	var all []arrow.RecordBatch
+	for i, n := range []int{1, 0, 777, 5000, 1, 4096, 123} {
+		for j := range cases {
+			cases[j].Rows = n
+		}
+		r := corpus.Record(mem, cases, uint64(i))
+		recs = append(recs, r)
+		all = append(all, r)
+	}
+	b := writeAll(t, recs[0].Schema(), recs, writer.WithMaxPageBytes(1000))
+	f := open(t, b)
+	if f.NumRows() != 1+777+5000+1+4096+123 {
+		t.Fatalf("rows %d", f.NumRows())
+	}
+	if got := len(f.Pages(0)); got < 10 {
+		t.Fatalf("int64 column has %d pages, want many", got)
+	}
+	got, err := f.ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := concat(t, all)
+	for i := range cases {
+		if !array.Equal(got.Column(i), want[i]) {
+			t.Errorf("column %d differs", i)
+		}
+	}
+	// A range that crosses page boundaries, and takes out of order.
+	rg, err := f.ReadRange(700, 2000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !array.Equal(rg.Column(0), array.NewSlice(want[0], 700, 2700)) {
+		t.Error("range differs")
+	}
+	tk, err := f.Take([]int64{9997, 0, 5, 5, 778})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, i := range []int64{9997, 0, 5, 5, 778} {
+		if !array.Equal(array.NewSlice(tk.Column(0), int64(k), int64(k)+1), array.NewSlice(want[0], i, i+1)) {
+			t.Errorf("take %d differs", i)
+		}
+	}
+	if _, err := f.Take([]int64{f.NumRows()}); !errors.Is(err, reader.ErrOutOfRange) {
+		t.Errorf("take past the end: %v", err)
+	}
+}
+
+func concat(t *testing.T, recs []arrow.RecordBatch) []arrow.Array {
+	t.Helper()
+	var out []arrow.Array
+	for c := 0; c < int(recs[0].NumCols()); c++ {
+		var parts []arrow.Array
+		for _, r := range recs {
+			parts = append(parts, r.Column(c))
+		}
+		a, err := array.Concatenate(parts, memory.NewGoAllocator())
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, a)
+	}
+	return out
+}
+
+// Page buffers of dense pages must be identical between 2.2 (pb21 metadata)
+// and 2.3 (planar metadata) output of the same data.
+func TestPageIdentityAcrossFlavours(t *testing.T) {
+	mem := memory.NewGoAllocator()
+	cases := corpus.Flat(5000)
+	rec := corpus.Record(mem, cases, 7)
+	defer rec.Release()
+	f22 := open(t, writeAll(t, rec.Schema(), []arrow.RecordBatch{rec}, writer.WithFormat(writer.Format2_2)))
+	f23 := open(t, writeAll(t, rec.Schema(), []arrow.RecordBatch{rec}, writer.WithFormat(writer.Format2_3)))
+	pages := 0
+	for c := 0; c < f22.NumColumns(); c++ {
+		p22, p23 := f22.Pages(c), f23.Pages(c)
+		if len(p22) != len(p23) {
+			t.Fatalf("column %d: %d vs %d pages", c, len(p22), len(p23))
+		}
+		for i := range p22 {
+			if p22[i].Planar || !p23[i].Planar {
+				t.Fatalf("column %d page %d: metadata flavours not as expected", c, i)
+			}
+			if len(p22[i].Buffers) != len(p23[i].Buffers) {
+				t.Fatalf("column %d page %d: buffer counts differ", c, i)
+			}
+			for j := range p22[i].Buffers {
+				a, _ := f22.ReadBuffer(p22[i].Buffers[j])
+				b, _ := f23.ReadBuffer(p23[i].Buffers[j])
+				if !bytes.Equal(a, b) {
+					t.Errorf("column %d page %d buffer %d differs", c, i, j)
+				}
+			}
+			pages++
+		}
+	}
+	if pages < len(cases) {
+		t.Fatalf("compared %d pages", pages)
+	}
+}
+
+func TestBadInput(t *testing.T) {
+	mem := memory.NewGoAllocator()
+	schema := arrow.NewSchema([]arrow.Field{{Name: "x", Type: arrow.PrimitiveTypes.Int32}}, nil)
+	if _, err := writer.New(&bytes.Buffer{}, arrow.NewSchema([]arrow.Field{{Name: "s", Type: arrow.StructOf(arrow.Field{Name: "q", Type: arrow.ListOf(arrow.BinaryTypes.String)})}}, nil)); !errors.Is(err, writer.ErrUnsupportedType) {
+		t.Errorf("unsupported type: %v", err)
+	} else if want := `"s`; !bytes.Contains([]byte(err.Error()), []byte(want)) {
+		t.Errorf("error %q does not name the field", err)
+	}
+	if _, err := writer.New(&bytes.Buffer{}, schema, writer.WithMaxPageBytes(0)); !errors.Is(err, writer.ErrInvalidOption) {
+		t.Errorf("bad option: %v", err)
+	}
+	var buf bytes.Buffer
+	w, err := writer.New(&buf, schema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.WriteBatch(nil); !errors.Is(err, writer.ErrNilRecord) {
+		t.Errorf("nil record: %v", err)
+	}
+	other := corpus.Record(mem, []corpus.Case{{Type: arrow.PrimitiveTypes.Int64, Rows: 3}}, 1)
+	if err := w.WriteBatch(other); !errors.Is(err, writer.ErrSchemaMismatch) {
+		t.Errorf("schema mismatch: %v", err)
+	}
+	b := array.NewInt32Builder(mem)
+	b.AppendValues([]int32{1, 2, 3}, nil)
+	good := array.NewRecordBatch(schema, []arrow.Array{b.NewArray()}, 3)
+	if err := w.WriteBatch(good); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); !errors.Is(err, writer.ErrClosed) {
+		t.Errorf("double close: %v", err)
+	}
+	if err := w.WriteBatch(good); !errors.Is(err, writer.ErrClosed) {
+		t.Errorf("write after close: %v", err)
+	}
+	// The rejected batches left nothing behind: the file holds exactly 3 rows.
+	f := open(t, buf.Bytes())
+	if f.NumRows() != 3 {
+		t.Errorf("rows %d, want 3", f.NumRows())
+	}
+}
+
+type failAfter struct{ n int }
+
+var errDisk = errors.New("disk full")
+
+func (f *failAfter) Write(p []byte) (int, error) {
+	if len(p) > f.n {
+		n := f.n
+		f.n = 0
+		return n, errDisk
+	}
+	f.n -= len(p)
+	return len(p), nil
+}
+
+func TestFailingDestination(t *testing.T) {
+	mem := memory.NewGoAllocator()
+	rec := corpus.Record(mem, []corpus.Case{{Type: arrow.PrimitiveTypes.Int64, Nulls: corpus.SomeNulls, Rows: 20000}}, 3)
+	w, err := writer.New(&failAfter{n: 5000}, rec.Schema(), writer.WithMaxPageBytes(4096))
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = w.WriteBatch(rec)
+	if !errors.Is(err, errDisk) {
+		t.Fatalf("WriteBatch: %v, want the destination's error", err)
+	}
+	if err := w.WriteBatch(rec); !errors.Is(err, writer.ErrFailed) {
+		t.Errorf("after failure: %v", err)
+	}
+	if err := w.Close(); err == nil {
+		t.Error("Close after failure returned nil")
+	}
+}
+
+func TestCreateLeavesNoFileOnFailure(t *testing.T) {
+	dir := t.TempDir()
+	mem := memory.NewGoAllocator()
+	rec := corpus.Record(mem, []corpus.Case{{Type: arrow.PrimitiveTypes.Int32, Nulls: corpus.SomeNulls, Rows: 100}}, 3)
+	path := filepath.Join(dir, "ok.lance")
+	w, err := writer.Create(path, rec.Schema())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.WriteBatch(rec); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(path); !os.IsNotExist(err) {
+		t.Fatal("final path exists before Close")
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	f, err := reader.OpenPath(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	// A failing Close (the rename target is a directory) leaves nothing.
+	bad := filepath.Join(dir, "adir")
+	if err := os.Mkdir(bad, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(bad, "x"), nil, 0o644)
+	w, err = writer.Create(bad, rec.Schema())
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.WriteBatch(rec)
+	if err := w.Close(); err == nil {
+		t.Fatal("Close onto a non-empty directory succeeded")
+	}
+	ents, _ := os.ReadDir(dir)
+	for _, e := range ents {
+		if e.Name() != "ok.lance" && e.Name() != "adir" {
+			t.Errorf("left behind %s", e.Name())
+		}
+	}
+}
