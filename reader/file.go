@@ -249,7 +249,12 @@ func (f *File) parsePages(cm *file2pb.ColumnMetadata) ([]*page, error) {
 			}
 			pg.planar = true
 			if pl.GetStructure().GetSparse() != nil {
-				return nil, fmt.Errorf("page %d: sparse structure: %w", pi, ErrUnsupported)
+				pg.sparse = &pl
+				if err := validateSparse(pg); err != nil {
+					return nil, fmt.Errorf("page %d: %w", pi, err)
+				}
+				pages = append(pages, pg)
+				continue
 			}
 			if l, err = format.PB21FromPlanar(&pl); err != nil {
 				return nil, fmt.Errorf("page %d: %w", pi, err)
@@ -280,7 +285,11 @@ type PageInfo struct {
 func (f *File) Pages(i int) []PageInfo {
 	var out []PageInfo
 	for _, p := range f.columns[i] {
-		out = append(out, PageInfo{Rows: p.rows, FirstRow: p.firstRow, Buffers: p.buffers, Planar: p.planar, Cell: p.cell(), Layout: p.layout.String()})
+		desc := p.layout.String()
+		if p.sparse != nil {
+			desc = p.sparse.String()
+		}
+		out = append(out, PageInfo{Rows: p.rows, FirstRow: p.firstRow, Buffers: p.buffers, Planar: p.planar, Cell: p.cell(), Layout: desc})
 	}
 	return out
 }

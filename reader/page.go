@@ -5,6 +5,7 @@ import (
 
 	"github.com/planarlance/planar/internal/format"
 	"github.com/planarlance/planar/proto/enc21pb"
+	"github.com/planarlance/planar/proto/enc23pb"
 	"github.com/planarlance/planar/structural"
 	"github.com/planarlance/planar/values"
 )
@@ -14,11 +15,26 @@ type page struct {
 	rows     uint64
 	firstRow uint64
 	buffers  []format.BufferRange
-	layout   *enc21pb.PageLayout // normalized execution description
+	layout   *enc21pb.PageLayout // normalized execution description (dense pages)
+	sparse   *enc23pb.PlanarLayout // sparse planar pages
 	planar   bool
 }
 
 func (p *page) cell() string {
+	if p.sparse != nil {
+		switch p.sparse.GetValues().GetCodec().(type) {
+		case *enc23pb.ValuePlane_Chunked:
+			return "sparse x chunked"
+		case *enc23pb.ValuePlane_Zipped:
+			return "sparse x zipped"
+		case *enc23pb.ValuePlane_Constant:
+			return "sparse x constant"
+		case *enc23pb.ValuePlane_None:
+			return "sparse x none"
+		case *enc23pb.ValuePlane_Indexed:
+			return "sparse x indexed"
+		}
+	}
 	switch x := p.layout.GetLayout().(type) {
 	case *enc21pb.PageLayout_MiniBlockLayout:
 		return "dense x chunked"
@@ -118,6 +134,9 @@ func (f *File) decodeFlat(p *page, bits int) (*flatPage, error) {
 			return nil, err
 		}
 		bufs[i] = b
+	}
+	if p.sparse != nil {
+		return f.decodeSparseFlat(p, bufs, bits)
 	}
 	switch x := p.layout.GetLayout().(type) {
 	case *enc21pb.PageLayout_MiniBlockLayout:
