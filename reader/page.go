@@ -15,7 +15,7 @@ type page struct {
 	rows     uint64
 	firstRow uint64
 	buffers  []format.BufferRange
-	layout   *enc21pb.PageLayout // normalized execution description (dense pages)
+	layout   *enc21pb.PageLayout   // normalized execution description (dense pages)
 	sparse   *enc23pb.PlanarLayout // sparse planar pages
 	planar   bool
 }
@@ -117,10 +117,10 @@ func (p *page) validate(minor uint16) error {
 
 // flatPage is a decoded page of a flat fixed-width leaf.
 type flatPage struct {
-	vals     []byte   // n values of bw bytes
-	def      []uint16 // nil: all valid
-	allNull  bool
-	n        int
+	vals    []byte   // n values of bw bytes
+	def     []uint16 // nil: all valid
+	allNull bool
+	n       int
 }
 
 // decodeFlat decodes a page of a flat leaf whose values are bits wide.

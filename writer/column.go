@@ -194,7 +194,16 @@ func (c *column) encodeChunked(d structural.Dense, _ selector.Plan) (*enc21pb.Pa
 	bw := c.bits / 8
 	c.vals = c.vals[:0]
 	row := 0
+	vals := c.vals
+	if len(c.pending) == 1 && c.pending[0].NullN() == 0 {
+		// One array without nulls: chunk straight from the Arrow buffer.
+		data := c.pending[0].Data()
+		vals = data.Buffers()[1].Bytes()[data.Offset()*bw : (data.Offset()+data.Len())*bw]
+	}
 	for _, a := range c.pending {
+		if len(c.pending) == 1 && a.NullN() == 0 {
+			break
+		}
 		data := a.Data()
 		buf := data.Buffers()[1].Bytes()
 		start := len(c.vals)
@@ -209,12 +218,16 @@ func (c *column) encodeChunked(d structural.Dense, _ selector.Plan) (*enc21pb.Pa
 			}
 		}
 		row += a.Len()
+		vals = c.vals
 	}
 	n := d.NumVisible
 	lg := values.FlatChunkLog2(c.bits)
 	per := 1 << lg
 	cl := values.ChunkLayout{HasDef: d.Def != nil, NumBuffers: 1, Large: true}
 	c.meta, c.data = c.meta[:0], c.data[:0]
+	if need := n*bw + (n/per+1)*16 + len(d.Def)*2; cap(c.data) < need {
+		c.data = make([]byte, 0, need)
+	}
 	for start := 0; start < n; start += per {
 		cnt := per
 		log := lg
@@ -222,7 +235,7 @@ func (c *column) encodeChunked(d structural.Dense, _ selector.Plan) (*enc21pb.Pa
 			cnt = n - start
 			log = 0
 		}
-		parts := values.ChunkParts{LogNumValues: log, Values: [][]byte{c.vals[start*bw : (start+cnt)*bw]}}
+		parts := values.ChunkParts{LogNumValues: log, Values: [][]byte{vals[start*bw : (start+cnt)*bw]}}
 		if d.Def != nil {
 			c.levels = values.AppendFlatLevels(c.levels[:0], d.Def[start:start+cnt])
 			parts.Def = c.levels

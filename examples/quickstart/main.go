@@ -10,6 +10,7 @@ import (
 	"log"
 	"os"
 	"path/filepath"
+	"sort"
 	"text/tabwriter"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -53,7 +54,13 @@ func main() {
 
 	tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "column\tpage\trows\tcell\tencoding\tbytes\twhy")
-	for _, p := range w.Report() {
+	report := w.Report()
+	order := map[string]int{}
+	for i, f := range schema.Fields() {
+		order[f.Name] = i
+	}
+	sort.SliceStable(report, func(i, j int) bool { return order[report[i].Column] < order[report[j].Column] })
+	for _, p := range report {
 		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\t%d\t%s\n", p.Column, p.Page, p.Rows, p.Cell, p.Encoding, p.Bytes, p.Reason)
 	}
 	tw.Flush()

@@ -18,13 +18,13 @@ type Nulls int
 
 // Null patterns.
 const (
-	NoNulls     Nulls = iota // non-nullable field
-	SomeNulls                // ~10% random nulls
-	AllNulls                 // every value null
-	Alternating              // every other value null
-	Leading                  // the first 30% null
-	Trailing                 // the last 30% null
-	NullableNone             // nullable field without nulls
+	NoNulls      Nulls = iota // non-nullable field
+	SomeNulls                 // ~10% random nulls
+	AllNulls                  // every value null
+	Alternating               // every other value null
+	Leading                   // the first 30% null
+	Trailing                  // the last 30% null
+	NullableNone              // nullable field without nulls
 )
 
 var nullNames = [...]string{"nonull", "some", "all", "alt", "lead", "trail", "nullable"}
@@ -36,12 +36,12 @@ type Shape int
 
 // Value shapes.
 const (
-	Random   Shape = iota // uniformly random bits
-	Small                 // small non-negative values (bit-packable)
-	Sorted                // increasing ids
-	Runs                  // long runs of repeated values
-	Const                 // one value repeated
-	LowCard               // a few distinct values
+	Random  Shape = iota // uniformly random bits
+	Small                // small non-negative values (bit-packable)
+	Sorted               // increasing ids
+	Runs                 // long runs of repeated values
+	Const                // one value repeated
+	LowCard              // a few distinct values
 )
 
 var shapeNames = [...]string{"rand", "small", "sorted", "runs", "const", "lowcard"}

@@ -42,12 +42,12 @@ func SchemaToLance(s *arrow.Schema) (*filepb.Schema, []Column, error) {
 			return fmt.Errorf("field %q: %w", path, err)
 		}
 		pf := &filepb.Field{
-			Name:         f.Name,
-			Id:           next,
-			ParentId:     parent,
-			LogicalType:  lt,
-			Nullable:     f.Nullable,
-			Encoding:     encodingHint(f.Type),
+			Name:        f.Name,
+			Id:          next,
+			ParentId:    parent,
+			LogicalType: lt,
+			Nullable:    f.Nullable,
+			Encoding:    encodingHint(f.Type),
 		}
 		next++
 		if f.Metadata.Len() > 0 {
