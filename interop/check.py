@@ -61,7 +61,7 @@ def check_file(spec, want):
         res["diffs"] = diffs
         res["ok"] = not diffs
         res["encodings"] = sorted({type_name(p.encoding) for c in md.columns for p in c.pages})
-    except Exception as e:  # reported to the Go side, which decides
+    except BaseException as e:  # reported to the Go side, which decides (pylance panics raise PanicException)
         res["error"] = f"{type(e).__name__}: {e}"
     return res
 
@@ -71,14 +71,32 @@ def type_name(enc):
     return s.split("(", 1)[0].split("{", 1)[0].strip()
 
 
-def write_pylance(ipc_path, out, version):
+def with_metadata(field, md):
+    """Returns field with md merged into its metadata and every child's."""
+    t = field.type
+    if pa.types.is_struct(t):
+        t = pa.struct([with_metadata(t.field(i), md) for i in range(t.num_fields)])
+    elif pa.types.is_large_list(t):
+        t = pa.large_list(with_metadata(t.value_field, md))
+    elif pa.types.is_list(t):
+        t = pa.list_(with_metadata(t.value_field, md))
+    elif pa.types.is_map(t):
+        t = pa.map_(with_metadata(t.key_field, md), with_metadata(t.item_field, md))
+    return pa.field(field.name, t, field.nullable, {**(field.metadata or {}), **md})
+
+
+def write_pylance(ipc_path, out, version, structural=None):
     res = {"file": out, "version": version, "ok": False, "error": None}
     try:
         t = read_ipc(ipc_path)
+        if structural:
+            md = {"lance-encoding:structural-encoding": structural}
+            schema = pa.schema([with_metadata(f, md) for f in t.schema])
+            t = pa.Table.from_arrays([c.cast(f.type) for c, f in zip(t.columns, schema)], schema=schema)
         with LanceFileWriter(out, t.schema, version=version) as w:
             w.write_batch(t)
         res["ok"] = True
-    except Exception as e:
+    except BaseException as e:
         res["error"] = f"{type(e).__name__}: {e}"
     return res
 
@@ -91,7 +109,7 @@ def main():
         for spec in ds.get("planar", []):
             out["reads"].append(check_file(spec, want))
         for w in ds.get("pylance", []):
-            out["writes"].append(write_pylance(ds["arrow"], w["file"], w["version"]))
+            out["writes"].append(write_pylance(ds["arrow"], w["file"], w["version"], w.get("structural")))
     json.dump(out, sys.stdout)
 
 

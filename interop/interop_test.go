@@ -45,8 +45,9 @@ type fileSpec struct {
 }
 
 type pylanceSpec struct {
-	File    string `json:"file"`
-	Version string `json:"version"`
+	File       string `json:"file"`
+	Version    string `json:"version"`
+	Structural string `json:"structural,omitempty"`
 }
 
 type dataset struct {
@@ -144,9 +145,11 @@ func writePlanar(t *testing.T, path string, recs []arrow.RecordBatch, opts ...wr
 }
 
 type corpusSet struct {
-	name string
-	recs []arrow.RecordBatch
-	opts []writer.Option
+	name    string
+	recs    []arrow.RecordBatch
+	opts    []writer.Option
+	interim bool // also write and check the 2.3-interim flavour
+	forced  bool // also have pylance write with structural-encoding forced
 }
 
 func corpora() []corpusSet {
@@ -165,10 +168,21 @@ func corpora() []corpusSet {
 		}
 		mrecs = append(mrecs, corpus.Record(mem, multi, uint64(100+i)))
 	}
-	return []corpusSet{
-		{name: "flat", recs: []arrow.RecordBatch{corpus.Record(mem, flat, 11)}},
-		{name: "multipage", recs: mrecs, opts: []writer.Option{writer.WithMaxPageBytes(16 << 10)}},
+	sets := []corpusSet{
+		{name: "flat", recs: []arrow.RecordBatch{corpus.Record(mem, flat, 11)}, interim: true},
+		{name: "multipage", recs: mrecs, opts: []writer.Option{writer.WithMaxPageBytes(16 << 10)}, interim: true},
 	}
+	// One file per nested case, so that a type one side cannot handle does
+	// not hide the others. Small pages make every case span several pages.
+	for _, c := range corpus.Nested(1500) {
+		sets = append(sets, corpusSet{
+			name:   "nested-" + c.Name(),
+			recs:   []arrow.RecordBatch{corpus.NestedRecord(mem, []corpus.NestedCase{c}, 21)},
+			opts:   []writer.Option{writer.WithMaxPageBytes(32 << 10)},
+			forced: true,
+		})
+	}
+	return sets
 }
 
 var planarFormats = []writer.Format{writer.Format2_2, writer.Format2_3, writer.Format2_3Interim}
@@ -188,12 +202,20 @@ func TestInterop(t *testing.T) {
 		ds := dataset{Arrow: filepath.Join(dir, s.name+".arrow")}
 		writeIPC(t, ds.Arrow, s.recs)
 		for _, f := range planarFormats {
+			if f == writer.Format2_3Interim && !s.interim {
+				continue
+			}
 			p := filepath.Join(dir, fmt.Sprintf("%s.planar-%s.lance", s.name, f))
 			writePlanar(t, p, s.recs, append([]writer.Option{writer.WithFormat(f)}, s.opts...)...)
 			ds.Planar = append(ds.Planar, fileSpec{File: p, Format: f.String()})
 		}
 		for _, v := range []string{"2.1", "2.2", "2.3"} {
 			ds.Pylance = append(ds.Pylance, pylanceSpec{File: filepath.Join(dir, fmt.Sprintf("%s.pylance-%s.lance", s.name, v)), Version: v})
+		}
+		if s.forced {
+			for _, st := range []string{"miniblock", "fullzip"} {
+				ds.Pylance = append(ds.Pylance, pylanceSpec{File: filepath.Join(dir, fmt.Sprintf("%s.pylance-2.2-%s.lance", s.name, st)), Version: "2.2", Structural: st})
+			}
 		}
 		manifest.Datasets = append(manifest.Datasets, ds)
 	}
@@ -233,8 +255,12 @@ func TestInterop(t *testing.T) {
 				t.Logf("%s: pylance read footer %s, page encodings %v: equal", filepath.Base(r.File), r.Version, r.Encodings)
 			}
 		}
-		if len(res.Reads) != len(sets)*len(planarFormats) {
-			t.Errorf("got %d read results", len(res.Reads))
+		want := 0
+		for _, d := range manifest.Datasets {
+			want += len(d.Planar)
+		}
+		if len(res.Reads) != want {
+			t.Errorf("got %d read results, want %d", len(res.Reads), want)
 		}
 	})
 
@@ -246,6 +272,10 @@ func TestInterop(t *testing.T) {
 					continue
 				}
 				if !w.OK {
+					if why, ok := pylanceCannot(filepath.Base(w.File), *w.Error); ok {
+						t.Logf("pylance cannot write %s (%s): %s", filepath.Base(w.File), why, *w.Error)
+						continue
+					}
 					t.Errorf("pylance could not write %s: %s", filepath.Base(w.File), *w.Error)
 					continue
 				}
@@ -277,7 +307,7 @@ func checkPlanarRead(t *testing.T, path string, want arrow.RecordBatch) {
 		t.Errorf("%s: %v", filepath.Base(path), err)
 		return
 	}
-	if !got.Schema().Equal(want.Schema()) {
+	if !sameSchema(got.Schema(), want.Schema(), strings.Contains(path, "-miniblock.") || strings.Contains(path, "-fullzip.")) {
 		t.Errorf("%s: schema %s, want %s", filepath.Base(path), got.Schema(), want.Schema())
 		return
 	}
@@ -333,4 +363,64 @@ func uniq(s []string) []string {
 		}
 	}
 	return out
+}
+
+// sameSchema compares schemas; with ignoreMetadata, field metadata (which
+// the forced-encoding files carry) is not compared.
+func sameSchema(a, b *arrow.Schema, ignoreMetadata bool) bool {
+	if !ignoreMetadata {
+		return a.Equal(b)
+	}
+	if a.NumFields() != b.NumFields() {
+		return false
+	}
+	for i := range a.Fields() {
+		fa, fb := a.Field(i), b.Field(i)
+		if fa.Name != fb.Name || fa.Nullable != fb.Nullable || !arrow.TypeEqual(stripMetadata(fa.Type), stripMetadata(fb.Type)) {
+			return false
+		}
+	}
+	return true
+}
+
+// knownPylanceLimits lists what pylance 14.0.2 itself refuses to write, by
+// file-name fragment and error fragment. Everything else must succeed.
+var knownPylanceLimits = []struct{ file, err, why string }{
+	{"map_str_i32", "Map data type is not enabled", "maps need file version 2.2+"},
+	{"-fullzip.", "", "pylance cannot force full-zip for this type"},
+}
+
+func pylanceCannot(file, err string) (string, bool) {
+	for _, k := range knownPylanceLimits {
+		if strings.Contains(file, k.file) && strings.Contains(err, k.err) {
+			return k.why, true
+		}
+	}
+	return "", false
+}
+
+// stripMetadata returns dt with every nested field's metadata removed.
+func stripMetadata(dt arrow.DataType) arrow.DataType {
+	strip := func(f arrow.Field) arrow.Field {
+		return arrow.Field{Name: f.Name, Type: stripMetadata(f.Type), Nullable: f.Nullable}
+	}
+	switch t := dt.(type) {
+	case *arrow.StructType:
+		fs := make([]arrow.Field, t.NumFields())
+		for i, f := range t.Fields() {
+			fs[i] = strip(f)
+		}
+		return arrow.StructOf(fs...)
+	case *arrow.ListType:
+		return arrow.ListOfField(strip(t.ElemField()))
+	case *arrow.LargeListType:
+		return arrow.LargeListOfField(strip(t.ElemField()))
+	case *arrow.FixedSizeListType:
+		return arrow.FixedSizeListOfField(t.Len(), strip(t.ElemField()))
+	case *arrow.MapType:
+		m := arrow.MapOf(stripMetadata(t.KeyType()), stripMetadata(t.ItemType()))
+		m.SetItemNullable(t.ItemField().Nullable)
+		return m
+	}
+	return dt
 }

@@ -31,6 +31,9 @@ var (
 	ErrOutOfRange = errors.New("planar/reader: row out of range")
 )
 
+// MaxPageRows is the largest page (in rows) the reader decodes.
+const MaxPageRows = 1 << 31
+
 // File is an open Lance file.
 type File struct {
 	r       io.ReaderAt
@@ -198,8 +201,14 @@ func (f *File) open() error {
 			return fmt.Errorf("column %q: %w", f.leaves[i].Path, err)
 		}
 		var rows uint64
-		for _, p := range pages {
+		for pi, p := range pages {
+			if p.rows > MaxPageRows {
+				return fmt.Errorf("column %q page %d has %d rows, over planar's limit of %d: %w", f.leaves[i].Path, pi, p.rows, uint64(MaxPageRows), ErrUnsupported)
+			}
 			p.firstRow = rows
+			if rows+p.rows < rows {
+				return fmt.Errorf("column %q page rows overflow: %w", f.leaves[i].Path, ErrCorrupt)
+			}
 			rows += p.rows
 		}
 		if rows != fd.Length {

@@ -6,8 +6,9 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/bitutil"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/planarlance/planar/structural"
 )
 
 // ReadAll reads every row of every column.
@@ -18,11 +19,24 @@ func (f *File) ReadRange(start, n int64) (arrow.RecordBatch, error) {
 	if start < 0 || n < 0 || start > f.numRows || n > f.numRows-start {
 		return nil, fmt.Errorf("range [%d, +%d) of %d rows: %w", start, n, f.numRows, ErrOutOfRange)
 	}
-	idx := make([]int64, n)
-	for i := range idx {
-		idx[i] = start + int64(i)
+	layout, err := f.fieldLayout()
+	if err != nil {
+		return nil, err
 	}
-	return f.Take(idx)
+	cols := make([]arrow.Array, 0, len(layout))
+	defer func() {
+		for _, c := range cols {
+			c.Release()
+		}
+	}()
+	for _, fc := range layout {
+		a, err := f.readField(fc, start, start+n)
+		if err != nil {
+			return nil, fmt.Errorf("field %q: %w", fc.field.Name, err)
+		}
+		cols = append(cols, a)
+	}
+	return array.NewRecordBatch(f.schema, cols, n), nil
 }
 
 // Take reads the rows at the given indices, in the given order (repeats
@@ -33,23 +47,50 @@ func (f *File) Take(indices []int64) (arrow.RecordBatch, error) {
 			return nil, fmt.Errorf("row %d of %d: %w", i, f.numRows, ErrOutOfRange)
 		}
 	}
-	cols := make([]arrow.Array, 0, len(f.columns))
-	release := func() {
-		for _, c := range cols {
-			c.Release()
-		}
+	if len(indices) == 0 {
+		return f.ReadRange(0, 0)
 	}
-	for ci := range f.columns {
-		a, err := f.takeColumn(ci, indices)
+	// Read each maximal run of consecutive indices once, then stitch.
+	type run struct{ start, end int64 }
+	var runs []run
+	for _, i := range indices {
+		if k := len(runs) - 1; k >= 0 && runs[k].end == i {
+			runs[k].end++
+			continue
+		}
+		runs = append(runs, run{i, i + 1})
+	}
+	parts := make([]arrow.RecordBatch, 0, len(runs))
+	defer func() {
+		for _, p := range parts {
+			p.Release()
+		}
+	}()
+	for _, r := range runs {
+		rec, err := f.ReadRange(r.start, r.end-r.start)
 		if err != nil {
-			release()
-			return nil, fmt.Errorf("column %q: %w", f.leaves[ci].Path, err)
+			return nil, err
 		}
-		cols = append(cols, a)
+		parts = append(parts, rec)
 	}
-	rec := array.NewRecordBatch(f.schema, cols, int64(len(indices)))
-	release()
-	return rec, nil
+	if len(parts) == 1 {
+		parts[0].Retain()
+		return parts[0], nil
+	}
+	cols := make([]arrow.Array, len(f.schema.Fields()))
+	for c := range cols {
+		chunks := make([]arrow.Array, len(parts))
+		for k, p := range parts {
+			chunks[k] = p.Column(c)
+		}
+		a, err := array.Concatenate(chunks, memory.DefaultAllocator)
+		if err != nil {
+			return nil, err
+		}
+		defer a.Release()
+		cols[c] = a
+	}
+	return array.NewRecordBatch(f.schema, cols, int64(len(indices))), nil
 }
 
 func bitWidth(dt arrow.DataType) int {
@@ -59,50 +100,183 @@ func bitWidth(dt arrow.DataType) int {
 	return 0
 }
 
-func (f *File) takeColumn(ci int, indices []int64) (arrow.Array, error) {
-	leaf := f.leaves[ci]
-	if len(f.schema.Fields()) != len(f.leaves) {
-		return nil, fmt.Errorf("nested schemas: %w", ErrUnsupported)
+// readField reads rows [start, end) of one top-level field.
+func (f *File) readField(fc fieldColumns, start, end int64) (arrow.Array, error) {
+	parts := make([]arrow.Array, 0, len(fc.cols))
+	defer func() {
+		for _, p := range parts {
+			p.Release()
+		}
+	}()
+	for k, ci := range fc.cols {
+		a, err := f.readLeaf(fc.field.Type, fc.paths[k], ci, start, end)
+		if err != nil {
+			return nil, fmt.Errorf("column %q: %w", f.leaves[ci].Path, err)
+		}
+		parts = append(parts, a)
 	}
-	dt := leaf.Field.Type
-	bits := bitWidth(dt)
-	if bits == 0 || bits%8 != 0 || bits > 64 || dt.ID() == arrow.DICTIONARY {
-		return nil, fmt.Errorf("type %s: %w", dt, ErrUnsupported)
+	m, err := merge(fc.field.Type, parts, fc.paths, 0)
+	if err != nil {
+		return nil, err
 	}
-	bw := bits / 8
+	if !arrow.TypeEqual(m.DataType(), fc.field.Type) {
+		// Projected types (e.g. map entries) are rebuilt under the schema's
+		// own type.
+		d := m.Data()
+		rebuilt := retype(d, fc.field.Type)
+		m.Release()
+		m = array.MakeFromData(rebuilt)
+		rebuilt.Release()
+	}
+	return m, nil
+}
+
+// retype rebuilds array data under a structurally identical type (names,
+// nullability and metadata from the schema).
+func retype(d arrow.ArrayData, dt arrow.DataType) arrow.ArrayData {
+	var kids []arrow.ArrayData
+	var childTypes []arrow.DataType
+	switch t := dt.(type) {
+	case *arrow.StructType:
+		for i := 0; i < t.NumFields(); i++ {
+			childTypes = append(childTypes, t.Field(i).Type)
+		}
+	case *arrow.ListType:
+		childTypes = []arrow.DataType{t.Elem()}
+	case *arrow.LargeListType:
+		childTypes = []arrow.DataType{t.Elem()}
+	case *arrow.MapType:
+		childTypes = []arrow.DataType{t.Elem()}
+	case *arrow.FixedSizeListType:
+		childTypes = []arrow.DataType{t.Elem()}
+	}
+	for i, c := range d.Children() {
+		if i < len(childTypes) {
+			k := retype(c, childTypes[i])
+			defer k.Release()
+			kids = append(kids, k)
+		}
+	}
+	return array.NewData(dt, d.Len(), d.Buffers(), kids, d.NullN(), d.Offset())
+}
+
+// readLeaf reads rows [start, end) of one physical column as the projected
+// array of its path.
+func (f *File) readLeaf(top arrow.DataType, path []structural.Step, ci int, start, end int64) (arrow.Array, error) {
+	types, err := pathTypes(top, path)
+	if err != nil {
+		return nil, err
+	}
+	leafType := types[len(types)-1]
 	pages := f.columns[ci]
-	n := len(indices)
-	vals := make([]byte, n*bw)
-	valid := make([]byte, bitutil.BytesForBits(int64(n)))
-	nulls := 0
-	cache := map[int]*flatPage{}
-	for i, row := range indices {
-		pi := sort.Search(len(pages), func(k int) bool { return pages[k].firstRow+pages[k].rows > uint64(row) })
-		p := pages[pi]
-		dp, ok := cache[pi]
-		if !ok {
-			var err error
-			if dp, err = f.decodeFlat(p, bits); err != nil {
-				return nil, fmt.Errorf("page %d: %w", pi, err)
-			}
-			if len(dp.vals) != dp.n*bw || (dp.def != nil && len(dp.def) != dp.n) {
-				return nil, fmt.Errorf("page %d decoded to %d values for %d rows: %w", pi, len(dp.vals)/bw, dp.n, ErrCorrupt)
-			}
-			cache[pi] = dp
-		}
-		k := int(uint64(row) - p.firstRow)
-		copy(vals[i*bw:], dp.vals[k*bw:(k+1)*bw])
-		if dp.allNull || (dp.def != nil && dp.def[k] != 0) {
-			nulls++
-		} else {
-			bitutil.SetBit(valid, i)
+	dims := int64(1)
+	for _, s := range path {
+		if s.Kind == structural.StepFSL {
+			dims *= int64(s.Dim)
 		}
 	}
-	var vb *memory.Buffer
-	if nulls > 0 {
-		vb = memory.NewBufferBytes(valid)
+	// Page lengths count elements: rows times structural FSL dimensions.
+	es, ee := uint64(start*dims), uint64(end*dims)
+	first := sort.Search(len(pages), func(k int) bool { return pages[k].firstRow+pages[k].rows > es })
+	var chunks []arrow.Array
+	defer func() {
+		for _, c := range chunks {
+			c.Release()
+		}
+	}()
+	pageStart := es
+	if first < len(pages) {
+		pageStart = pages[first].firstRow
 	}
-	data := array.NewData(dt, n, []*memory.Buffer{vb, memory.NewBufferBytes(vals)}, nil, nulls, 0)
-	defer data.Release()
-	return array.MakeFromData(data), nil
+	for pi := first; pi < len(pages) && pages[pi].firstRow < ee; pi++ {
+		a, err := f.decodePageArray(pages[pi], types, path, leafType)
+		if err != nil {
+			return nil, fmt.Errorf("page %d: %w", pi, err)
+		}
+		chunks = append(chunks, a)
+	}
+	var whole arrow.Array
+	switch len(chunks) {
+	case 0:
+		// No rows: an empty array of the projected type.
+		d, err := emptyProjected(types, path, leafType)
+		if err != nil {
+			return nil, err
+		}
+		return d, nil
+	case 1:
+		whole = chunks[0]
+		whole.Retain()
+	default:
+		whole, err = array.Concatenate(chunks, memory.DefaultAllocator)
+		if err != nil {
+			return nil, err
+		}
+	}
+	defer whole.Release()
+	lo := (int64(es) - int64(pageStart)) / dims
+	hi := lo + (end - start)
+	if hi > int64(whole.Len()) {
+		return nil, fmt.Errorf("pages hold %d rows, %d needed: %w", whole.Len(), hi, ErrCorrupt)
+	}
+	s := array.NewSlice(whole, lo, hi)
+	defer s.Release()
+	// Normalize offsets so that every leaf of a field lines up.
+	return array.Concatenate([]arrow.Array{s}, memory.DefaultAllocator)
+}
+
+func emptyProjected(types []arrow.DataType, path []structural.Step, leafType arrow.DataType) (arrow.Array, error) {
+	pd := &pageData{numVisible: 0, allNull: true}
+	leaf, err := leafArray(leafType, pd, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer leaf.Release()
+	layers := make([]structural.LayerData, len(path))
+	for i := range layers {
+		layers[i].Offsets = []int32{0}
+	}
+	d, err := projected(types, path, layers, leaf)
+	if err != nil {
+		return nil, err
+	}
+	defer d.Release()
+	return array.MakeFromData(d), nil
+}
+
+// decodePageArray decodes one page of a leaf column into the projected array
+// of its path (the page's rows only, divided by FSL dimensions).
+func (f *File) decodePageArray(p *page, types []arrow.DataType, path []structural.Step, leafType arrow.DataType) (arrow.Array, error) {
+	bufs, err := f.pageBuffers(p)
+	if err != nil {
+		return nil, err
+	}
+	var pd *pageData
+	var lds []structural.LayerData
+	if p.sparse != nil {
+		if lds, pd, err = f.decodeSparse(p, bufs, path); err != nil {
+			return nil, err
+		}
+	} else {
+		if pd, err = decodeDense(p, bufs); err != nil {
+			return nil, err
+		}
+		if len(pd.layers) != len(path) {
+			return nil, fmt.Errorf("page has %d layers, column path %d: %w", len(pd.layers), len(path), ErrCorrupt)
+		}
+		if lds, err = structural.UnravelPath(pd.layers, path, pd.rep, pd.def, int(p.rows), pd.numVisible); err != nil {
+			return nil, err
+		}
+	}
+	leaf, err := leafArray(leafType, pd, lds[len(lds)-1].Valid)
+	if err != nil {
+		return nil, err
+	}
+	defer leaf.Release()
+	d, err := projected(types, path, lds, leaf)
+	if err != nil {
+		return nil, err
+	}
+	defer d.Release()
+	return array.MakeFromData(d), nil
 }

@@ -6,11 +6,12 @@ import (
 
 	"github.com/planarlance/planar/proto/enc21pb"
 	"github.com/planarlance/planar/proto/enc23pb"
+	"github.com/planarlance/planar/structural"
 	"github.com/planarlance/planar/values"
 )
 
 // hasPayload reports whether a block encoding stores a buffer (Constant,
-// Range and Delta over such a child are metadata only).
+// Range, and Delta over such a child are metadata only).
 func hasPayload(e *enc21pb.CompressiveEncoding) bool {
 	switch c := e.GetCompression().(type) {
 	case *enc21pb.CompressiveEncoding_Constant, *enc21pb.CompressiveEncoding_Range:
@@ -42,8 +43,33 @@ func sparseValueBuffers(v *enc23pb.ValuePlane) (int, error) {
 	return 0, fmt.Errorf("sparse page without values: %w", ErrCorrupt)
 }
 
-// validateSparse checks a sparse planar page of a flat leaf: one validity
-// layer, and buffers for exactly the value plane plus the explicit sets.
+// sparseSequences lists, in buffer order, the block-encoded sequences of a
+// sparse structure: list layers give non-empty positions, counts and
+// validity; validity and fixed-size-list layers their validity.
+func sparseSequences(s *enc23pb.SparseStructure) ([]*enc21pb.CompressiveEncoding, error) {
+	var out []*enc21pb.CompressiveEncoding
+	for _, l := range s.Layers {
+		switch x := l.GetLayer().(type) {
+		case *enc23pb.SparseStructuralLayer_Validity:
+			out = append(out, x.Validity.GetPositions())
+		case *enc23pb.SparseStructuralLayer_List:
+			out = append(out, x.List.GetNonEmptyPositions(), x.List.GetCounts(), x.List.GetValidity().GetPositions())
+		case *enc23pb.SparseStructuralLayer_FixedSizeList:
+			out = append(out, x.FixedSizeList.GetValidity().GetPositions())
+		default:
+			return nil, fmt.Errorf("sparse layer without a kind: %w", ErrCorrupt)
+		}
+	}
+	for _, e := range out {
+		if e == nil {
+			return nil, fmt.Errorf("sparse sequence without an encoding: %w", ErrCorrupt)
+		}
+	}
+	return out, nil
+}
+
+// validateSparse checks that a sparse planar page has exactly the buffers of
+// its value plane plus one per structural sequence with a payload.
 func validateSparse(p *page) error {
 	s := p.sparse.GetStructure().GetSparse()
 	if len(s.Layers) == 0 {
@@ -53,17 +79,14 @@ func validateSparse(p *page) error {
 	if err != nil {
 		return err
 	}
+	seqs, err := sparseSequences(s)
+	if err != nil {
+		return err
+	}
 	want := vb
-	for _, l := range s.Layers {
-		switch x := l.GetLayer().(type) {
-		case *enc23pb.SparseStructuralLayer_Validity:
-			if hasPayload(x.Validity.GetPositions()) {
-				want++
-			}
-		case *enc23pb.SparseStructuralLayer_List, *enc23pb.SparseStructuralLayer_FixedSizeList:
-			return fmt.Errorf("sparse list layers: %w", ErrUnsupported)
-		default:
-			return fmt.Errorf("sparse layer without a kind: %w", ErrCorrupt)
+	for _, e := range seqs {
+		if hasPayload(e) {
+			want++
 		}
 	}
 	if len(p.buffers) != want {
@@ -72,111 +95,325 @@ func validateSparse(p *page) error {
 	return nil
 }
 
-// decodeSparseFlat decodes a sparse page of a flat leaf: validity from the
-// position set, values from the value plane.
-func (f *File) decodeSparseFlat(p *page, bufs [][]byte, bits int) (*flatPage, error) {
-	n := int(p.rows)
-	bw := bits / 8
-	s := p.sparse.GetStructure().GetSparse()
-	if len(s.Layers) != 1 || s.Layers[0].GetValidity() == nil {
-		return nil, fmt.Errorf("sparse page of a flat column with %d layers: %w", len(s.Layers), ErrUnsupported)
-	}
-	vs := s.Layers[0].GetValidity()
-	vb, _ := sparseValueBuffers(p.sparse.GetValues())
-	if vs.NumPositions > uint64(n) {
-		return nil, fmt.Errorf("%d positions in a domain of %d: %w", vs.NumPositions, n, ErrCorrupt)
-	}
-	k := int(vs.NumPositions)
+// seqReader hands out the payloads of the structural sequences in order.
+type seqReader struct {
+	bufs [][]byte
+	next int
+}
+
+func (r *seqReader) u64s(e *enc21pb.CompressiveEncoding, n uint64, what string) ([]uint64, error) {
 	var payload []byte
-	if hasPayload(vs.GetPositions()) {
-		payload = bufs[vb]
+	if hasPayload(e) {
+		if r.next >= len(r.bufs) {
+			return nil, fmt.Errorf("%s: missing buffer: %w", what, ErrCorrupt)
+		}
+		payload = r.bufs[r.next]
+		r.next++
 	}
-	valid := make([]bool, n)
-	listedValid := false
-	switch vs.Meaning {
+	if n == 0 {
+		return nil, nil
+	}
+	if n > 1<<32 {
+		return nil, fmt.Errorf("%s: %d values: %w", what, n, ErrCorrupt)
+	}
+	b, err := values.DecodeBlock(e, payload, int(n))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	if b.Bits != 64 {
+		return nil, fmt.Errorf("%s of %d bits: %w", what, b.Bits, ErrCorrupt)
+	}
+	out := make([]uint64, n)
+	for i := range out {
+		out[i] = binary.LittleEndian.Uint64(b.Data[8*i:])
+	}
+	return out, nil
+}
+
+// positions decodes a strictly increasing position set inside [0, domain).
+func (r *seqReader) positions(e *enc21pb.CompressiveEncoding, n uint64, domain int, what string) ([]uint64, error) {
+	if n > uint64(domain) {
+		return nil, fmt.Errorf("%s: %d positions in a domain of %d: %w", what, n, domain, ErrCorrupt)
+	}
+	ps, err := r.u64s(e, n, what)
+	if err != nil {
+		return nil, err
+	}
+	for i, x := range ps {
+		if x >= uint64(domain) || (i > 0 && x <= ps[i-1]) {
+			return nil, fmt.Errorf("%s: position %d not increasing inside [0, %d): %w", what, x, domain, ErrCorrupt)
+		}
+	}
+	return ps, nil
+}
+
+func (r *seqReader) validity(v *enc23pb.SparseValiditySet, domain int, what string) ([]bool, error) {
+	if v == nil {
+		return nil, fmt.Errorf("%s without validity: %w", what, ErrCorrupt)
+	}
+	ps, err := r.positions(v.GetPositions(), v.NumPositions, domain, what+" validity")
+	if err != nil {
+		return nil, err
+	}
+	switch v.Meaning {
 	case enc23pb.SparseValiditySet_SPARSE_VALIDITY_NULL_POSITIONS:
+		if len(ps) == 0 {
+			return nil, nil
+		}
+		valid := make([]bool, domain)
 		for i := range valid {
 			valid[i] = true
 		}
+		for _, x := range ps {
+			valid[x] = false
+		}
+		return valid, nil
 	case enc23pb.SparseValiditySet_SPARSE_VALIDITY_VALID_POSITIONS:
-		listedValid = true
-	default:
-		return nil, fmt.Errorf("sparse validity meaning %d: %w", vs.Meaning, ErrCorrupt)
+		valid := make([]bool, domain)
+		for _, x := range ps {
+			valid[x] = true
+		}
+		return valid, nil
 	}
-	if k > 0 {
-		pos, err := values.DecodeBlock(vs.GetPositions(), payload, k)
-		if err != nil {
-			return nil, fmt.Errorf("validity positions: %w", err)
-		}
-		if pos.Bits != 64 {
-			return nil, fmt.Errorf("positions of %d bits: %w", pos.Bits, ErrCorrupt)
-		}
-		prev := int64(-1)
-		for i := 0; i < k; i++ {
-			x := binary.LittleEndian.Uint64(pos.Data[8*i:])
-			if int64(x) <= prev || x >= uint64(n) {
-				return nil, fmt.Errorf("position %d not increasing inside [0, %d): %w", x, n, ErrCorrupt)
+	return nil, fmt.Errorf("%s validity meaning %d: %w", what, v.Meaning, ErrCorrupt)
+}
+
+// maxSparseSlots bounds every domain of a sparse page.
+const maxSparseSlots = 1 << 31
+
+// decodeSparse turns a sparse planar page into per-layer structure (outer
+// first, matching path) and its leaf values.
+func (f *File) decodeSparse(p *page, bufs [][]byte, path []structural.Step) ([]structural.LayerData, *pageData, error) {
+	s := p.sparse.GetStructure().GetSparse()
+	if len(s.Layers) != len(path) {
+		return nil, nil, fmt.Errorf("sparse page has %d layers, column path %d: %w", len(s.Layers), len(path), ErrCorrupt)
+	}
+	scale := uint64(1)
+	for _, l := range s.Layers {
+		if fl := l.GetFixedSizeList(); fl != nil {
+			if fl.Dimension == 0 || fl.Dimension > 1<<20 || scale > maxSparseSlots/fl.Dimension {
+				return nil, nil, fmt.Errorf("sparse fixed-size list of dimension %d: %w", fl.Dimension, ErrCorrupt)
 			}
-			prev = int64(x)
-			valid[x] = listedValid
+			scale *= fl.Dimension
 		}
 	}
-	out := &flatPage{n: n, vals: make([]byte, n*bw), def: make([]uint16, n)}
-	nvalid := 0
-	for i, ok := range valid {
-		if !ok {
-			out.def[i] = 1
-		} else {
-			nvalid++
-		}
+	if p.rows%scale != 0 {
+		return nil, nil, fmt.Errorf("page of %d elements is not a multiple of the fixed-size-list scale %d: %w", p.rows, scale, ErrCorrupt)
 	}
+	domain := int(p.rows / scale)
+	vb, _ := sparseValueBuffers(p.sparse.GetValues())
+	sr := &seqReader{bufs: bufs[vb:]}
+	lds := make([]structural.LayerData, len(path))
+	for i, l := range s.Layers {
+		ld := structural.LayerData{Len: domain}
+		var err error
+		switch x := l.GetLayer().(type) {
+		case *enc23pb.SparseStructuralLayer_Validity:
+			if path[i].Kind == structural.StepList || path[i].Kind == structural.StepFSL {
+				return nil, nil, fmt.Errorf("sparse validity layer at a %v step: %w", path[i].Kind, ErrCorrupt)
+			}
+			if ld.Valid, err = sr.validity(x.Validity, domain, "validity layer"); err != nil {
+				return nil, nil, err
+			}
+			ld.Layer = structural.AllValidItem
+			if ld.Valid != nil {
+				ld.Layer = structural.NullableItem
+			}
+		case *enc23pb.SparseStructuralLayer_List:
+			if path[i].Kind != structural.StepList {
+				return nil, nil, fmt.Errorf("sparse list layer at a %v step: %w", path[i].Kind, ErrCorrupt)
+			}
+			lst := x.List
+			if lst.NumChildSlots > maxSparseSlots {
+				return nil, nil, fmt.Errorf("list of %d child slots: %w", lst.NumChildSlots, ErrCorrupt)
+			}
+			ne, err := sr.positions(lst.GetNonEmptyPositions(), lst.NumNonEmptyPositions, domain, "list non-empty")
+			if err != nil {
+				return nil, nil, err
+			}
+			counts, err := sr.u64s(lst.GetCounts(), lst.NumNonEmptyPositions, "list counts")
+			if err != nil {
+				return nil, nil, err
+			}
+			if ld.Valid, err = sr.validity(lst.GetValidity(), domain, "list"); err != nil {
+				return nil, nil, err
+			}
+			ld.Layer = structural.AllValidList
+			if ld.Valid != nil {
+				ld.Layer = structural.NullableList
+			}
+			ld.Offsets = make([]int32, domain+1)
+			var total uint64
+			k := 0
+			for slot := 0; slot < domain; slot++ {
+				if k < len(ne) && ne[k] == uint64(slot) {
+					if counts[k] == 0 || (ld.Valid != nil && !ld.Valid[slot]) {
+						return nil, nil, fmt.Errorf("list slot %d is non-empty with count %d: %w", slot, counts[k], ErrCorrupt)
+					}
+					total += counts[k]
+					if total > lst.NumChildSlots {
+						return nil, nil, fmt.Errorf("list counts exceed %d child slots: %w", lst.NumChildSlots, ErrCorrupt)
+					}
+					k++
+				}
+				ld.Offsets[slot+1] = int32(total)
+			}
+			if total != lst.NumChildSlots {
+				return nil, nil, fmt.Errorf("list counts sum to %d, child slots %d: %w", total, lst.NumChildSlots, ErrCorrupt)
+			}
+			domain = int(lst.NumChildSlots)
+		case *enc23pb.SparseStructuralLayer_FixedSizeList:
+			if path[i].Kind != structural.StepFSL || uint64(path[i].Dim) != x.FixedSizeList.Dimension {
+				return nil, nil, fmt.Errorf("sparse fixed-size-list layer at a %v step: %w", path[i].Kind, ErrCorrupt)
+			}
+			if ld.Valid, err = sr.validity(x.FixedSizeList.GetValidity(), domain, "fixed-size list"); err != nil {
+				return nil, nil, err
+			}
+			ld.Layer = structural.AllValidItem
+			if ld.Valid != nil {
+				ld.Layer = structural.NullableItem
+			}
+			ld.Dim = int(x.FixedSizeList.Dimension)
+			domain *= ld.Dim
+		}
+		lds[i] = ld
+	}
+	if sr.next != len(sr.bufs) {
+		return nil, nil, fmt.Errorf("sparse page has %d unused structural buffers: %w", len(sr.bufs)-sr.next, ErrCorrupt)
+	}
+	leafSlots := domain
+	pd := &pageData{numVisible: leafSlots}
 	switch c := p.sparse.GetValues().GetCodec().(type) {
 	case *enc23pb.ValuePlane_None:
-		if nvalid != 0 {
-			return nil, fmt.Errorf("value codec none with %d valid leaves: %w", nvalid, ErrCorrupt)
-		}
+		pd.allNull = true
 	case *enc23pb.ValuePlane_Constant:
-		if len(c.Constant.Scalar) != bw {
-			return nil, fmt.Errorf("constant of %d bytes for %d-byte values: %w", len(c.Constant.Scalar), bw, ErrCorrupt)
-		}
-		for i, ok := range valid {
-			if ok {
-				copy(out.vals[i*bw:], c.Constant.Scalar)
-			}
-		}
+		pd.constant = c.Constant.Scalar
 	case *enc23pb.ValuePlane_Chunked:
 		ch := c.Chunked
 		if ch.Levels != nil {
-			return nil, fmt.Errorf("sparse chunked values with dense levels: %w", ErrCorrupt)
+			return nil, nil, fmt.Errorf("sparse chunked values with dense levels: %w", ErrCorrupt)
 		}
 		m := &enc21pb.MiniBlockLayout{
 			ValueCompression: ch.Compression, Dictionary: ch.Dictionary, NumDictionaryItems: ch.NumDictionaryItems,
-			NumBuffers: ch.NumBuffers, NumItems: uint64(n), HasLargeChunk: true,
+			NumBuffers: ch.NumBuffers, NumItems: uint64(leafSlots), HasLargeChunk: true,
 			Layers: []enc21pb.RepDefLayer{enc21pb.RepDefLayer_REPDEF_ALL_VALID_ITEM},
 		}
-		dp, err := decodeFlatChunked(m, bufs[:vb], n, bits)
+		dp, err := decodeChunkedPage(m, bufs[:vb], leafSlots)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		out.vals = dp.vals
+		pd.vals, pd.dict = dp.vals, dp.dict
 	case *enc23pb.ValuePlane_Zipped:
-		z := c.Zipped
-		a, ok := z.Addressing.(*enc23pb.ZippedValues_BitsPerValue)
-		if !ok || int(a.BitsPerValue) != bits || z.GetCompression().GetFlat() == nil {
-			return nil, fmt.Errorf("sparse zipped values other than flat %d-bit: %w", bits, ErrUnsupported)
-		}
-		if z.NumItems != uint64(nvalid) || len(bufs[0]) != nvalid*bw {
-			return nil, fmt.Errorf("sparse zipped page holds %d bytes for %d valid values: %w", len(bufs[0]), nvalid, ErrCorrupt)
-		}
-		j := 0
-		for i, ok := range valid {
-			if ok {
-				copy(out.vals[i*bw:], bufs[0][j*bw:(j+1)*bw])
-				j++
+		// Only leaf slots valid all the way up are stored.
+		alive := materialized(lds)
+		n := 0
+		for _, a := range alive {
+			if a {
+				n++
 			}
 		}
+		z := c.Zipped
+		if z.NumItems != uint64(n) || z.NumVisibleItems != uint64(n) {
+			return nil, nil, fmt.Errorf("sparse zipped page stores %d values, %d materialized: %w", z.NumItems, n, ErrCorrupt)
+		}
+		fz, err := format21Zipped(z)
+		if err != nil {
+			return nil, nil, err
+		}
+		zp, err := decodeZippedPage(fz, bufs[:vb], n)
+		if err != nil {
+			return nil, nil, err
+		}
+		if pd.vals, err = scatter(zp.vals, alive); err != nil {
+			return nil, nil, err
+		}
 	default:
-		return nil, fmt.Errorf("sparse value codec %T: %w", c, ErrUnsupported)
+		return nil, nil, fmt.Errorf("sparse value codec %T: %w", c, ErrUnsupported)
+	}
+	return lds, pd, nil
+}
+
+// materialized marks the leaf slots whose every ancestor slot and own slot
+// are valid.
+func materialized(lds []structural.LayerData) []bool {
+	alive := make([]bool, lds[0].Len)
+	for i := range alive {
+		alive[i] = true
+	}
+	for _, ld := range lds {
+		for i := range alive {
+			if ld.Valid != nil && !ld.Valid[i] {
+				alive[i] = false
+			}
+		}
+		switch {
+		case ld.Offsets != nil:
+			next := make([]bool, ld.Offsets[len(ld.Offsets)-1])
+			for i := 0; i < ld.Len; i++ {
+				for j := ld.Offsets[i]; j < ld.Offsets[i+1]; j++ {
+					next[j] = alive[i]
+				}
+			}
+			alive = next
+		case ld.Dim > 0:
+			next := make([]bool, ld.Len*ld.Dim)
+			for i := range next {
+				next[i] = alive[i/ld.Dim]
+			}
+			alive = next
+		}
+	}
+	return alive
+}
+
+// scatter spreads the values stored for the alive slots over every slot
+// (other slots get zero or empty values).
+func scatter(in values.Block, alive []bool) (values.Block, error) {
+	out := values.Block{N: len(alive), Bits: in.Bits, Dims: in.Dims}
+	j := 0
+	if in.Variable() {
+		out.Offsets = make([]uint64, 1, len(alive)+1)
+		for _, a := range alive {
+			if a {
+				out.Data = append(out.Data, in.Data[in.Offsets[j]:in.Offsets[j+1]]...)
+				j++
+			}
+			out.Offsets = append(out.Offsets, uint64(len(out.Data)))
+		}
+		return out, nil
+	}
+	if in.Bits%8 != 0 || len(in.ItemValid) > 0 {
+		return values.Block{}, fmt.Errorf("sparse zipped %d-bit values with item validity: %w", in.Bits, ErrUnsupported)
+	}
+	w := in.Bits / 8
+	out.Data = make([]byte, len(alive)*w)
+	for i, a := range alive {
+		if a {
+			copy(out.Data[i*w:], in.Data[j*w:(j+1)*w])
+			j++
+		}
 	}
 	return out, nil
+}
+
+// format21Zipped re-expresses sparse zipped values as a FullZip description
+// without control words.
+func format21Zipped(z *enc23pb.ZippedValues) (*enc21pb.FullZipLayout, error) {
+	if z.Levels != nil {
+		return nil, fmt.Errorf("sparse zipped values with dense levels: %w", ErrCorrupt)
+	}
+	if z.NumItems > 0xFFFFFFFF {
+		return nil, fmt.Errorf("zipped counts exceed u32: %w", ErrCorrupt)
+	}
+	f := &enc21pb.FullZipLayout{NumItems: uint32(z.NumItems), NumVisibleItems: uint32(z.NumVisibleItems),
+		ValueCompression: z.Compression, Layers: []enc21pb.RepDefLayer{enc21pb.RepDefLayer_REPDEF_ALL_VALID_ITEM}}
+	switch a := z.Addressing.(type) {
+	case *enc23pb.ZippedValues_BitsPerValue:
+		f.Details = &enc21pb.FullZipLayout_BitsPerValue{BitsPerValue: a.BitsPerValue}
+	case *enc23pb.ZippedValues_BitsPerOffset:
+		f.Details = &enc21pb.FullZipLayout_BitsPerOffset{BitsPerOffset: a.BitsPerOffset}
+	default:
+		return nil, fmt.Errorf("zipped values without addressing: %w", ErrCorrupt)
+	}
+	return f, nil
 }

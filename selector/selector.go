@@ -1,12 +1,8 @@
 // Package selector chooses, for each page, the cell of the planar matrix
-// (structural codec x value codec) and the compressive codecs, from the page's
-// stats and the field's options. The writer executes the plan it returns and
-// makes no choice of its own.
+// (structural codec x value codec) and the compressive codecs, from what the
+// stats pass measured and the field's options. The writer executes the plan
+// it returns and makes no choice of its own.
 package selector
-
-import (
-	"github.com/planarlance/planar/stats"
-)
 
 // Structure is the structural codec of a plan.
 type Structure int
@@ -55,12 +51,41 @@ type Plan struct {
 	Reason    string      // why this plan won, for reports
 }
 
+// Page is what the selector needs to know about one page.
+type Page struct {
+	Degenerate     bool   // every layer all-valid: no level streams
+	SingleNullable bool   // exactly one layer, a nullable leaf
+	NumVisible     int    // leaf value slots
+	AllNull        bool   // every visible value is null
+	Scalar         []byte // non-nil: every visible value is non-null and equal to this inline scalar
+	MaxValueBytes  int    // largest visible value in bytes
+	CanZip         bool   // values are byte aligned, so per-record storage is possible
+}
+
+// WideValueBytes is the value size from which pages are zipped instead of
+// chunked (Lance's narrow/wide threshold).
+const WideValueBytes = 256
+
 // Options are the field-level knobs the selector honours.
 type Options struct{}
 
-// Choose returns the plan for one page. For now every page is dense x chunked
-// with flat values and flat levels, which every Lance reader accepts.
-func Choose(s stats.Page, _ Options) Plan {
-	return Plan{Structure: Dense, Values: Chunked, ValueComp: Flat, LevelComp: Flat,
-		Reason: "only dense x chunked with flat codecs is implemented"}
+// Choose returns the plan for one page. The rules follow Lance's writer
+// (constant detection, then narrow -> chunked, wide -> zipped) and the
+// planar canonicality rules (dense x constant and dense x none only in the
+// degenerate form).
+func Choose(p Page, _ Options) Plan {
+	plan := Plan{Structure: Dense, ValueComp: Flat, LevelComp: Flat}
+	switch {
+	case p.NumVisible > 0 && p.AllNull && p.SingleNullable:
+		plan.Values, plan.Reason = None, "every value null, no other structure"
+	case p.NumVisible > 0 && p.Degenerate && p.Scalar != nil:
+		plan.Values, plan.Reason = Constant, "every value equal, trivial structure"
+	case p.NumVisible == 0:
+		plan.Values, plan.Reason = Zipped, "no visible values: levels as control words (sparse x none not written yet)"
+	case p.MaxValueBytes >= WideValueBytes && p.CanZip:
+		plan.Values, plan.Reason = Zipped, "wide values (>= 256 bytes)"
+	default:
+		plan.Values, plan.Reason = Chunked, "narrow values"
+	}
+	return plan
 }

@@ -7,14 +7,26 @@ import (
 	"github.com/planarlance/planar/proto/enc21pb"
 )
 
-// Fixed is a decoded fixed-width block: N values of Bits bits each, little
-// endian and back to back (bit-packed LSB-first when Bits is not a multiple
-// of 8, e.g. booleans).
-type Fixed struct {
-	Bits int
-	N    int
-	Data []byte
+// Block is a decoded block of N values. Fixed-width blocks (Bits > 0) hold
+// the values back to back, little endian (bit-packed LSB-first when Bits is
+// not a multiple of 8, e.g. booleans). Variable-width blocks (Bits == 0) hold
+// N+1 offsets starting at 0 into Data. Fixed-size-list values may carry the
+// validity of their items (one bitmap per list layer, outer first, bit i =
+// item i of the block).
+type Block struct {
+	Bits      int
+	N         int
+	Data      []byte
+	Offsets   []uint64
+	ItemValid [][]byte
+	Dims      []int // fixed-size-list dimensions, outer first (nil otherwise)
 }
+
+// Fixed is the former name of Block.
+type Fixed = Block
+
+// Variable reports whether the block is variable width.
+func (b Block) Variable() bool { return b.Bits == 0 }
 
 func fixedLen(bits, n int) int { return (bits*n + 7) / 8 }
 
@@ -102,6 +114,16 @@ func decodeMiniBlock(enc *enc21pb.CompressiveEncoding, bufs [][]byte, n int, dep
 			return Fixed{}, err
 		}
 		return Fixed{Bits: bits, N: n, Data: out}, nil
+	case *enc21pb.CompressiveEncoding_Variable:
+		return decodeVariableChunk(c.Variable, bufs, n)
+	case *enc21pb.CompressiveEncoding_Fsst:
+		inner, err := decodeMiniBlock(c.Fsst.GetValues(), bufs, n, depth+1)
+		if err != nil {
+			return Block{}, err
+		}
+		return FsstDecodeBlock(c.Fsst.SymbolTable, inner)
+	case *enc21pb.CompressiveEncoding_FixedSizeList:
+		return decodeFSLChunk(c.FixedSizeList, bufs, n, depth)
 	case *enc21pb.CompressiveEncoding_General:
 		if len(bufs) < 1 {
 			return Fixed{}, fmt.Errorf("general chunk without buffers: %w", ErrCorrupt)
@@ -247,6 +269,19 @@ func decodeBlock(enc *enc21pb.CompressiveEncoding, buf []byte, n int, depth int)
 			return Fixed{}, err
 		}
 		return decodeBlock(c.General.GetValues(), raw, n, depth+1)
+	case *enc21pb.CompressiveEncoding_Variable:
+		_, offs, data, err := DecodeVariableBlock(buf, n)
+		if err != nil {
+			return Block{}, err
+		}
+		base := uint64(0)
+		if len(offs) > 0 {
+			base = offs[0]
+		}
+		for i := range offs {
+			offs[i] -= base
+		}
+		return Block{N: n, Data: data[base:], Offsets: offs}, nil
 	case *enc21pb.CompressiveEncoding_Constant:
 		v := c.Constant.GetValue()
 		if len(v) == 0 {
@@ -352,4 +387,184 @@ func AppendFlatLevels(dst []byte, levels []uint16) []byte {
 // FlatEncoding returns the Flat{bits} encoding descriptor.
 func FlatEncoding(bits int) *enc21pb.CompressiveEncoding {
 	return &enc21pb.CompressiveEncoding{Compression: &enc21pb.CompressiveEncoding_Flat{Flat: &enc21pb.Flat{BitsPerValue: uint64(bits)}}}
+}
+
+// offsetBits infers the width of a block encoding of offsets.
+func offsetBits(e *enc21pb.CompressiveEncoding, depth int) int {
+	if depth > 3 {
+		return 0
+	}
+	switch c := e.GetCompression().(type) {
+	case *enc21pb.CompressiveEncoding_Flat:
+		return int(c.Flat.BitsPerValue)
+	case *enc21pb.CompressiveEncoding_Constant:
+		return 8 * len(c.Constant.GetValue())
+	case *enc21pb.CompressiveEncoding_Range:
+		return int(c.Range.UncompressedBitsPerValue)
+	case *enc21pb.CompressiveEncoding_Delta:
+		return int(c.Delta.UncompressedBitsPerValue)
+	case *enc21pb.CompressiveEncoding_InlineBitpacking:
+		return int(c.InlineBitpacking.UncompressedBitsPerValue)
+	case *enc21pb.CompressiveEncoding_OutOfLineBitpacking:
+		return int(c.OutOfLineBitpacking.UncompressedBitsPerValue)
+	case *enc21pb.CompressiveEncoding_General:
+		return offsetBits(c.General.GetValues(), depth+1)
+	case *enc21pb.CompressiveEncoding_Rle:
+		return offsetBits(c.Rle.GetValues(), depth+1)
+	}
+	return 0
+}
+
+// hasBlockPayload reports whether a block encoding stores a buffer.
+func hasBlockPayload(e *enc21pb.CompressiveEncoding) bool {
+	switch c := e.GetCompression().(type) {
+	case *enc21pb.CompressiveEncoding_Constant, *enc21pb.CompressiveEncoding_Range:
+		return false
+	case *enc21pb.CompressiveEncoding_Delta:
+		return hasBlockPayload(c.Delta.GetDeltas())
+	}
+	return true
+}
+
+// decodeVariableChunk decodes a binary mini-block chunk: the legacy layout
+// (Flat offsets inside the one buffer) or the 2.3 generic layout (an optional
+// offsets payload buffer, then the value bytes).
+func decodeVariableChunk(v *enc21pb.Variable, bufs [][]byte, n int) (Block, error) {
+	if v.Values != nil {
+		return Block{}, fmt.Errorf("variable with buffer compression: %w", ErrUnsupported)
+	}
+	off := v.GetOffsets()
+	if f := off.GetFlat(); f != nil {
+		if f.Data != nil || (f.BitsPerValue != 32 && f.BitsPerValue != 64) {
+			return Block{}, fmt.Errorf("variable offsets flat %d: %w", f.BitsPerValue, ErrCorrupt)
+		}
+		if len(bufs) != 1 {
+			return Block{}, fmt.Errorf("legacy variable chunk has %d buffers: %w", len(bufs), ErrCorrupt)
+		}
+		offs, data, err := DecodeVariableChunk(bufs[0], int(f.BitsPerValue), n)
+		if err != nil {
+			return Block{}, err
+		}
+		return Block{N: n, Data: data, Offsets: offs}, nil
+	}
+	bits := offsetBits(off, 0)
+	if bits != 32 && bits != 64 {
+		return Block{}, fmt.Errorf("variable offsets of %d bits: %w", bits, ErrCorrupt)
+	}
+	want := 1
+	if hasBlockPayload(off) {
+		want = 2
+	}
+	if len(bufs) != want {
+		return Block{}, fmt.Errorf("generic variable chunk has %d buffers, want %d: %w", len(bufs), want, ErrCorrupt)
+	}
+	var payload []byte
+	if want == 2 {
+		payload = bufs[0]
+	}
+	data := bufs[want-1]
+	ob, err := DecodeBlock(off, payload, n+1)
+	if err != nil {
+		return Block{}, fmt.Errorf("variable offsets: %w", err)
+	}
+	if ob.Bits != bits {
+		return Block{}, fmt.Errorf("offsets decoded to %d bits, want %d: %w", ob.Bits, bits, ErrCorrupt)
+	}
+	offs := make([]uint64, n+1)
+	var prev uint64
+	for i := range offs {
+		var o uint64
+		if bits == 32 {
+			o = uint64(binary.LittleEndian.Uint32(ob.Data[4*i:]))
+		} else {
+			o = binary.LittleEndian.Uint64(ob.Data[8*i:])
+		}
+		if (i == 0 && o != 0) || o < prev {
+			return Block{}, fmt.Errorf("offset %d = %d not increasing from 0: %w", i, o, ErrCorrupt)
+		}
+		offs[i], prev = o, o
+	}
+	if prev != uint64(len(data)) {
+		return Block{}, fmt.Errorf("final offset %d, value buffer %d bytes: %w", prev, len(data), ErrCorrupt)
+	}
+	return Block{N: n, Data: data, Offsets: offs}, nil
+}
+
+// FsstDecodeBlock expands every FSST-coded value of a variable block.
+func FsstDecodeBlock(table []byte, in Block) (Block, error) {
+	if !in.Variable() {
+		return Block{}, fmt.Errorf("fsst over a fixed-width block: %w", ErrCorrupt)
+	}
+	t, err := ParseFsstTable(table)
+	if err != nil {
+		return Block{}, err
+	}
+	out := Block{N: in.N, Offsets: make([]uint64, 1, in.N+1), Data: make([]byte, 0, 2*len(in.Data))}
+	for i := 0; i < in.N; i++ {
+		a, b := in.Offsets[i], in.Offsets[i+1]
+		if a > b || b > uint64(len(in.Data)) {
+			return Block{}, fmt.Errorf("fsst value %d range [%d, %d): %w", i, a, b, ErrCorrupt)
+		}
+		if out.Data, err = t.AppendDecoded(out.Data, in.Data[a:b]); err != nil {
+			return Block{}, err
+		}
+		out.Offsets = append(out.Offsets, uint64(len(out.Data)))
+	}
+	return out, nil
+}
+
+// decodeFSLChunk decodes a fixed-size-list mini-block chunk: one validity
+// bitmap per list layer that has one (outer first), then the flattened items.
+// Block.ItemValid gets one entry per layer (nil for layers without validity);
+// layer k's bitmap has one bit per item of that layer (rows times the
+// dimensions of layers 0..k).
+func decodeFSLChunk(f *enc21pb.FixedSizeList, bufs [][]byte, n int, depth int) (Block, error) {
+	var dims []int
+	var valid []bool
+	e := &enc21pb.CompressiveEncoding{Compression: &enc21pb.CompressiveEncoding_FixedSizeList{FixedSizeList: f}}
+	for e.GetFixedSizeList() != nil {
+		l := e.GetFixedSizeList()
+		if l.ItemsPerValue == 0 || l.ItemsPerValue > 1<<20 || len(dims) > 8 {
+			return Block{}, fmt.Errorf("fixed-size list of %d items: %w", l.ItemsPerValue, ErrCorrupt)
+		}
+		dims = append(dims, int(l.ItemsPerValue))
+		valid = append(valid, l.HasValidity)
+		e = l.GetValues()
+	}
+	out := Block{N: n, Dims: dims, ItemValid: make([][]byte, len(dims))}
+	cnt := n
+	bi := 0
+	for li, d := range dims {
+		if cnt > maxDecodeValues/d {
+			return Block{}, fmt.Errorf("fixed-size list too large: %w", ErrCorrupt)
+		}
+		cnt *= d
+		if !valid[li] {
+			continue
+		}
+		if bi >= len(bufs) {
+			return Block{}, fmt.Errorf("missing validity buffer of list layer %d: %w", li, ErrCorrupt)
+		}
+		if len(bufs[bi]) < (cnt+7)/8 {
+			return Block{}, fmt.Errorf("validity of %d bytes for %d items: %w", len(bufs[bi]), cnt, ErrCorrupt)
+		}
+		out.ItemValid[li] = bufs[bi][:(cnt+7)/8]
+		bi++
+	}
+	inner, err := decodeMiniBlock(e, bufs[bi:], cnt, depth+1)
+	if err != nil {
+		return Block{}, err
+	}
+	if inner.Variable() {
+		return Block{}, fmt.Errorf("fixed-size list of variable-width items: %w", ErrUnsupported)
+	}
+	out.Bits = inner.Bits * (cnt / max(n, 1))
+	if n == 0 {
+		out.Bits = inner.Bits
+		for _, d := range dims {
+			out.Bits *= d
+		}
+	}
+	out.Data = inner.Data
+	return out, nil
 }

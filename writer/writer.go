@@ -14,6 +14,7 @@ import (
 	"github.com/planarlance/planar/proto/enc20pb"
 	"github.com/planarlance/planar/proto/file2pb"
 	"github.com/planarlance/planar/proto/filepb"
+	"github.com/planarlance/planar/structural"
 )
 
 // Writer writes one Lance file. It is not safe for concurrent use.
@@ -50,12 +51,22 @@ func New(dst io.Writer, schema *arrow.Schema, opts ...Option) (*Writer, error) {
 		return nil, err
 	}
 	w := &Writer{cfg: cfg, schema: schema, lschema: ls, sink: sink{w: dst}}
-	for _, leaf := range leaves {
-		c, err := newColumn(leaf, &w.cfg)
-		if err != nil {
-			return nil, err
+	li := 0
+	for ti, f := range schema.Fields() {
+		for _, path := range structural.LeafPaths(f.Type) {
+			if li >= len(leaves) {
+				return nil, fmt.Errorf("field %q: leaf columns disagree with the schema: %w", f.Name, ErrUnsupportedType)
+			}
+			c, err := newColumn(leaves[li], ti, path, &w.cfg)
+			if err != nil {
+				return nil, err
+			}
+			w.cols = append(w.cols, c)
+			li++
 		}
-		w.cols = append(w.cols, c)
+	}
+	if li != len(leaves) {
+		return nil, fmt.Errorf("schema has %d leaf columns, %d paths: %w", len(leaves), li, ErrUnsupportedType)
 	}
 	return w, nil
 }
@@ -128,9 +139,8 @@ func (w *Writer) WriteBatch(rec arrow.RecordBatch) error {
 	if n == 0 {
 		return nil
 	}
-	// Columns are leaves; today every top-level field is its own leaf.
-	for i, c := range w.cols {
-		if err := c.append(rec.Column(i), w); err != nil {
+	for _, c := range w.cols {
+		if err := c.append(rec.Column(c.top), w); err != nil {
 			return w.fail(fmt.Errorf("column %q: %w", c.leaf.Path, err))
 		}
 	}

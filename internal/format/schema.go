@@ -366,8 +366,8 @@ func SchemaFromLance(ps *filepb.Schema) (*arrow.Schema, []Column, error) {
 		if _, dup := byID[f.Id]; dup {
 			return nil, nil, fmt.Errorf("duplicate field id %d: %w", f.Id, ErrCorruptFile)
 		}
-		byID[f.Id] = n
 		if f.ParentId == -1 {
+			byID[f.Id] = n
 			roots = append(roots, n)
 			continue
 		}
@@ -375,6 +375,7 @@ func SchemaFromLance(ps *filepb.Schema) (*arrow.Schema, []Column, error) {
 		if !ok {
 			return nil, nil, fmt.Errorf("field %q names parent %d that does not precede it: %w", f.Name, f.ParentId, ErrCorruptFile)
 		}
+		byID[f.Id] = n
 		p.children = append(p.children, n)
 	}
 	var cols []Column

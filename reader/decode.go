@@ -1,0 +1,286 @@
+package reader
+
+import (
+	"fmt"
+
+	"github.com/planarlance/planar/proto/enc21pb"
+	"github.com/planarlance/planar/structural"
+	"github.com/planarlance/planar/values"
+)
+
+// pageData is one decoded dense page of a leaf column: its layers, level
+// streams and visible leaf values.
+type pageData struct {
+	layers     []structural.Layer
+	rep, def   []uint16 // nil when absent
+	numVisible int
+	vals       values.Block  // the visible values (indices when dict != nil)
+	dict       *values.Block // page dictionary items
+	constant   []byte        // every visible value is this scalar (vals unset)
+	allNull    bool          // no value bytes: every visible value is null
+}
+
+func (f *File) pageBuffers(p *page) ([][]byte, error) {
+	bufs := make([][]byte, len(p.buffers))
+	for i, r := range p.buffers {
+		b, err := f.readAt(r.Position, r.Size)
+		if err != nil {
+			return nil, err
+		}
+		bufs[i] = b
+	}
+	return bufs, nil
+}
+
+// decodeDense decodes a dense page (pb21 execution form) into levels and
+// visible values.
+func decodeDense(p *page, bufs [][]byte) (*pageData, error) {
+	switch x := p.layout.GetLayout().(type) {
+	case *enc21pb.PageLayout_MiniBlockLayout:
+		return decodeChunkedPage(x.MiniBlockLayout, bufs, int(p.rows))
+	case *enc21pb.PageLayout_ConstantLayout:
+		return decodeConstantPage(x.ConstantLayout, bufs, int(p.rows))
+	case *enc21pb.PageLayout_FullZipLayout:
+		return decodeZippedPage(x.FullZipLayout, bufs, int(p.rows))
+	}
+	return nil, fmt.Errorf("layout %T: %w", p.layout.GetLayout(), ErrUnsupported)
+}
+
+// countVisible returns the number of visible entries of a level stream.
+func countVisible(layers []structural.Layer, rep, def []uint16, n int) int {
+	if rep == nil || def == nil {
+		return n
+	}
+	maxVis := maxVisibleDef(layers)
+	c := 0
+	for _, d := range def {
+		if int(d) <= maxVis {
+			c++
+		}
+	}
+	return c
+}
+
+// maxVisibleDef is the largest def level of a visible entry: the def bands
+// of the layers inside the inner-most list.
+func maxVisibleDef(layers []structural.Layer) int {
+	m := 0
+	for _, l := range layers {
+		if structural.IsList(l) {
+			break
+		}
+		m += structural.DefLevels(l)
+	}
+	return m
+}
+
+func decodeChunkedPage(m *enc21pb.MiniBlockLayout, bufs [][]byte, rows int) (*pageData, error) {
+	if m.NumBuffers == 0 || m.NumBuffers > 16 {
+		return nil, fmt.Errorf("mini-block page with %d value buffers: %w", m.NumBuffers, ErrCorrupt)
+	}
+	if m.NumItems > 1<<40 {
+		return nil, fmt.Errorf("mini-block page with %d items: %w", m.NumItems, ErrCorrupt)
+	}
+	hasRep := m.RepCompression != nil
+	if !hasRep && m.NumItems != uint64(rows) {
+		return nil, fmt.Errorf("mini-block page has %d items for %d rows: %w", m.NumItems, rows, ErrCorrupt)
+	}
+	refs, err := values.ParseChunkMeta(bufs[0], m.HasLargeChunk, len(bufs[1]), m.NumItems)
+	if err != nil {
+		return nil, err
+	}
+	pd := &pageData{layers: m.Layers, numVisible: int(m.NumItems)}
+	if m.Dictionary != nil {
+		if m.NumDictionaryItems > 1<<32 {
+			return nil, fmt.Errorf("dictionary of %d items: %w", m.NumDictionaryItems, ErrCorrupt)
+		}
+		d, err := values.DecodeBlock(m.Dictionary, bufs[2], int(m.NumDictionaryItems))
+		if err != nil {
+			return nil, fmt.Errorf("dictionary: %w", err)
+		}
+		pd.dict = &d
+	}
+	layout := values.ChunkLayout{HasRep: hasRep, HasDef: m.DefCompression != nil, NumBuffers: int(m.NumBuffers), Large: m.HasLargeChunk}
+	if layout.HasDef {
+		pd.def = make([]uint16, 0, m.NumItems)
+	}
+	if layout.HasRep {
+		pd.rep = make([]uint16, 0, m.NumItems)
+	}
+	maxVis := maxVisibleDef(m.Layers)
+	var blocks []values.Block
+	for ci, r := range refs {
+		parts, err := values.ParseChunk(bufs[1][r.Offset:r.Offset+r.Size], layout)
+		if err != nil {
+			return nil, fmt.Errorf("chunk %d: %w", ci, err)
+		}
+		if !layout.HasRep && layout.HasDef && parts.NumLevels != r.NumValues {
+			return nil, fmt.Errorf("chunk %d has %d levels for %d values: %w", ci, parts.NumLevels, r.NumValues, ErrCorrupt)
+		}
+		if layout.HasRep {
+			if pd.rep, err = values.DecodeLevels(m.RepCompression, parts.Rep, parts.NumLevels, pd.rep); err != nil {
+				return nil, fmt.Errorf("chunk %d rep: %w", ci, err)
+			}
+		}
+		if layout.HasDef {
+			start := len(pd.def)
+			if pd.def, err = values.DecodeLevels(m.DefCompression, parts.Def, parts.NumLevels, pd.def); err != nil {
+				return nil, fmt.Errorf("chunk %d def: %w", ci, err)
+			}
+			if layout.HasRep {
+				vis := 0
+				for _, d := range pd.def[start:] {
+					if int(d) <= maxVis {
+						vis++
+					}
+				}
+				if vis != r.NumValues {
+					return nil, fmt.Errorf("chunk %d has %d visible levels for %d values: %w", ci, vis, r.NumValues, ErrCorrupt)
+				}
+			}
+		} else if layout.HasRep && parts.NumLevels != r.NumValues {
+			return nil, fmt.Errorf("chunk %d has %d levels for %d values: %w", ci, parts.NumLevels, r.NumValues, ErrCorrupt)
+		}
+		v, err := values.DecodeMiniBlock(m.ValueCompression, parts.Values, r.NumValues)
+		if err != nil {
+			return nil, fmt.Errorf("chunk %d values: %w", ci, err)
+		}
+		blocks = append(blocks, v)
+	}
+	if hasRep {
+		rowStarts := 0
+		R := uint16(0)
+		for _, l := range m.Layers {
+			if structural.IsList(l) {
+				R++
+			}
+		}
+		for _, r := range pd.rep {
+			if r == R {
+				rowStarts++
+			}
+		}
+		if rowStarts != rows {
+			return nil, fmt.Errorf("levels hold %d rows, page %d: %w", rowStarts, rows, ErrCorrupt)
+		}
+	}
+	if pd.vals, err = concatBlocks(blocks); err != nil {
+		return nil, err
+	}
+	return pd, nil
+}
+
+// concatBlocks joins decoded chunk blocks into one.
+func concatBlocks(bs []values.Block) (values.Block, error) {
+	if len(bs) == 1 {
+		return bs[0], nil
+	}
+	var out values.Block
+	if len(bs) == 0 {
+		return out, nil
+	}
+	out.Bits, out.Dims = bs[0].Bits, bs[0].Dims
+	if out.Bits == 0 {
+		out.Offsets = []uint64{0}
+	}
+	// Bits per row of every FSL layer's item validity.
+	layerBits := make([]int, len(bs[0].ItemValid))
+	per := 1
+	for k := range layerBits {
+		per *= out.Dims[k]
+		layerBits[k] = per
+	}
+	out.ItemValid = make([][]byte, len(layerBits))
+	nbits := 0
+	for _, b := range bs {
+		if b.Bits != out.Bits || len(b.ItemValid) != len(out.ItemValid) {
+			return out, fmt.Errorf("chunks decoded to different widths: %w", ErrCorrupt)
+		}
+		if out.Bits == 0 {
+			base := uint64(len(out.Data))
+			for _, o := range b.Offsets[1:] {
+				out.Offsets = append(out.Offsets, base+o)
+			}
+			out.Data = append(out.Data, b.Data...)
+		} else if out.Bits%8 == 0 {
+			out.Data = append(out.Data, b.Data[:b.N*out.Bits/8]...)
+		} else {
+			out.Data = appendBits(out.Data, nbits, b.Data, b.N*out.Bits)
+			nbits += b.N * out.Bits
+		}
+		for k, lb := range layerBits {
+			if (b.ItemValid[k] == nil) != (bs[0].ItemValid[k] == nil) {
+				return out, fmt.Errorf("chunks disagree on item validity: %w", ErrCorrupt)
+			}
+			if b.ItemValid[k] != nil {
+				out.ItemValid[k] = appendBits(out.ItemValid[k], out.N*lb, b.ItemValid[k], b.N*lb)
+			}
+		}
+		out.N += b.N
+	}
+	return out, nil
+}
+
+// appendBits appends n bits of src (from bit 0) at bit position at of dst.
+func appendBits(dst []byte, at int, src []byte, n int) []byte {
+	need := (at + n + 7) / 8
+	for len(dst) < need {
+		dst = append(dst, 0)
+	}
+	for i := 0; i < n; i++ {
+		if src[i/8]&(1<<(i%8)) != 0 {
+			j := at + i
+			dst[j/8] |= 1 << (j % 8)
+		}
+	}
+	return dst
+}
+
+func decodeConstantPage(c *enc21pb.ConstantLayout, bufs [][]byte, rows int) (*pageData, error) {
+	pd := &pageData{layers: c.Layers}
+	if len(bufs) == 1 || len(bufs) == 3 {
+		return nil, fmt.Errorf("constant page with a scalar value buffer: %w", ErrUnsupported)
+	}
+	if len(bufs) == 2 {
+		var err error
+		dec := func(enc *enc21pb.CompressiveEncoding, b []byte, cnt uint64) ([]uint16, error) {
+			if len(b) == 0 {
+				return nil, nil
+			}
+			n := int(cnt)
+			if enc == nil {
+				enc = values.FlatEncoding(16)
+				n = len(b) / 2
+			}
+			if cnt > 1<<40 {
+				return nil, fmt.Errorf("%d levels: %w", cnt, ErrCorrupt)
+			}
+			return values.DecodeLevels(enc, b, n, nil)
+		}
+		if pd.rep, err = dec(c.RepCompression, bufs[0], c.NumRepValues); err != nil {
+			return nil, fmt.Errorf("constant page rep: %w", err)
+		}
+		if pd.def, err = dec(c.DefCompression, bufs[1], c.NumDefValues); err != nil {
+			return nil, fmt.Errorf("constant page def: %w", err)
+		}
+		if pd.rep != nil && pd.def != nil && len(pd.rep) != len(pd.def) {
+			return nil, fmt.Errorf("constant page has %d rep and %d def levels: %w", len(pd.rep), len(pd.def), ErrCorrupt)
+		}
+	}
+	n := rows
+	if pd.rep != nil {
+		n = len(pd.rep)
+	} else if pd.def != nil {
+		n = len(pd.def)
+	}
+	if pd.rep == nil && n != rows {
+		return nil, fmt.Errorf("constant page has %d levels for %d rows: %w", n, rows, ErrCorrupt)
+	}
+	pd.numVisible = countVisible(c.Layers, pd.rep, pd.def, n)
+	if c.InlineValue != nil {
+		pd.constant = c.InlineValue
+	} else {
+		pd.allNull = true
+	}
+	return pd, nil
+}

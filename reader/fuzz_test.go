@@ -1,0 +1,96 @@
+package reader_test
+
+import (
+	"bytes"
+	"encoding/binary"
+	"maps"
+	"slices"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/planarlance/planar/internal/corpus"
+	"github.com/planarlance/planar/proto/file2pb"
+	"github.com/planarlance/planar/proto/filepb"
+	"github.com/planarlance/planar/reader"
+	"github.com/planarlance/planar/writer"
+)
+
+// fuzzSeeds returns small valid files of every format and a few truncated
+// and garbled variants of them.
+func fuzzSeeds(tb testing.TB) [][]byte {
+	mem := memory.NewGoAllocator()
+	var files [][]byte
+	golden := goldenRecord(mem)
+	defer golden.Release()
+	cases := []corpus.Case{
+		{Type: arrow.PrimitiveTypes.Int8, Nulls: corpus.AllNulls, Rows: 40},
+		{Type: arrow.PrimitiveTypes.Int64, Nulls: corpus.NoNulls, Shape: corpus.Sorted, Rows: 40},
+		{Type: arrow.PrimitiveTypes.Float64, Nulls: corpus.SomeNulls, Rows: 40},
+		{Type: &arrow.TimestampType{Unit: arrow.Millisecond, TimeZone: "UTC"}, Nulls: corpus.Alternating, Shape: corpus.Small, Rows: 40},
+		{Type: arrow.PrimitiveTypes.Uint16, Nulls: corpus.NullableNone, Shape: corpus.Const, Rows: 40},
+	}
+	multi := corpus.Record(mem, cases, 7)
+	defer multi.Release()
+	empty := array.NewRecordBatch(golden.Schema(), []arrow.Array{array.NewSlice(golden.Column(0), 0, 0)}, 0)
+	defer empty.Release()
+	for _, ff := range formats {
+		files = append(files,
+			writeFile(tb, golden, writer.WithFormat(ff)),
+			writeFile(tb, multi, writer.WithFormat(ff)),
+			writeFile(tb, multi, writer.WithFormat(ff), writer.WithMaxPageBytes(64)),
+			writeFile(tb, empty, writer.WithFormat(ff)),
+			rebuild(tb, writeFile(tb, golden, writer.WithFormat(ff)), func(fd *filepb.FileDescriptor, cols []*file2pb.ColumnMetadata) {
+				cols[0].Pages = []*file2pb.ColumnMetadata_Page{
+					constantPage(tb, ff, 6, []byte{42, 0, 0, 0}),
+					constantPage(tb, ff, 4, nil),
+				}
+			}),
+		)
+	}
+	sparse := sparseFiles(tb)
+	for _, cell := range slices.Sorted(maps.Keys(sparse)) {
+		files = append(files, sparse[cell])
+	}
+	seeds := append([][]byte(nil), files...)
+	for _, b := range files {
+		n := len(b)
+		seeds = append(seeds, b[:n-1], b[:n-40], b[:n/2], b[n-40:])
+		flip := append([]byte(nil), b...)
+		flip[n-100] ^= 0xFF
+		seeds = append(seeds, flip)
+		v20 := append([]byte(nil), b...)
+		binary.LittleEndian.PutUint16(v20[n-6:], 0)
+		seeds = append(seeds, v20)
+	}
+	return seeds
+}
+
+func FuzzOpen(f *testing.F) {
+	for _, s := range fuzzSeeds(f) {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		r, err := reader.Open(bytes.NewReader(b), int64(len(b)))
+		if err != nil {
+			return
+		}
+		for i := 0; i < r.NumColumns(); i++ {
+			_ = r.ColumnPath(i)
+			_ = r.Pages(i)
+		}
+		if rec, err := r.ReadAll(); err == nil {
+			if rec.NumRows() != r.NumRows() {
+				t.Fatalf("ReadAll returned %d rows of %d", rec.NumRows(), r.NumRows())
+			}
+			rec.Release()
+		}
+		if r.NumRows() > 0 {
+			if rec, err := r.Take([]int64{0}); err == nil {
+				rec.Release()
+			}
+		}
+	})
+}

@@ -1,0 +1,250 @@
+package reader
+
+import (
+	"encoding/binary"
+	"fmt"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/bitutil"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/planarlance/planar/values"
+)
+
+// bitmapFrom packs a validity slice; nil means all valid.
+func bitmapFrom(valid []bool) (*memory.Buffer, int) {
+	if valid == nil {
+		return nil, 0
+	}
+	bm := make([]byte, bitutil.BytesForBits(int64(len(valid))))
+	nulls := 0
+	for i, v := range valid {
+		if v {
+			bitutil.SetBit(bm, i)
+		} else {
+			nulls++
+		}
+	}
+	if nulls == 0 {
+		return nil, 0
+	}
+	return memory.NewBufferBytes(bm), nulls
+}
+
+// expandDict replaces indices by the dictionary items they name.
+func expandDict(idx values.Block, dict *values.Block, valid []bool) (values.Block, error) {
+	ib := idx.Bits / 8
+	if idx.Bits%8 != 0 || ib < 1 || ib > 8 || idx.Variable() {
+		return values.Block{}, fmt.Errorf("dictionary indices of %d bits: %w", idx.Bits, ErrCorrupt)
+	}
+	key := func(i int) uint64 {
+		var k uint64
+		for j := ib - 1; j >= 0; j-- {
+			k = k<<8 | uint64(idx.Data[i*ib+j])
+		}
+		return k
+	}
+	out := values.Block{N: idx.N, Bits: dict.Bits, Dims: dict.Dims}
+	if dict.Variable() {
+		out.Offsets = make([]uint64, 1, idx.N+1)
+	}
+	w := dict.Bits / 8
+	for i := 0; i < idx.N; i++ {
+		k := key(i)
+		if k >= uint64(dict.N) {
+			if valid == nil || valid[i] {
+				return values.Block{}, fmt.Errorf("dictionary index %d of %d items: %w", k, dict.N, ErrCorrupt)
+			}
+			k = 0 // slots under nulls may hold anything
+			if dict.N == 0 {
+				if dict.Variable() {
+					out.Offsets = append(out.Offsets, uint64(len(out.Data)))
+				} else {
+					out.Data = append(out.Data, make([]byte, w)...)
+				}
+				continue
+			}
+		}
+		if dict.Variable() {
+			out.Data = append(out.Data, dict.Data[dict.Offsets[k]:dict.Offsets[k+1]]...)
+			out.Offsets = append(out.Offsets, uint64(len(out.Data)))
+		} else {
+			out.Data = append(out.Data, dict.Data[int(k)*w:int(k+1)*w]...)
+		}
+	}
+	return out, nil
+}
+
+// leafArray builds the Arrow leaf array of n visible values of type dt.
+func leafArray(dt arrow.DataType, pd *pageData, valid []bool) (arrow.ArrayData, error) {
+	n := pd.numVisible
+	if pd.allNull {
+		valid = make([]bool, n)
+	}
+	vb, nulls := bitmapFrom(valid)
+	if dt.ID() == arrow.NULL {
+		return array.NewData(dt, n, []*memory.Buffer{nil}, nil, n, 0), nil
+	}
+	vals := pd.vals
+	switch {
+	case pd.allNull || pd.constant != nil:
+		var err error
+		if vals, err = repeatScalar(dt, pd.constant, n); err != nil {
+			return nil, err
+		}
+	case pd.dict != nil:
+		var err error
+		if vals, err = expandDict(pd.vals, pd.dict, valid); err != nil {
+			return nil, err
+		}
+	}
+	if vals.N != n {
+		return nil, fmt.Errorf("%d values decoded for %d visible items: %w", vals.N, n, ErrCorrupt)
+	}
+	switch t := dt.(type) {
+	case *arrow.BooleanType:
+		data := vals.Data
+		if vals.Bits == 8 { // zipped pages widen booleans to bytes
+			bm := make([]byte, bitutil.BytesForBits(int64(n)))
+			for i := 0; i < n; i++ {
+				if data[i] != 0 {
+					bitutil.SetBit(bm, i)
+				}
+			}
+			data = bm
+		} else if vals.Bits != 1 {
+			return nil, fmt.Errorf("booleans decoded as %d-bit values: %w", vals.Bits, ErrCorrupt)
+		}
+		return array.NewData(dt, n, []*memory.Buffer{vb, memory.NewBufferBytes(data)}, nil, nulls, 0), nil
+	case *arrow.StringType, *arrow.BinaryType:
+		if !vals.Variable() {
+			return nil, fmt.Errorf("%s decoded as fixed-width values: %w", dt, ErrCorrupt)
+		}
+		offs := make([]byte, 4*(n+1))
+		for i, o := range vals.Offsets {
+			if o > 1<<31-1 {
+				return nil, fmt.Errorf("offset %d overflows int32: %w", o, ErrCorrupt)
+			}
+			binary.LittleEndian.PutUint32(offs[4*i:], uint32(o))
+		}
+		return array.NewData(dt, n, []*memory.Buffer{vb, memory.NewBufferBytes(offs), memory.NewBufferBytes(vals.Data)}, nil, nulls, 0), nil
+	case *arrow.LargeStringType, *arrow.LargeBinaryType:
+		if !vals.Variable() {
+			return nil, fmt.Errorf("%s decoded as fixed-width values: %w", dt, ErrCorrupt)
+		}
+		offs := make([]byte, 8*(n+1))
+		for i, o := range vals.Offsets {
+			binary.LittleEndian.PutUint64(offs[8*i:], o)
+		}
+		return array.NewData(dt, n, []*memory.Buffer{vb, memory.NewBufferBytes(offs), memory.NewBufferBytes(vals.Data)}, nil, nulls, 0), nil
+	case *arrow.FixedSizeListType:
+		return fslLeaf(t, vals, n, vb, nulls)
+	case *arrow.DictionaryType:
+		return nil, fmt.Errorf("dictionary-typed columns: %w", ErrUnsupported)
+	}
+	bits := bitWidth(dt)
+	if bits == 0 || bits%8 != 0 {
+		return nil, fmt.Errorf("type %s: %w", dt, ErrUnsupported)
+	}
+	if vals.Variable() || vals.Bits != bits || len(vals.Data) < n*bits/8 {
+		return nil, fmt.Errorf("%s decoded as %d-bit values: %w", dt, vals.Bits, ErrCorrupt)
+	}
+	return array.NewData(dt, n, []*memory.Buffer{vb, memory.NewBufferBytes(vals.Data[:n*bits/8])}, nil, nulls, 0), nil
+}
+
+// fslLeaf builds a (possibly nested) fixed-size list of primitives from
+// flattened item data and the per-layer item validity.
+func fslLeaf(t *arrow.FixedSizeListType, vals values.Block, n int, vb *memory.Buffer, nulls int) (arrow.ArrayData, error) {
+	if vals.Variable() {
+		return nil, fmt.Errorf("fixed-size list decoded as variable-width values: %w", ErrCorrupt)
+	}
+	return fslLayer(t, vals, 0, n, vb, nulls)
+}
+
+func fslLayer(t *arrow.FixedSizeListType, vals values.Block, layer, n int, vb *memory.Buffer, nulls int) (arrow.ArrayData, error) {
+	dim := int(t.Len())
+	items := n * dim
+	var cvb *memory.Buffer
+	cnulls := 0
+	if layer < len(vals.ItemValid) && vals.ItemValid[layer] != nil {
+		bm := vals.ItemValid[layer]
+		if len(bm) < int(bitutil.BytesForBits(int64(items))) {
+			return nil, fmt.Errorf("item validity too short: %w", ErrCorrupt)
+		}
+		cnulls = items - bitutil.CountSetBits(bm, 0, items)
+		if cnulls > 0 {
+			cvb = memory.NewBufferBytes(bm)
+		}
+	}
+	child := t.Elem()
+	var cd arrow.ArrayData
+	switch ct := child.(type) {
+	case *arrow.FixedSizeListType:
+		var err error
+		if cd, err = fslLayer(ct, vals, layer+1, items, cvb, cnulls); err != nil {
+			return nil, err
+		}
+	case *arrow.BooleanType:
+		if len(vals.Data) < int(bitutil.BytesForBits(int64(items))) {
+			return nil, fmt.Errorf("boolean fixed-size list data too short: %w", ErrCorrupt)
+		}
+		cd = array.NewData(child, items, []*memory.Buffer{cvb, memory.NewBufferBytes(vals.Data)}, nil, cnulls, 0)
+	default:
+		ib := bitWidth(child)
+		if ib == 0 || ib%8 != 0 || len(vals.Data) < items*ib/8 {
+			return nil, fmt.Errorf("fixed-size list of %s decoded as %d-bit rows: %w", child, vals.Bits, ErrCorrupt)
+		}
+		cd = array.NewData(child, items, []*memory.Buffer{cvb, memory.NewBufferBytes(vals.Data[:items*ib/8])}, nil, cnulls, 0)
+	}
+	defer cd.Release()
+	return array.NewData(t, n, []*memory.Buffer{vb}, []arrow.ArrayData{cd}, nulls, 0), nil
+}
+
+// repeatScalar materializes a constant (or, with a nil scalar, zero) value n
+// times.
+func repeatScalar(dt arrow.DataType, scalar []byte, n int) (values.Block, error) {
+	switch dt.ID() {
+	case arrow.STRING, arrow.BINARY, arrow.LARGE_STRING, arrow.LARGE_BINARY:
+		if scalar != nil {
+			return values.Block{}, fmt.Errorf("inline constant for %s: %w", dt, ErrCorrupt)
+		}
+		return values.Block{N: n, Offsets: make([]uint64, n+1)}, nil
+	case arrow.BOOL:
+		bm := make([]byte, bitutil.BytesForBits(int64(n)))
+		if len(scalar) > 0 && scalar[0]&1 != 0 {
+			bitutil.SetBitsTo(bm, 0, int64(n), true)
+		}
+		return values.Block{Bits: 1, N: n, Data: bm}, nil
+	}
+	bits := bitWidth(dt)
+	if t, ok := dt.(*arrow.FixedSizeListType); ok {
+		bits = fslBits(t)
+	}
+	if bits == 0 || bits%8 != 0 {
+		return values.Block{}, fmt.Errorf("constant of type %s: %w", dt, ErrUnsupported)
+	}
+	w := bits / 8
+	if scalar != nil && len(scalar) != w {
+		return values.Block{}, fmt.Errorf("constant of %d bytes for %d-byte values: %w", len(scalar), w, ErrCorrupt)
+	}
+	out := values.Block{Bits: bits, N: n, Data: make([]byte, 0, n*w)}
+	if scalar == nil {
+		out.Data = out.Data[:n*w]
+		return out, nil
+	}
+	for i := 0; i < n; i++ {
+		out.Data = append(out.Data, scalar...)
+	}
+	return out, nil
+}
+
+func fslBits(t *arrow.FixedSizeListType) int {
+	if c, ok := t.Elem().(*arrow.FixedSizeListType); ok {
+		return int(t.Len()) * fslBits(c)
+	}
+	if t.Elem().ID() == arrow.BOOL {
+		return int(t.Len())
+	}
+	return int(t.Len()) * bitWidth(t.Elem())
+}

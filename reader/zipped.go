@@ -1,0 +1,183 @@
+package reader
+
+import (
+	"fmt"
+
+	"github.com/planarlance/planar/proto/enc21pb"
+	"github.com/planarlance/planar/structural"
+	"github.com/planarlance/planar/values"
+)
+
+// decodeZippedPage decodes a dense x zipped (FullZip) page.
+func decodeZippedPage(z *enc21pb.FullZipLayout, bufs [][]byte, rows int) (*pageData, error) {
+	if len(bufs) < 1 || len(bufs) > 2 {
+		return nil, fmt.Errorf("zipped page with %d buffers: %w", len(bufs), ErrCorrupt)
+	}
+	R := 0
+	for _, l := range z.Layers {
+		if structural.IsList(l) {
+			R++
+		}
+	}
+	lv := values.ZipLevels{BitsRep: int(z.BitsRep), BitsDef: int(z.BitsDef), MaxRep: R, MaxVisibleDef: maxVisibleDef(z.Layers)}
+	items, visible := int(z.NumItems), int(z.NumVisibleItems)
+	if R == 0 && items != rows {
+		return nil, fmt.Errorf("zipped page has %d items for %d rows: %w", items, rows, ErrCorrupt)
+	}
+	pd := &pageData{layers: z.Layers, numVisible: visible}
+	var zp values.Zipped
+	var err error
+	switch d := z.Details.(type) {
+	case *enc21pb.FullZipLayout_BitsPerValue:
+		bits := int(d.BitsPerValue)
+		if bits <= 0 || bits%8 != 0 {
+			return nil, fmt.Errorf("zipped values of %d bits: %w", bits, ErrCorrupt)
+		}
+		w := bits / 8
+		if lv.BitsRep+lv.BitsDef == 0 && values.LegacyPhantomControlWords(len(bufs[0]), items, w) && R == 0 {
+			// Pages from writers that emitted a 1-byte control word although
+			// both widths were recorded as zero.
+			lv.BitsDef = 1
+			zp, err = values.ParseZippedFixed(bufs[0], lv, items, visible, w)
+			zp.Def = nil
+		} else {
+			zp, err = values.ParseZippedFixed(bufs[0], lv, items, visible, w)
+		}
+		if err != nil {
+			return nil, err
+		}
+		pd.vals, err = perValueFixed(z.ValueCompression, zp.Values, visible, bits)
+		if err != nil {
+			return nil, err
+		}
+	case *enc21pb.FullZipLayout_BitsPerOffset:
+		if len(bufs) != 2 {
+			return nil, fmt.Errorf("variable zipped page without a repetition index: %w", ErrCorrupt)
+		}
+		zp, err = values.ParseZippedVariable(bufs[0], bufs[1], lv, items, visible, rows, int(d.BitsPerOffset))
+		if err != nil {
+			return nil, err
+		}
+		pd.vals, err = perValueVariable(z.ValueCompression, values.Block{N: visible, Offsets: zp.Offsets, Data: zp.VarData})
+		if err != nil {
+			return nil, err
+		}
+	default:
+		return nil, fmt.Errorf("zipped page without addressing: %w", ErrCorrupt)
+	}
+	if R > 0 && zp.NumRows != rows {
+		return nil, fmt.Errorf("zipped page holds %d rows, page %d: %w", zp.NumRows, rows, ErrCorrupt)
+	}
+	if R > 0 {
+		pd.rep = zp.Rep
+	}
+	if structural.HasDef(z.Layers) {
+		pd.def = zp.Def
+		if pd.def == nil {
+			pd.def = make([]uint16, items)
+		}
+	}
+	return pd, nil
+}
+
+// perValueFixed interprets the fixed-width records of a zipped page.
+func perValueFixed(e *enc21pb.CompressiveEncoding, data []byte, n, bits int) (values.Block, error) {
+	switch c := e.GetCompression().(type) {
+	case *enc21pb.CompressiveEncoding_Flat:
+		if int(c.Flat.BitsPerValue) != bits {
+			return values.Block{}, fmt.Errorf("zipped flat of %d bits in %d-bit records: %w", c.Flat.BitsPerValue, bits, ErrCorrupt)
+		}
+		return values.Block{Bits: bits, N: n, Data: data}, nil
+	case *enc21pb.CompressiveEncoding_FixedSizeList:
+		var dims []int
+		var hasValid []bool
+		cur := e
+		for cur.GetFixedSizeList() != nil {
+			l := cur.GetFixedSizeList()
+			if l.ItemsPerValue == 0 || l.ItemsPerValue > 1<<20 || len(dims) > 8 {
+				return values.Block{}, fmt.Errorf("zipped fixed-size list of %d items: %w", l.ItemsPerValue, ErrCorrupt)
+			}
+			dims = append(dims, int(l.ItemsPerValue))
+			hasValid = append(hasValid, l.HasValidity)
+			cur = l.GetValues()
+		}
+		inner := cur.GetFlat()
+		if inner == nil || inner.BitsPerValue%8 != 0 && inner.BitsPerValue != 1 {
+			return values.Block{}, fmt.Errorf("zipped fixed-size list over %v: %w", cur, ErrUnsupported)
+		}
+		ib := int(inner.BitsPerValue)
+		// Per row: a validity bitmap for every layer that has one (outer
+		// first, D_k bits), then the data.
+		per := make([]int, len(dims))
+		d := 1
+		vbytes := 0
+		for k, dim := range dims {
+			d *= dim
+			per[k] = d
+			if hasValid[k] {
+				vbytes += (d + 7) / 8
+			}
+		}
+		dataBits := ib * d
+		if dataBits%8 != 0 || (vbytes+dataBits/8)*8 != bits {
+			return values.Block{}, fmt.Errorf("zipped fixed-size list rows of %d bits, layout needs %d: %w", bits, (vbytes+dataBits/8)*8, ErrCorrupt)
+		}
+		if vbytes == 0 {
+			return values.Block{Bits: bits, N: n, Data: data, Dims: dims}, nil
+		}
+		row := vbytes + dataBits/8
+		out := values.Block{Bits: dataBits, N: n, Dims: dims, Data: make([]byte, 0, n*dataBits/8), ItemValid: make([][]byte, len(dims))}
+		for k := range dims {
+			if hasValid[k] {
+				out.ItemValid[k] = make([]byte, (n*per[k]+7)/8)
+			}
+		}
+		for r := 0; r < n; r++ {
+			rec := data[r*row : (r+1)*row]
+			pos := 0
+			for k := range dims {
+				if !hasValid[k] {
+					continue
+				}
+				for i := 0; i < per[k]; i++ {
+					if rec[pos+i/8]&(1<<(i%8)) != 0 {
+						j := r*per[k] + i
+						out.ItemValid[k][j/8] |= 1 << (j % 8)
+					}
+				}
+				pos += (per[k] + 7) / 8
+			}
+			out.Data = append(out.Data, rec[vbytes:]...)
+		}
+		return out, nil
+	case *enc21pb.CompressiveEncoding_Constant:
+		// Legacy: a fixed-size list whose items are all null.
+		return values.Block{}, fmt.Errorf("zipped constant values: %w", ErrUnsupported)
+	}
+	return values.Block{}, fmt.Errorf("zipped fixed-width encoding %T: %w", e.GetCompression(), ErrUnsupported)
+}
+
+// perValueVariable undoes the per-value codec of a variable zipped page.
+func perValueVariable(e *enc21pb.CompressiveEncoding, in values.Block) (values.Block, error) {
+	switch c := e.GetCompression().(type) {
+	case *enc21pb.CompressiveEncoding_Variable:
+		return in, nil
+	case *enc21pb.CompressiveEncoding_Fsst:
+		return values.FsstDecodeBlock(c.Fsst.SymbolTable, in)
+	case *enc21pb.CompressiveEncoding_General:
+		s := values.Scheme(c.General.GetCompression().GetScheme())
+		out := values.Block{N: in.N, Offsets: make([]uint64, 1, in.N+1)}
+		var err error
+		for i := 0; i < in.N; i++ {
+			v := in.Data[in.Offsets[i]:in.Offsets[i+1]]
+			if len(v) > 0 {
+				if out.Data, err = values.Decompress(out.Data, s, v); err != nil {
+					return values.Block{}, err
+				}
+			}
+			out.Offsets = append(out.Offsets, uint64(len(out.Data)))
+		}
+		return out, nil
+	}
+	return values.Block{}, fmt.Errorf("zipped variable encoding %T: %w", e.GetCompression(), ErrUnsupported)
+}

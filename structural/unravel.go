@@ -1,0 +1,297 @@
+package structural
+
+import (
+	"errors"
+	"fmt"
+	"math"
+)
+
+// ErrCorruptLevels reports repetition/definition levels (or the counts that
+// go with them) that no Arrow data could have produced.
+var ErrCorruptLevels = errors.New("structural: corrupt levels")
+
+// LayerData is the Arrow structure of one layer of a decoded page, outer-most
+// first.
+type LayerData struct {
+	Layer   Layer
+	Len     int     // number of slots of this layer
+	Valid   []bool  // nil = all valid; else len Len
+	Offsets []int32 // list layers only: Len+1 offsets into the next layer's slots, starting at 0
+	Dim     int     // structural FSL layers: children per slot (0 otherwise)
+}
+
+// Unravel turns one page's levels into per-layer structure. layers is
+// inner-most first (as stored), kinds gives the StepKind of each layer
+// outer-most first, numRows is the page length (elements, see BuildDense) and
+// numVisible the number of leaf values decoded. The result is outer-most
+// first; its last entry is the leaf validity layer (Len == numVisible).
+//
+// kinds carries no FSL dimension, so a path with a StepFSL layer must use
+// UnravelPath.
+func Unravel(layers []Layer, kinds []StepKind, rep, def []uint16, numRows, numVisible int) ([]LayerData, error) {
+	path := make([]Step, len(kinds))
+	for i, k := range kinds {
+		if k == StepFSL {
+			return nil, errors.New("structural: Unravel cannot know the dimension of a structural FSL layer; use UnravelPath")
+		}
+		path[i] = Step{Kind: k}
+	}
+	return UnravelPath(layers, path, rep, def, numRows, numVisible)
+}
+
+// UnravelPath is Unravel with the full path (as from LeafPaths), which also
+// gives the dimension of structural FSL layers. Struct child indices are
+// ignored.
+//
+// Slots below a null struct or FSL slot are reported null (the push-down of
+// BuildDense), whatever the child layer's kind; a list below one is a null
+// list of length 0. Null and empty lists have equal offsets. Every
+// inconsistency (a level past the layers' bands, a repetition level that does
+// not fit the nesting, an entry under a null slot that does not carry its
+// level, counts that disagree) returns an error wrapping ErrCorruptLevels.
+func UnravelPath(layers []Layer, path []Step, rep, def []uint16, numRows, numVisible int) ([]LayerData, error) {
+	L := len(path)
+	if L == 0 || len(layers) != L {
+		return nil, corrupt("%d layers for a path of %d steps", len(layers), L)
+	}
+	if numRows < 0 || numVisible < 0 {
+		return nil, corrupt("negative counts (rows %d, visible %d)", numRows, numVisible)
+	}
+	u := &unraveler{
+		path:      path,
+		listBelow: make([]int, L+1),
+		out:       make([]LayerData, L),
+		anyNull:   make([]bool, L),
+	}
+	dims := 1
+	for d := L - 1; d >= 0; d-- {
+		st := path[d]
+		l := layers[L-1-d]
+		u.out[d].Layer = l
+		u.listBelow[d] = u.listBelow[d+1]
+		switch st.Kind {
+		case StepLeaf:
+			if d != L-1 {
+				return nil, corrupt("leaf step at %d of a %d-step path", d, L)
+			}
+		case StepStruct, StepFSL, StepList:
+			if d == L-1 {
+				return nil, corrupt("path ends with a %v step, not a leaf", st.Kind)
+			}
+		default:
+			return nil, corrupt("path step %d has unknown kind %v", d, st.Kind)
+		}
+		switch l {
+		case AllValidItem, NullableItem:
+			if st.Kind == StepList {
+				return nil, corrupt("layer %d is %v for a list step", d, l)
+			}
+		case AllValidList, NullableList, EmptyableList, NullAndEmptyList:
+			if st.Kind != StepList {
+				return nil, corrupt("layer %d is %v for a %v step", d, l, st.Kind)
+			}
+		default:
+			return nil, corrupt("layer %d has unknown kind %v", d, l)
+		}
+		switch st.Kind {
+		case StepList:
+			u.listBelow[d]++
+			u.out[d].Offsets = []int32{0}
+		case StepFSL:
+			if st.Dim <= 0 {
+				return nil, corrupt("structural FSL step %d has dimension %d", d, st.Dim)
+			}
+			if dims > math.MaxInt32/st.Dim {
+				return nil, corrupt("structural FSL dimensions overflow")
+			}
+			dims *= st.Dim
+			u.out[d].Dim = st.Dim
+		}
+	}
+
+	// Def bands, inner-most first: value → (layer, empty?).
+	u.condLayer = []int{L} // value 0: no condition
+	u.condEmpty = []bool{false}
+	for j := range L {
+		d := L - 1 - j
+		switch layers[j] {
+		case NullableItem, NullableList:
+			u.condLayer, u.condEmpty = append(u.condLayer, d), append(u.condEmpty, false)
+		case EmptyableList:
+			u.condLayer, u.condEmpty = append(u.condLayer, d), append(u.condEmpty, true)
+		case NullAndEmptyList:
+			u.condLayer, u.condEmpty = append(u.condLayer, d, d), append(u.condEmpty, false, true)
+		}
+	}
+
+	R := u.listBelow[0]
+	switch {
+	case R == 0 && len(rep) > 0:
+		return nil, corrupt("repetition levels without a list layer")
+	case R > 0 && rep == nil && (len(def) > 0 || numVisible > 0 || numRows > 0):
+		return nil, corrupt("no repetition levels for %d list layers", R)
+	}
+	if R > 0 {
+		u.n = len(rep)
+		if def != nil && len(def) != u.n {
+			return nil, corrupt("%d repetition and %d definition levels", len(rep), len(def))
+		}
+	} else if def != nil {
+		u.n = len(def)
+	} else {
+		return trivial(u.out, dims, numRows, numVisible)
+	}
+	if R > 0 {
+		u.rep = rep
+	}
+	u.def = def
+
+	rows := 0
+	for u.pos < u.n {
+		if err := u.slot(0, -1, true); err != nil {
+			return nil, err
+		}
+		rows++
+	}
+	if u.visible != numVisible {
+		return nil, corrupt("levels give %d visible items, page has %d", u.visible, numVisible)
+	}
+	if rows > math.MaxInt/dims || rows*dims != numRows {
+		return nil, corrupt("levels give %d rows (×%d), page has %d", rows, dims, numRows)
+	}
+	for d := range u.out {
+		if !u.anyNull[d] {
+			u.out[d].Valid = nil
+		}
+	}
+	return u.out, nil
+}
+
+func corrupt(format string, args ...any) error {
+	return fmt.Errorf("%w: "+format, append([]any{ErrCorruptLevels}, args...)...)
+}
+
+// trivial is a page without level streams and without lists: every slot is
+// valid and every entry visible.
+func trivial(out []LayerData, dims, numRows, numVisible int) ([]LayerData, error) {
+	if numRows != numVisible || numRows%dims != 0 {
+		return nil, corrupt("page of %d rows has %d visible items (dimensions %d)", numRows, numVisible, dims)
+	}
+	n := numRows / dims
+	for d := range out {
+		out[d].Len = n
+		if out[d].Dim > 0 {
+			n *= out[d].Dim
+		}
+	}
+	return out, nil
+}
+
+type unraveler struct {
+	path      []Step
+	listBelow []int  // list layers at depth ≥ d
+	condLayer []int  // def value → layer depth of its condition (len(path) = none)
+	condEmpty []bool // def value → the condition is an empty list
+	rep, def  []uint16
+	n, pos    int
+	visible   int
+	out       []LayerData
+	anyNull   []bool
+}
+
+func (u *unraveler) push(d int, valid bool) {
+	o := &u.out[d]
+	o.Valid = append(o.Valid, valid)
+	o.Len++
+	if !valid {
+		u.anyNull[d] = true
+	}
+}
+
+// slot parses one slot of layer d starting at the current entry. inh is the
+// layer of an ancestor's null condition (-1 = none); checkRep says the slot
+// is not the first child of its parent, so its first entry must carry the
+// repetition level of a new slot at depth d.
+func (u *unraveler) slot(d, inh int, checkRep bool) error {
+	if u.pos >= u.n {
+		return corrupt("levels end inside a slot of layer %d", d)
+	}
+	if checkRep && u.rep != nil {
+		if r := int(u.rep[u.pos]); r != u.listBelow[d] {
+			return corrupt("entry %d has repetition %d, a new slot of layer %d needs %d", u.pos, r, d, u.listBelow[d])
+		}
+	}
+	c, empty := len(u.path), false
+	if u.def != nil {
+		v := int(u.def[u.pos])
+		if v >= len(u.condLayer) {
+			return corrupt("entry %d has definition %d, maximum is %d", u.pos, v, len(u.condLayer)-1)
+		}
+		c, empty = u.condLayer[v], u.condEmpty[v]
+	}
+	if inh >= 0 {
+		if c != inh {
+			return corrupt("entry %d below a null slot of layer %d has definition of layer %d", u.pos, inh, c)
+		}
+	} else if c < d {
+		return corrupt("entry %d has the condition of layer %d inside a valid slot of it", u.pos, c)
+	}
+	st := u.path[d]
+	switch st.Kind {
+	case StepLeaf:
+		u.push(d, inh < 0 && c != d)
+		u.pos++
+		u.visible++
+		return nil
+	case StepStruct, StepFSL:
+		u.push(d, inh < 0 && c != d)
+		ninh := inh
+		if inh < 0 && c == d {
+			ninh = d
+		}
+		reps := 1
+		if st.Kind == StepFSL {
+			reps = st.Dim
+		}
+		for i := range reps {
+			if err := u.slot(d+1, ninh, i > 0); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	// List layer.
+	k := u.listBelow[d]
+	if inh >= 0 || c == d {
+		// A slot without children: pushed-down null, null or empty list.
+		u.push(d, inh < 0 && empty)
+		u.pos++
+		return u.closeList(d)
+	}
+	u.push(d, true)
+	if err := u.slot(d+1, -1, false); err != nil {
+		return err
+	}
+	for u.pos < u.n {
+		r := int(u.rep[u.pos])
+		if r >= k {
+			break
+		}
+		if r != k-1 {
+			return corrupt("entry %d has repetition %d after a complete child of list layer %d (number %d)", u.pos, r, d, k)
+		}
+		if err := u.slot(d+1, -1, true); err != nil {
+			return err
+		}
+	}
+	return u.closeList(d)
+}
+
+func (u *unraveler) closeList(d int) error {
+	n := u.out[d+1].Len
+	if n > math.MaxInt32 {
+		return corrupt("layer %d has more than 2^31-1 slots", d+1)
+	}
+	u.out[d].Offsets = append(u.out[d].Offsets, int32(n))
+	return nil
+}

@@ -1,0 +1,494 @@
+package writer
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+
+	"github.com/planarlance/planar/proto/enc21pb"
+	"github.com/planarlance/planar/selector"
+	"github.com/planarlance/planar/structural"
+	"github.com/planarlance/planar/values"
+)
+
+// pageValues is the visible leaf values of one page, gathered.
+type pageValues struct {
+	n        int
+	fixed    []byte   // kindFixed / kindFSL data, kindBool bitmap
+	offsets  []uint64 // kindVariable: n+1
+	itemNull []byte   // kindFSL: item validity when some item is null
+	nulls    []bool   // visible leaf nulls (own validity only)
+	allNull  bool
+}
+
+func (c *column) gather(segs []structural.Segment, n int) pageValues {
+	pv := pageValues{n: n}
+	nulls := 0
+	pv.nulls = make([]bool, 0, n)
+	for _, s := range segs {
+		for i := s.Start; i < s.End; i++ {
+			null := s.Arr.IsNull(i)
+			pv.nulls = append(pv.nulls, null)
+			if null {
+				nulls++
+			}
+		}
+	}
+	pv.allNull = nulls == n
+	switch c.info.kind {
+	case kindFixed:
+		pv.fixed = gatherFixed(c.vals[:0], segs, c.info.bits/8)
+	case kindBool:
+		pv.fixed, _ = gatherBits(c.vals[:0], 0, segs)
+	case kindVariable:
+		pv.offsets = append(c.offsets[:0], 0)
+		pv.offsets, pv.fixed = gatherVariable(pv.offsets, c.vals[:0], segs)
+	case kindFSL:
+		var any bool
+		pv.fixed, pv.itemNull, any = gatherFSL(c.vals[:0], segs, c.info)
+		if !any {
+			pv.itemNull = nil
+		}
+	}
+	c.vals = pv.fixed
+	c.offsets = pv.offsets
+	return pv
+}
+
+// scalar returns the inline constant of a page whose visible values are all
+// non-null and equal (fixed-width values of at most 32 bytes), or nil.
+func (c *column) scalar(pv pageValues) []byte {
+	if pv.n == 0 {
+		return nil
+	}
+	for _, null := range pv.nulls {
+		if null {
+			return nil
+		}
+	}
+	switch c.info.kind {
+	case kindFixed:
+		w := c.info.bits / 8
+		if w > 32 {
+			return nil
+		}
+		first := pv.fixed[:w]
+		for i := 1; i < pv.n; i++ {
+			if !bytes.Equal(pv.fixed[i*w:(i+1)*w], first) {
+				return nil
+			}
+		}
+		return append([]byte(nil), first...)
+	case kindBool:
+		v := pv.fixed[0] & 1
+		for i := 1; i < pv.n; i++ {
+			if (pv.fixed[i/8]>>(i%8))&1 != v {
+				return nil
+			}
+		}
+		return []byte{v}
+	}
+	return nil
+}
+
+func (c *column) encode(d structural.Dense, segs []structural.Segment) (encoded, error) {
+	pv := c.gather(segs, d.NumVisible)
+	sp := selector.Page{
+		Degenerate:     structural.IsDegenerate(d.Layers),
+		SingleNullable: len(d.Layers) == 1 && d.Layers[0] == structural.NullableItem,
+		NumVisible:     d.NumVisible,
+		AllNull:        pv.allNull || c.info.kind == kindNull,
+		CanZip:         c.info.kind != kindBool && c.info.kind != kindNull && c.info.rowBits()%8 == 0,
+	}
+	switch c.info.kind {
+	case kindVariable:
+		sp.MaxValueBytes = maxLen(pv.offsets)
+	case kindNull:
+	default:
+		sp.MaxValueBytes = c.info.rowBits() / 8
+		sp.Scalar = c.scalar(pv)
+	}
+	if c.info.kind == kindNull && !sp.SingleNullable {
+		return encoded{}, fmt.Errorf("null-typed column %q inside other structure: %w", c.leaf.Path, ErrUnsupportedType)
+	}
+	plan := selector.Choose(sp, selector.Options{})
+	enc := encoded{plan: plan}
+	var err error
+	switch plan.Values {
+	case selector.None:
+		enc.layout = constantLayout(d.Layers, nil)
+		enc.desc = "no values"
+	case selector.Constant:
+		enc.layout = constantLayout(d.Layers, sp.Scalar)
+		enc.desc = fmt.Sprintf("scalar %d bytes", len(sp.Scalar))
+	case selector.Zipped:
+		err = c.encodeZipped(d, pv, &enc)
+	default:
+		err = c.encodeChunked(d, pv, &enc)
+	}
+	return enc, err
+}
+
+func constantLayout(layers []structural.Layer, scalar []byte) *enc21pb.PageLayout {
+	return &enc21pb.PageLayout{Layout: &enc21pb.PageLayout_ConstantLayout{ConstantLayout: &enc21pb.ConstantLayout{Layers: layers, InlineValue: scalar}}}
+}
+
+func maxVisibleDef(layers []structural.Layer) int {
+	m := 0
+	for _, l := range layers {
+		if structural.IsList(l) {
+			break
+		}
+		m += structural.DefLevels(l)
+	}
+	return m
+}
+
+func numLists(layers []structural.Layer) int {
+	r := 0
+	for _, l := range layers {
+		if structural.IsList(l) {
+			r++
+		}
+	}
+	return r
+}
+
+// valueEncoding is the compressive description of the page's values.
+func (c *column) valueEncoding(pv pageValues) (*enc21pb.CompressiveEncoding, int) {
+	switch c.info.kind {
+	case kindVariable:
+		return &enc21pb.CompressiveEncoding{Compression: &enc21pb.CompressiveEncoding_Variable{Variable: &enc21pb.Variable{Offsets: values.FlatEncoding(c.info.offBits)}}}, 1
+	case kindFSL:
+		inner := values.FlatEncoding(c.info.bits)
+		nb := 1
+		for k := len(c.info.dims) - 1; k >= 0; k-- {
+			hv := k == 0 && pv.itemNull != nil && len(c.info.dims) == 1
+			inner = &enc21pb.CompressiveEncoding{Compression: &enc21pb.CompressiveEncoding_FixedSizeList{FixedSizeList: &enc21pb.FixedSizeList{
+				ItemsPerValue: uint64(c.info.dims[k]), HasValidity: hv, Values: inner}}}
+			if hv {
+				nb++
+			}
+		}
+		return inner, nb
+	}
+	return values.FlatEncoding(c.info.bits), 1
+}
+
+// chunkCounts splits n visible values into chunk value counts: powers of two
+// for every chunk but the last.
+func (c *column) chunkCounts(pv pageValues) []int {
+	n := pv.n
+	var counts []int
+	if c.info.kind == kindVariable {
+		w := c.info.offBits / 8
+		for start := 0; start < n; {
+			cnt := 2
+			for cnt < 4096 {
+				next := cnt * 2
+				end := min(start+next, n)
+				size := (end-start+1)*w + int(pv.offsets[end]-pv.offsets[start])
+				if size > 4096 || start+next > n {
+					break
+				}
+				cnt = next
+			}
+			if start+cnt >= n {
+				cnt = n - start
+			}
+			counts = append(counts, cnt)
+			start += cnt
+		}
+		return counts
+	}
+	per := 1 << values.FlatChunkLog2(c.info.rowBits())
+	for start := 0; start < n; start += per {
+		counts = append(counts, min(per, n-start))
+	}
+	return counts
+}
+
+func log2(n int) uint8 {
+	k := uint8(0)
+	for 1<<k < n {
+		k++
+	}
+	return k
+}
+
+// encodeChunked writes the page as dense x chunked (mini-block bytes): values
+// in chunks of a power-of-two count, each chunk carrying its slice of the
+// level streams (flat u16), plus the repetition index when there are lists.
+func (c *column) encodeChunked(d structural.Dense, pv pageValues, enc *encoded) error {
+	venc, nbuf := c.valueEncoding(pv)
+	counts := c.chunkCounts(pv)
+	R := numLists(d.Layers)
+	maxVis := maxVisibleDef(d.Layers)
+	visible := func(i int) bool { return R == 0 || int(d.Def[i]) <= maxVis }
+	if d.Def == nil {
+		visible = func(int) bool { return true }
+	}
+	cl := values.ChunkLayout{HasRep: d.Rep != nil, HasDef: d.Def != nil, NumBuffers: nbuf, Large: true}
+	c.meta, c.data = c.meta[:0], c.data[:0]
+	var repIndex []byte
+	level, value := 0, 0
+	var prevPartial bool
+	for ci, cnt := range counts {
+		last := ci == len(counts)-1
+		// Levels: up to and including the cnt-th visible entry; the last
+		// chunk takes everything left.
+		lstart := level
+		if d.Rep != nil || d.Def != nil {
+			if last {
+				level = d.NumItems
+			} else {
+				seen := 0
+				for level < d.NumItems && seen < cnt {
+					if visible(level) {
+						seen++
+					}
+					level++
+				}
+			}
+		}
+		nlev := level - lstart
+		if nlev > 0xFFFF {
+			return fmt.Errorf("chunk of %d values needs %d levels (over 65535); sparse structure is not written yet: %w", cnt, nlev, ErrUnsupportedType)
+		}
+		lg := log2(cnt)
+		if last && 1<<lg != cnt {
+			lg = 0
+		}
+		if last && cnt == 1 {
+			lg = 0
+		}
+		parts := values.ChunkParts{LogNumValues: lg}
+		if d.Rep != nil || d.Def != nil {
+			parts.NumLevels = nlev
+		}
+		if d.Rep != nil {
+			c.rep = values.AppendFlatLevels(c.rep[:0], d.Rep[lstart:level])
+			parts.Rep = c.rep
+		}
+		if d.Def != nil {
+			c.def = values.AppendFlatLevels(c.def[:0], d.Def[lstart:level])
+			parts.Def = c.def
+		}
+		parts.Values = c.chunkValues(pv, value, cnt)
+		var err error
+		if c.meta, c.data, err = values.AppendChunk(c.meta, c.data, cl, parts); err != nil {
+			return err
+		}
+		if d.Rep != nil {
+			repIndex, prevPartial = appendRepIndex(repIndex, d.Rep[lstart:level], uint16(R), last, prevPartial)
+		}
+		value += cnt
+	}
+	mb := &enc21pb.MiniBlockLayout{
+		ValueCompression: venc,
+		Layers:           d.Layers,
+		NumBuffers:       uint64(nbuf),
+		NumItems:         uint64(d.NumVisible),
+		HasLargeChunk:    true,
+	}
+	if d.Def != nil {
+		mb.DefCompression = values.FlatEncoding(16)
+	}
+	bufs := [][]byte{c.meta, c.data}
+	if d.Rep != nil {
+		mb.RepCompression = values.FlatEncoding(16)
+		mb.RepetitionIndexDepth = 1
+		bufs = append(bufs, repIndex)
+	}
+	enc.layout = &enc21pb.PageLayout{Layout: &enc21pb.PageLayout_MiniBlockLayout{MiniBlockLayout: mb}}
+	enc.bufs = bufs
+	enc.desc = describe(venc, d)
+	return nil
+}
+
+// appendRepIndex appends the (ends, partial) pair of one chunk and fixes up
+// the previous chunk's pair when this chunk starts exactly at a row.
+func appendRepIndex(idx []byte, rep []uint16, R uint16, last, prevPartial bool) ([]byte, bool) {
+	ends, lastStart := 0, -1
+	for j, r := range rep {
+		if r == R {
+			if j >= 1 {
+				ends++
+			}
+			lastStart = j
+		}
+	}
+	if last {
+		ends++
+	}
+	partial := 0
+	if !last {
+		if lastStart < 0 {
+			partial = len(rep)
+		} else {
+			partial = len(rep) - lastStart
+		}
+	}
+	if len(idx) >= 16 && len(rep) > 0 && rep[0] == R && prevPartial {
+		p := len(idx) - 16
+		binary.LittleEndian.PutUint64(idx[p:], binary.LittleEndian.Uint64(idx[p:])+1)
+		binary.LittleEndian.PutUint64(idx[p+8:], 0)
+	}
+	idx = binary.LittleEndian.AppendUint64(idx, uint64(ends))
+	idx = binary.LittleEndian.AppendUint64(idx, uint64(partial))
+	return idx, partial != 0
+}
+
+// chunkValues returns the value buffers of values [start, start+cnt).
+func (c *column) chunkValues(pv pageValues, start, cnt int) [][]byte {
+	switch c.info.kind {
+	case kindVariable:
+		rel := make([]uint64, cnt+1)
+		for i := range rel {
+			rel[i] = pv.offsets[start+i]
+		}
+		return [][]byte{values.AppendVariableChunk(nil, c.info.offBits, rel, pv.fixed)}
+	case kindBool:
+		return [][]byte{sliceBits(pv.fixed, start, cnt)}
+	case kindFSL:
+		rb := c.info.rowBits()
+		var out [][]byte
+		if pv.itemNull != nil {
+			per := rb / c.info.bits
+			out = append(out, sliceBits(pv.itemNull, start*per, cnt*per))
+		}
+		if c.info.itemType.ID() == 1 { // arrow.BOOL
+			out = append(out, sliceBits(pv.fixed, start*rb, cnt*rb))
+		} else {
+			out = append(out, pv.fixed[start*rb/8:(start+cnt)*rb/8])
+		}
+		return out
+	}
+	bw := c.info.bits / 8
+	return [][]byte{pv.fixed[start*bw : (start+cnt)*bw]}
+}
+
+// sliceBits returns bits [start, start+n) of an LSB-first bitmap, shifted to
+// start at bit 0.
+func sliceBits(bm []byte, start, n int) []byte {
+	if start%8 == 0 {
+		return bm[start/8 : (start+n+7)/8]
+	}
+	out := make([]byte, (n+7)/8)
+	for i := 0; i < n; i++ {
+		j := start + i
+		if bm[j/8]&(1<<(j%8)) != 0 {
+			out[i/8] |= 1 << (i % 8)
+		}
+	}
+	return out
+}
+
+func describe(venc *enc21pb.CompressiveEncoding, d structural.Dense) string {
+	s := "values=" + encName(venc)
+	if d.Def != nil {
+		s += " def=flat16"
+	}
+	if d.Rep != nil {
+		s += " rep=flat16"
+	}
+	return s
+}
+
+func encName(e *enc21pb.CompressiveEncoding) string {
+	switch c := e.GetCompression().(type) {
+	case *enc21pb.CompressiveEncoding_Flat:
+		return fmt.Sprintf("flat%d", c.Flat.BitsPerValue)
+	case *enc21pb.CompressiveEncoding_Variable:
+		return "variable(" + encName(c.Variable.Offsets) + ")"
+	case *enc21pb.CompressiveEncoding_FixedSizeList:
+		v := ""
+		if c.FixedSizeList.HasValidity {
+			v = ",validity"
+		}
+		return fmt.Sprintf("fsl%d%s(%s)", c.FixedSizeList.ItemsPerValue, v, encName(c.FixedSizeList.Values))
+	}
+	return fmt.Sprintf("%T", e.GetCompression())
+}
+
+// encodeZipped writes the page as dense x zipped (full-zip bytes): one record
+// per level entry, control word then value bytes.
+func (c *column) encodeZipped(d structural.Dense, pv pageValues, enc *encoded) error {
+	if d.NumItems > 0xFFFFFFFF {
+		return fmt.Errorf("zipped page of %d items exceeds the u32 item count: %w", d.NumItems, ErrInvalidOption)
+	}
+	br, bd := values.LevelWidths(d.Rep, d.Def)
+	lv := values.ZipLevels{BitsRep: br, BitsDef: bd, MaxRep: numLists(d.Layers), MaxVisibleDef: maxVisibleDef(d.Layers)}
+	fz := &enc21pb.FullZipLayout{
+		BitsRep: uint32(br), BitsDef: uint32(bd), NumItems: uint32(d.NumItems), NumVisibleItems: uint32(d.NumVisible),
+		Layers: d.Layers,
+	}
+	n := 0
+	if d.Rep == nil && d.Def == nil {
+		n = d.NumItems
+	}
+	var data, idx []byte
+	var err error
+	switch c.info.kind {
+	case kindVariable:
+		fz.Details = &enc21pb.FullZipLayout_BitsPerOffset{BitsPerOffset: uint32(c.info.offBits)}
+		fz.ValueCompression, _ = c.valueEncoding(pv)
+		data, idx, err = values.AppendZippedVariable(c.data[:0], lv, d.Rep, d.Def, pv.offsets, pv.fixed, c.info.offBits)
+	default:
+		width, rows := c.zipRecords(pv)
+		fz.Details = &enc21pb.FullZipLayout_BitsPerValue{BitsPerValue: uint32(8 * width)}
+		fz.ValueCompression = c.zipEncoding(pv)
+		data, idx, err = values.AppendZippedFixed(c.data[:0], lv, d.Rep, d.Def, rows, width, n)
+	}
+	if err != nil {
+		return err
+	}
+	c.data = data
+	enc.bufs = [][]byte{data}
+	if idx != nil {
+		enc.bufs = append(enc.bufs, idx)
+	}
+	enc.layout = &enc21pb.PageLayout{Layout: &enc21pb.PageLayout_FullZipLayout{FullZipLayout: fz}}
+	enc.desc = "per-value " + encName(fz.ValueCompression)
+	if br+bd > 0 {
+		enc.desc += fmt.Sprintf(" cw=%d+%d bits", br, bd)
+	}
+	return nil
+}
+
+// zipRecords returns the record width in bytes and the concatenated value
+// records of a fixed-width zipped page (item validity bytes first for
+// fixed-size lists with null items).
+func (c *column) zipRecords(pv pageValues) (int, []byte) {
+	switch c.info.kind {
+	case kindBool, kindNull:
+		// Only pages without visible values are zipped for these: one byte
+		// per (absent) value.
+		return 1, nil
+	case kindFSL:
+		rb := c.info.rowBits() / 8
+		if pv.itemNull == nil {
+			return rb, pv.fixed
+		}
+		dim := c.info.dims[0]
+		vb := (dim + 7) / 8
+		out := make([]byte, 0, pv.n*(vb+rb))
+		for r := 0; r < pv.n; r++ {
+			out = append(out, sliceBits(pv.itemNull, r*dim, dim)...)
+			out = append(out, pv.fixed[r*rb:(r+1)*rb]...)
+		}
+		return vb + rb, out
+	}
+	return c.info.bits / 8, pv.fixed
+}
+
+func (c *column) zipEncoding(pv pageValues) *enc21pb.CompressiveEncoding {
+	switch c.info.kind {
+	case kindFSL:
+		e, _ := c.valueEncoding(pv)
+		return e
+	case kindBool, kindNull:
+		return values.FlatEncoding(8)
+	}
+	return values.FlatEncoding(c.info.bits)
+}

@@ -1,0 +1,250 @@
+package writer
+
+import (
+	"encoding/binary"
+	"fmt"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/bitutil"
+
+	"github.com/planarlance/planar/structural"
+)
+
+// leafKind is how a leaf's values are laid out.
+type leafKind int
+
+const (
+	kindFixed    leafKind = iota // fixed-width values of bits bits (multiple of 8)
+	kindBool                     // bit-packed booleans
+	kindVariable                 // offsets + bytes
+	kindFSL                      // fixed-size list of fixed-width items (possibly nested)
+	kindNull                     // the null type: no values
+)
+
+// leafInfo describes one leaf type.
+type leafInfo struct {
+	kind     leafKind
+	bits     int   // fixed: value bits; FSL: item bits
+	offBits  int   // variable: 32 or 64
+	dims     []int // FSL dimensions, outer first
+	itemType arrow.DataType
+}
+
+func (l leafInfo) rowBits() int {
+	b := l.bits
+	for _, d := range l.dims {
+		b *= d
+	}
+	return b
+}
+
+// classifyLeaf returns how a leaf type is written, or an error naming why it
+// is not supported.
+func classifyLeaf(dt arrow.DataType) (leafInfo, error) {
+	switch t := dt.(type) {
+	case *arrow.NullType:
+		return leafInfo{kind: kindNull}, nil
+	case *arrow.BooleanType:
+		return leafInfo{kind: kindBool, bits: 1}, nil
+	case *arrow.StringType, *arrow.BinaryType:
+		return leafInfo{kind: kindVariable, offBits: 32}, nil
+	case *arrow.LargeStringType, *arrow.LargeBinaryType:
+		return leafInfo{kind: kindVariable, offBits: 64}, nil
+	case *arrow.FixedSizeListType:
+		var dims []int
+		var cur arrow.DataType = t
+		for {
+			f, ok := cur.(*arrow.FixedSizeListType)
+			if !ok {
+				break
+			}
+			if f.Len() <= 0 {
+				return leafInfo{}, fmt.Errorf("fixed-size list of size %d", f.Len())
+			}
+			dims = append(dims, int(f.Len()))
+			cur = f.Elem()
+		}
+		in, err := classifyLeaf(cur)
+		if err != nil {
+			return leafInfo{}, err
+		}
+		if in.kind != kindFixed && in.kind != kindBool {
+			return leafInfo{}, fmt.Errorf("fixed-size list of %s", cur)
+		}
+		return leafInfo{kind: kindFSL, bits: in.bits, dims: dims, itemType: cur}, nil
+	case *arrow.DictionaryType:
+		return leafInfo{}, fmt.Errorf("dictionary-encoded arrays are not written yet")
+	case arrow.FixedWidthDataType:
+		bits := t.BitWidth()
+		switch dt.ID() {
+		case arrow.INTERVAL_MONTHS, arrow.INTERVAL_DAY_TIME, arrow.INTERVAL_MONTH_DAY_NANO, arrow.DECIMAL32, arrow.DECIMAL64:
+			return leafInfo{}, fmt.Errorf("Lance has no logical type for %s", dt)
+		}
+		if bits%8 != 0 || bits == 0 {
+			return leafInfo{}, fmt.Errorf("%d-bit values", bits)
+		}
+		return leafInfo{kind: kindFixed, bits: bits}, nil
+	}
+	return leafInfo{}, fmt.Errorf("type %s", dt)
+}
+
+// gatherFixed appends the visible fixed-width values of the segments, with
+// null slots zeroed.
+func gatherFixed(dst []byte, segs []structural.Segment, bw int) []byte {
+	for _, s := range segs {
+		d := s.Arr.Data()
+		buf := d.Buffers()[1].Bytes()
+		off := d.Offset()
+		start := len(dst)
+		dst = append(dst, buf[(off+s.Start)*bw:(off+s.End)*bw]...)
+		if s.Arr.NullN() > 0 {
+			for i := s.Start; i < s.End; i++ {
+				if s.Arr.IsNull(i) {
+					clear(dst[start+(i-s.Start)*bw : start+(i-s.Start+1)*bw])
+				}
+			}
+		}
+	}
+	return dst
+}
+
+// gatherBits appends visible booleans as an LSB-first bitmap starting at bit
+// nbits of dst; null slots are false.
+func gatherBits(dst []byte, nbits int, segs []structural.Segment) ([]byte, int) {
+	for _, s := range segs {
+		d := s.Arr.Data()
+		buf := d.Buffers()[1].Bytes()
+		off := d.Offset()
+		for i := s.Start; i < s.End; i++ {
+			if nbits%8 == 0 {
+				dst = append(dst, 0)
+			}
+			if bitutil.BitIsSet(buf, off+i) && !s.Arr.IsNull(i) {
+				dst[nbits/8] |= 1 << (nbits % 8)
+			}
+			nbits++
+		}
+	}
+	return dst, nbits
+}
+
+// gatherVariable appends visible variable-width values; null slots are
+// empty. offsets (absolute into data, starting at len(data)) grow by one per
+// value; the first offset must already be present.
+func gatherVariable(offsets []uint64, data []byte, segs []structural.Segment) ([]uint64, []byte) {
+	for _, s := range segs {
+		for i := s.Start; i < s.End; i++ {
+			if !s.Arr.IsNull(i) {
+				switch a := s.Arr.(type) {
+				case *array.String:
+					data = append(data, a.Value(i)...)
+				case *array.Binary:
+					data = append(data, a.Value(i)...)
+				case *array.LargeString:
+					data = append(data, a.Value(i)...)
+				case *array.LargeBinary:
+					data = append(data, a.Value(i)...)
+				}
+			}
+			offsets = append(offsets, uint64(len(data)))
+		}
+	}
+	return offsets, data
+}
+
+// gatherFSL flattens visible fixed-size-list values: item data (null rows and
+// null items zeroed) and, if any item is null under a valid row, the item
+// validity bitmap (bit per item).
+func gatherFSL(data []byte, segs []structural.Segment, li leafInfo) ([]byte, []byte, bool) {
+	per := 1
+	for _, d := range li.dims {
+		per *= d
+	}
+	var valid []byte
+	anyNull := false
+	nItems := 0
+	for _, s := range segs {
+		for i := s.Start; i < s.End; i++ {
+			rowNull := s.Arr.IsNull(i)
+			items := flatItems(s.Arr, i, li.dims)
+			d := items.arr.Data()
+			for k := 0; k < per; k++ {
+				j := items.start + k
+				null := rowNull || items.arr.IsNull(j)
+				if nItems%8 == 0 {
+					valid = append(valid, 0)
+				}
+				if !null {
+					valid[nItems/8] |= 1 << (nItems % 8)
+				} else if !rowNull {
+					anyNull = true
+				}
+				nItems++
+				if li.itemType.ID() == arrow.BOOL {
+					continue
+				}
+				bw := li.bits / 8
+				if null {
+					data = append(data, make([]byte, bw)...)
+					continue
+				}
+				buf := d.Buffers()[1].Bytes()
+				data = append(data, buf[(d.Offset()+j)*bw:(d.Offset()+j+1)*bw]...)
+			}
+		}
+	}
+	if li.itemType.ID() == arrow.BOOL {
+		// Boolean items: the data is the item bitmap itself (nulls false).
+		data = data[:0]
+		bits := 0
+		for _, s := range segs {
+			for i := s.Start; i < s.End; i++ {
+				items := flatItems(s.Arr, i, li.dims)
+				d := items.arr.Data()
+				buf := d.Buffers()[1].Bytes()
+				for k := 0; k < per; k++ {
+					j := items.start + k
+					if bits%8 == 0 {
+						data = append(data, 0)
+					}
+					if !s.Arr.IsNull(i) && !items.arr.IsNull(j) && bitutil.BitIsSet(buf, d.Offset()+j) {
+						data[bits/8] |= 1 << (bits % 8)
+					}
+					bits++
+				}
+			}
+		}
+	}
+	return data, valid, anyNull
+}
+
+type itemRange struct {
+	arr   arrow.Array
+	start int
+}
+
+// flatItems locates the innermost items of row i of a (nested) FSL array.
+func flatItems(a arrow.Array, i int, dims []int) itemRange {
+	start := i
+	cur := a
+	for _, d := range dims {
+		f := cur.(*array.FixedSizeList)
+		start = (f.Data().Offset()+start)*d - 0
+		cur = f.ListValues()
+	}
+	return itemRange{arr: cur, start: start}
+}
+
+// maxLen returns the longest visible value in bytes (variable width).
+func maxLen(offsets []uint64) int {
+	m := uint64(0)
+	for i := 1; i < len(offsets); i++ {
+		if l := offsets[i] - offsets[i-1]; l > m {
+			m = l
+		}
+	}
+	return int(m)
+}
+
+var _ = binary.LittleEndian
