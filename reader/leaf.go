@@ -86,6 +86,9 @@ func leafArray(dt arrow.DataType, pd *pageData, valid []bool) (arrow.ArrayData, 
 	if dt.ID() == arrow.NULL {
 		return array.NewData(dt, n, []*memory.Buffer{nil}, nil, n, 0), nil
 	}
+	if t, ok := dt.(*arrow.DictionaryType); ok {
+		return dictLeaf(t, pd, valid, vb, nulls)
+	}
 	vals := pd.vals
 	switch {
 	case pd.allNull || pd.constant != nil:
@@ -140,8 +143,6 @@ func leafArray(dt arrow.DataType, pd *pageData, valid []bool) (arrow.ArrayData, 
 		return array.NewData(dt, n, []*memory.Buffer{vb, memory.NewBufferBytes(offs), memory.NewBufferBytes(vals.Data)}, nil, nulls, 0), nil
 	case *arrow.FixedSizeListType:
 		return fslLeaf(t, vals, n, vb, nulls)
-	case *arrow.DictionaryType:
-		return nil, fmt.Errorf("dictionary-typed columns: %w", ErrUnsupported)
 	}
 	bits := bitWidth(dt)
 	if bits == 0 || bits%8 != 0 {
@@ -247,4 +248,56 @@ func fslBits(t *arrow.FixedSizeListType) int {
 		return int(t.Len())
 	}
 	return int(t.Len()) * bitWidth(t.Elem())
+}
+
+// dictLeaf builds a dictionary array: the page dictionary as the Arrow
+// dictionary and the indices as keys. Pages stored without a dictionary get
+// one entry per value.
+func dictLeaf(t *arrow.DictionaryType, pd *pageData, valid []bool, vb *memory.Buffer, nulls int) (arrow.ArrayData, error) {
+	n := pd.numVisible
+	kw := t.IndexType.(arrow.FixedWidthDataType).BitWidth() / 8
+	keys := make([]byte, n*kw)
+	var dict arrow.ArrayData
+	var err error
+	if pd.dict != nil {
+		ib := pd.vals.Bits / 8
+		if pd.vals.Variable() || pd.vals.Bits%8 != 0 || ib < 1 || ib > 8 || pd.vals.N != n {
+			return nil, fmt.Errorf("dictionary indices of %d bits: %w", pd.vals.Bits, ErrCorrupt)
+		}
+		for i := 0; i < n; i++ {
+			var k uint64
+			for j := ib - 1; j >= 0; j-- {
+				k = k<<8 | uint64(pd.vals.Data[i*ib+j])
+			}
+			if valid != nil && !valid[i] || pd.allNull {
+				k = 0
+			} else if k >= uint64(pd.dict.N) {
+				return nil, fmt.Errorf("dictionary index %d of %d items: %w", k, pd.dict.N, ErrCorrupt)
+			}
+			if kw < 8 && k >= 1<<(8*kw-1) {
+				return nil, fmt.Errorf("dictionary index %d does not fit %s: %w", k, t.IndexType, ErrUnsupported)
+			}
+			var b [8]byte
+			binary.LittleEndian.PutUint64(b[:], k)
+			copy(keys[i*kw:], b[:kw])
+		}
+		dict, err = leafArray(t.ValueType, &pageData{numVisible: pd.dict.N, vals: *pd.dict}, nil)
+	} else if n == 0 || pd.allNull {
+		clear(keys)
+		dict, err = leafArray(t.ValueType, &pageData{allNull: true}, nil)
+	} else {
+		for i := 0; i < n; i++ {
+			var b [8]byte
+			binary.LittleEndian.PutUint64(b[:], uint64(i))
+			copy(keys[i*kw:], b[:kw])
+		}
+		dict, err = leafArray(t.ValueType, &pageData{numVisible: n, vals: pd.vals, constant: pd.constant, allNull: pd.allNull}, nil)
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer dict.Release()
+	d := array.NewData(t, n, []*memory.Buffer{vb, memory.NewBufferBytes(keys)}, nil, nulls, 0)
+	d.SetDictionary(dict)
+	return d, nil
 }

@@ -157,7 +157,11 @@ func retype(d arrow.ArrayData, dt arrow.DataType) arrow.ArrayData {
 			kids = append(kids, k)
 		}
 	}
-	return array.NewData(dt, d.Len(), d.Buffers(), kids, d.NullN(), d.Offset())
+	out := array.NewData(dt, d.Len(), d.Buffers(), kids, d.NullN(), d.Offset())
+	if dict := d.Dictionary(); dict != nil {
+		out.SetDictionary(dict)
+	}
+	return out
 }
 
 // readLeaf reads rows [start, end) of one physical column as the projected

@@ -5,6 +5,9 @@ import (
 	"encoding/binary"
 	"fmt"
 
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+
 	"github.com/planarlance/planar/proto/enc21pb"
 	"github.com/planarlance/planar/selector"
 	"github.com/planarlance/planar/structural"
@@ -17,6 +20,7 @@ type pageValues struct {
 	fixed    []byte   // kindFixed / kindFSL data, kindBool bitmap
 	offsets  []uint64 // kindVariable: n+1
 	itemNull []byte   // kindFSL: item validity when some item is null
+	dict     *pageDict
 	nulls    []bool   // visible leaf nulls (own validity only)
 	allNull  bool
 }
@@ -49,6 +53,8 @@ func (c *column) gather(segs []structural.Segment, n int) pageValues {
 		if !any {
 			pv.itemNull = nil
 		}
+	case kindDict:
+		pv.fixed, pv.dict = c.gatherDict(segs)
 	}
 	c.vals = pv.fixed
 	c.offsets = pv.offsets
@@ -98,12 +104,12 @@ func (c *column) encode(d structural.Dense, segs []structural.Segment) (encoded,
 		SingleNullable: len(d.Layers) == 1 && d.Layers[0] == structural.NullableItem,
 		NumVisible:     d.NumVisible,
 		AllNull:        pv.allNull || c.info.kind == kindNull,
-		CanZip:         c.info.kind != kindBool && c.info.kind != kindNull && c.info.rowBits()%8 == 0,
+		CanZip:         c.info.kind != kindBool && c.info.kind != kindNull && c.info.kind != kindDict && c.info.rowBits()%8 == 0,
 	}
 	switch c.info.kind {
 	case kindVariable:
 		sp.MaxValueBytes = maxLen(pv.offsets)
-	case kindNull:
+	case kindNull, kindDict:
 	default:
 		sp.MaxValueBytes = c.info.rowBits() / 8
 		sp.Scalar = c.scalar(pv)
@@ -295,6 +301,11 @@ func (c *column) encodeChunked(d structural.Dense, pv pageValues, enc *encoded) 
 		mb.DefCompression = values.FlatEncoding(16)
 	}
 	bufs := [][]byte{c.meta, c.data}
+	if pv.dict != nil {
+		mb.Dictionary = pv.dict.encoding
+		mb.NumDictionaryItems = uint64(pv.dict.n)
+		bufs = append(bufs, pv.dict.items)
+	}
 	if d.Rep != nil {
 		mb.RepCompression = values.FlatEncoding(16)
 		mb.RepetitionIndexDepth = 1
@@ -491,4 +502,68 @@ func (c *column) zipEncoding(pv pageValues) *enc21pb.CompressiveEncoding {
 		return values.FlatEncoding(8)
 	}
 	return values.FlatEncoding(c.info.bits)
+}
+
+// pageDict is the page dictionary of a dictionary-encoded page.
+type pageDict struct {
+	n        int
+	items    []byte // block-encoded items
+	encoding *enc21pb.CompressiveEncoding
+}
+
+// gatherDict builds the page's indices (Arrow key width, nulls as 0) and the
+// page dictionary: the dictionaries of the page's arrays, back to back, each
+// array's keys shifted past the dictionaries before it.
+func (c *column) gatherDict(segs []structural.Segment) ([]byte, *pageDict) {
+	kw := c.info.bits / 8
+	vi := c.info.dict
+	var idx []byte
+	type dictBase struct {
+		arr  arrow.Array
+		base int
+	}
+	var seen []dictBase
+	var fixed []byte
+	offsets := []uint64{0}
+	var vdata []byte
+	n := 0
+	baseOf := func(d arrow.Array) int {
+		for _, s := range seen {
+			if s.arr == d {
+				return s.base
+			}
+		}
+		b := n
+		seen = append(seen, dictBase{d, b})
+		seg := []structural.Segment{{Arr: d, Start: 0, End: d.Len()}}
+		if vi.kind == kindVariable {
+			offsets, vdata = gatherVariable(offsets, vdata, seg)
+		} else {
+			fixed = gatherFixed(fixed, seg, vi.bits/8)
+		}
+		n += d.Len()
+		return b
+	}
+	var buf [8]byte
+	for _, s := range segs {
+		da := s.Arr.(*array.Dictionary)
+		base := baseOf(da.Dictionary())
+		for i := s.Start; i < s.End; i++ {
+			k := uint64(0)
+			if da.IsValid(i) {
+				k = uint64(da.GetValueIndex(i) + base)
+			}
+			binary.LittleEndian.PutUint64(buf[:], k)
+			idx = append(idx, buf[:kw]...)
+		}
+	}
+	pd := &pageDict{n: n}
+	if vi.kind == kindVariable {
+		pd.items = values.AppendVariableBlock(nil, vi.offBits, offsets, vdata)
+		pd.encoding = &enc21pb.CompressiveEncoding{Compression: &enc21pb.CompressiveEncoding_Variable{Variable: &enc21pb.Variable{Offsets: values.FlatEncoding(vi.offBits)}}}
+	} else {
+		pd.items = fixed
+		pd.encoding = values.FlatEncoding(vi.bits)
+	}
+	return idx, pd
 }

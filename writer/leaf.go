@@ -20,6 +20,7 @@ const (
 	kindVariable                 // offsets + bytes
 	kindFSL                      // fixed-size list of fixed-width items (possibly nested)
 	kindNull                     // the null type: no values
+	kindDict                     // dictionary-encoded: indices in chunks, items in a page dictionary
 )
 
 // leafInfo describes one leaf type.
@@ -29,6 +30,7 @@ type leafInfo struct {
 	offBits  int   // variable: 32 or 64
 	dims     []int // FSL dimensions, outer first
 	itemType arrow.DataType
+	dict     *leafInfo // kindDict: how the dictionary items are laid out
 }
 
 func (l leafInfo) rowBits() int {
@@ -74,7 +76,19 @@ func classifyLeaf(dt arrow.DataType) (leafInfo, error) {
 		}
 		return leafInfo{kind: kindFSL, bits: in.bits, dims: dims, itemType: cur}, nil
 	case *arrow.DictionaryType:
-		return leafInfo{}, fmt.Errorf("dictionary-encoded arrays are not written yet")
+		switch t.IndexType.ID() {
+		case arrow.INT8, arrow.UINT8, arrow.INT16, arrow.UINT16, arrow.INT32, arrow.UINT32, arrow.INT64, arrow.UINT64:
+		default:
+			return leafInfo{}, fmt.Errorf("dictionary indices of type %s", t.IndexType)
+		}
+		v, err := classifyLeaf(t.ValueType)
+		if err != nil {
+			return leafInfo{}, err
+		}
+		if v.kind != kindFixed && v.kind != kindVariable {
+			return leafInfo{}, fmt.Errorf("dictionary of %s", t.ValueType)
+		}
+		return leafInfo{kind: kindDict, bits: t.IndexType.(arrow.FixedWidthDataType).BitWidth(), dict: &v}, nil
 	case arrow.FixedWidthDataType:
 		bits := t.BitWidth()
 		switch dt.ID() {

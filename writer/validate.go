@@ -119,7 +119,19 @@ func validateData(d arrow.ArrayData, path string, depth int) error {
 		}
 		return nil
 	case *arrow.DictionaryType:
-		return bad("dictionary arrays are not written yet")
+		if err := need(1, end*t.IndexType.(arrow.FixedWidthDataType).BitWidth()/8); err != nil {
+			return err
+		}
+		dict := d.Dictionary()
+		if dict == nil {
+			return bad("dictionary array without a dictionary")
+		}
+		if err := validateData(dict, path+".dictionary", depth+1); err != nil {
+			return err
+		}
+		// Keys must name dictionary entries; the structural builder checks
+		// each key against the dictionary length.
+		return nil
 	case arrow.FixedWidthDataType:
 		return need(1, end*t.BitWidth()/8)
 	}

@@ -64,6 +64,9 @@ var Types = []TypeCase{
 	{Name: "map_str_i32", Type: arrow.MapOf(arrow.BinaryTypes.String, arrow.PrimitiveTypes.Int32)},
 	{Name: "list_wide_str", Type: arrow.ListOf(arrow.BinaryTypes.String), Wide: true},
 	{Name: "null", Type: arrow.Null},
+	{Name: "dict_str", Type: &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int32, ValueType: arrow.BinaryTypes.String}},
+	{Name: "dict_i64", Type: &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int16, ValueType: arrow.PrimitiveTypes.Int64}},
+	{Name: "list_dict_str", Type: arrow.ListOf(&arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int8, ValueType: arrow.BinaryTypes.String})},
 }
 
 // NestedCase is one column of the type corpus.
@@ -239,6 +242,15 @@ func (g *gen) value(b array.Builder, dt arrow.DataType, depth int) {
 				continue
 			}
 			g.value(mb.ItemBuilder(), t.ItemType(), depth+1)
+		}
+	case *arrow.DictionaryType:
+		switch db := b.(type) {
+		case *array.BinaryDictionaryBuilder:
+			db.AppendString("k" + string(rune('a'+r.IntN(20))))
+		case *array.Int64DictionaryBuilder:
+			db.Append(int64(r.IntN(7)) * 1_000_003)
+		default:
+			panic("corpus: no dictionary generator for " + dt.String())
 		}
 	case *arrow.StructType:
 		sb := b.(*array.StructBuilder)
