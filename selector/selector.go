@@ -22,10 +22,16 @@ const (
 	Zipped
 	Constant
 	None
+	// SparseNone and SparseConstant are the sparse-structure cells of pages
+	// whose values are all null / all one scalar under non-trivial
+	// structure (written as Lance's ConstantLayout with level buffers in
+	// pb21 files).
+	SparseNone
+	SparseConstant
 )
 
 func (v ValueCodec) String() string {
-	return [...]string{"chunked", "zipped", "constant", "none"}[v]
+	return [...]string{"chunked", "zipped", "constant", "none", "none", "constant"}[v]
 }
 
 func (s Structure) String() string {
@@ -60,6 +66,7 @@ type Page struct {
 	Scalar         []byte // non-nil: every visible value is non-null and equal to this inline scalar
 	MaxValueBytes  int    // largest visible value in bytes
 	CanZip         bool   // values are byte aligned, so per-record storage is possible
+	NullFree       bool   // no visible value is null (so a scalar needs no leaf validity)
 }
 
 // WideValueBytes is the value size from which pages are zipped instead of
@@ -80,8 +87,10 @@ func Choose(p Page, _ Options) Plan {
 		plan.Values, plan.Reason = None, "every value null, no other structure"
 	case p.NumVisible > 0 && p.Degenerate && p.Scalar != nil:
 		plan.Values, plan.Reason = Constant, "every value equal, trivial structure"
-	case p.NumVisible == 0:
-		plan.Values, plan.Reason = Zipped, "no visible values: levels as control words (sparse x none not written yet)"
+	case p.NumVisible == 0 || p.AllNull:
+		plan.Structure, plan.Values, plan.Reason = Sparse, SparseNone, "no non-null values under non-trivial structure"
+	case p.Scalar != nil && p.NullFree:
+		plan.Structure, plan.Values, plan.Reason = Sparse, SparseConstant, "every value equal under non-trivial structure"
 	case p.MaxValueBytes >= WideValueBytes && p.CanZip:
 		plan.Values, plan.Reason = Zipped, "wide values (>= 256 bytes)"
 	default:

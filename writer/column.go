@@ -8,6 +8,7 @@ import (
 
 	"github.com/planarlance/planar/internal/format"
 	"github.com/planarlance/planar/proto/enc21pb"
+	"github.com/planarlance/planar/proto/enc23pb"
 	"github.com/planarlance/planar/proto/file2pb"
 	"github.com/planarlance/planar/selector"
 	"github.com/planarlance/planar/structural"
@@ -119,7 +120,8 @@ func (c *column) release() {
 
 // encoded is one page ready to be written.
 type encoded struct {
-	layout *enc21pb.PageLayout
+	layout *enc21pb.PageLayout   // dense and legacy pages (pb21 form)
+	planar *enc23pb.PlanarLayout // pages with no pb21 form (sparse cells)
 	bufs   [][]byte
 	plan   selector.Plan
 	desc   string
@@ -135,11 +137,11 @@ func (c *column) flush(w *Writer) error {
 	if err != nil {
 		return fmt.Errorf("page %d: %v: %w", len(c.pages), err, ErrInvalidBatch)
 	}
-	enc, err := c.encode(dense, segs)
+	enc, err := c.encode(dense, segs, w.cfg.format)
 	if err != nil {
 		return fmt.Errorf("page %d: %w", len(c.pages), err)
 	}
-	pe, err := pageEncoding(enc.layout, w.cfg.format)
+	pe, err := pageEncoding(enc, w.cfg.format)
 	if err != nil {
 		return fmt.Errorf("page %d: %w", len(c.pages), err)
 	}
@@ -169,18 +171,22 @@ func (c *column) flush(w *Writer) error {
 
 // pageEncoding serializes a page description in the format's metadata
 // flavour.
-func pageEncoding(l *enc21pb.PageLayout, f Format) (*file2pb.Encoding, error) {
+func pageEncoding(enc encoded, f Format) (*file2pb.Encoding, error) {
 	var (
 		b   []byte
 		err error
 	)
-	if f.planarMetadata() {
+	l := enc.layout
+	switch {
+	case enc.planar != nil:
+		b, err = format.MarshalAny(format.URLPlanarLayout23, enc.planar)
+	case f.planarMetadata():
 		p, cerr := format.PlanarFromPB21(l)
 		if cerr != nil {
 			return nil, cerr
 		}
 		b, err = format.MarshalAny(format.URLPlanarLayout23, p)
-	} else {
+	default:
 		b, err = format.MarshalAny(format.URLPageLayout21, l)
 	}
 	if err != nil {

@@ -97,7 +97,7 @@ func (c *column) scalar(pv pageValues) []byte {
 	return nil
 }
 
-func (c *column) encode(d structural.Dense, segs []structural.Segment) (encoded, error) {
+func (c *column) encode(d structural.Dense, segs []structural.Segment, f Format) (encoded, error) {
 	pv := c.gather(segs, d.NumVisible)
 	sp := selector.Page{
 		Degenerate:     structural.IsDegenerate(d.Layers),
@@ -114,9 +114,7 @@ func (c *column) encode(d structural.Dense, segs []structural.Segment) (encoded,
 		sp.MaxValueBytes = c.info.rowBits() / 8
 		sp.Scalar = c.scalar(pv)
 	}
-	if c.info.kind == kindNull && !sp.SingleNullable {
-		return encoded{}, fmt.Errorf("null-typed column %q inside other structure: %w", c.leaf.Path, ErrUnsupportedType)
-	}
+	sp.NullFree = sp.Scalar != nil
 	plan := selector.Choose(sp, selector.Options{})
 	enc := encoded{plan: plan}
 	var err error
@@ -127,6 +125,10 @@ func (c *column) encode(d structural.Dense, segs []structural.Segment) (encoded,
 	case selector.Constant:
 		enc.layout = constantLayout(d.Layers, sp.Scalar)
 		enc.desc = fmt.Sprintf("scalar %d bytes", len(sp.Scalar))
+	case selector.SparseNone:
+		err = c.encodeStructuredConstant(d, nil, f, &enc)
+	case selector.SparseConstant:
+		err = c.encodeStructuredConstant(d, sp.Scalar, f, &enc)
 	case selector.Zipped:
 		err = c.encodeZipped(d, pv, &enc)
 	default:

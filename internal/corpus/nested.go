@@ -24,7 +24,8 @@ var WideString = &arrow.StringType{}
 type TypeCase struct {
 	Name string
 	Type arrow.DataType
-	Wide bool // values are wide (strings over 256 bytes)
+	Wide  bool // values are wide (strings over 256 bytes)
+	Const bool // every leaf value is the same (nulls still drawn)
 }
 
 // Types is the corpus of every Arrow type and nesting planar writes.
@@ -64,6 +65,9 @@ var Types = []TypeCase{
 	{Name: "map_str_i32", Type: arrow.MapOf(arrow.BinaryTypes.String, arrow.PrimitiveTypes.Int32)},
 	{Name: "list_wide_str", Type: arrow.ListOf(arrow.BinaryTypes.String), Wide: true},
 	{Name: "null", Type: arrow.Null},
+	{Name: "struct_null", Type: arrow.StructOf(field("a", arrow.PrimitiveTypes.Int32), field("n", arrow.Null))},
+	{Name: "list_i32_const", Type: arrow.ListOf(arrow.PrimitiveTypes.Int32), Const: true},
+	{Name: "struct_i64_const", Type: arrow.StructOf(field("x", arrow.PrimitiveTypes.Int64)), Const: true},
 	{Name: "dict_str", Type: &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int32, ValueType: arrow.BinaryTypes.String}},
 	{Name: "dict_i64", Type: &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int16, ValueType: arrow.PrimitiveTypes.Int64}},
 	{Name: "list_dict_str", Type: arrow.ListOf(&arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int8, ValueType: arrow.BinaryTypes.String})},
@@ -104,7 +108,7 @@ func (c NestedCase) Array(mem memory.Allocator, seed uint64) arrow.Array {
 	r := rand.New(rand.NewPCG(seed, uint64(len(c.Name()))*7919))
 	b := array.NewBuilder(mem, c.Type)
 	defer b.Release()
-	g := gen{r: r, wide: c.Wide}
+	g := gen{r: r, wide: c.Wide, constant: c.Const}
 	cs := Case{Nulls: c.Nulls, Rows: c.Rows}
 	for i := 0; i < c.Rows; i++ {
 		if c.Type.ID() == arrow.NULL || cs.isNull(r, i) {
@@ -134,12 +138,16 @@ func NestedRecord(mem memory.Allocator, cases []NestedCase, seed uint64) arrow.R
 }
 
 type gen struct {
-	r    *rand.Rand
-	wide bool
+	r        *rand.Rand
+	wide     bool
+	constant bool
 }
 
 // maybeNull appends a null with 10% probability and reports it.
 func (g *gen) maybeNull(b array.Builder) bool {
+	if g.constant {
+		return false
+	}
 	if g.r.IntN(10) == 0 {
 		b.AppendNull()
 		return true
@@ -164,8 +172,16 @@ func (g *gen) value(b array.Builder, dt arrow.DataType, depth int) {
 	case *arrow.Int16Type:
 		b.(*array.Int16Builder).Append(int16(r.IntN(1 << 15)))
 	case *arrow.Int32Type:
+		if g.constant {
+			b.(*array.Int32Builder).Append(7)
+			return
+		}
 		b.(*array.Int32Builder).Append(int32(r.IntN(1000)) - 500)
 	case *arrow.Int64Type:
+		if g.constant {
+			b.(*array.Int64Builder).Append(-9)
+			return
+		}
 		b.(*array.Int64Builder).Append(r.Int64N(1<<40) - 1<<39)
 	case *arrow.Float16Type:
 		b.(*array.Float16Builder).Append(float16.New(float32(r.IntN(2000)) / 8))
@@ -256,6 +272,10 @@ func (g *gen) value(b array.Builder, dt arrow.DataType, depth int) {
 		sb := b.(*array.StructBuilder)
 		sb.Append(true)
 		for i, f := range t.Fields() {
+			if f.Type.ID() == arrow.NULL {
+				sb.FieldBuilder(i).AppendNull()
+				continue
+			}
 			if f.Nullable && g.maybeNull(sb.FieldBuilder(i)) {
 				continue
 			}

@@ -1,0 +1,118 @@
+package writer
+
+import (
+	"encoding/binary"
+	"fmt"
+
+	"github.com/planarlance/planar/proto/enc21pb"
+	"github.com/planarlance/planar/proto/enc23pb"
+	"github.com/planarlance/planar/structural"
+	"github.com/planarlance/planar/values"
+)
+
+// Pages whose values are all null or all one scalar but whose structure is
+// not trivial have no dense planar cell (dense x constant / none are
+// degenerate only). planar writes them as sparse x none / sparse x constant
+// in 2.3 and as Lance's ConstantLayout with level buffers in pb21 files.
+
+// encodeStructuredConstant fills enc for such a page. scalar is nil for
+// all-null pages.
+func (c *column) encodeStructuredConstant(d structural.Dense, scalar []byte, f Format, enc *encoded) error {
+	if !f.planarMetadata() {
+		// pb21: ConstantLayout with raw u16 level buffers [rep, def]
+		// (an absent stream is an empty buffer).
+		var rep, def []byte
+		if d.Rep != nil {
+			rep = values.AppendFlatLevels(nil, d.Rep)
+		}
+		if d.Def != nil {
+			def = values.AppendFlatLevels(nil, d.Def)
+		}
+		enc.layout = &enc21pb.PageLayout{Layout: &enc21pb.PageLayout_ConstantLayout{ConstantLayout: &enc21pb.ConstantLayout{
+			Layers: d.Layers, InlineValue: scalar,
+		}}}
+		enc.bufs = [][]byte{rep, def}
+		enc.desc = "levels as raw u16 page buffers"
+		return nil
+	}
+	lds, err := structural.UnravelPath(d.Layers, c.path, d.Rep, d.Def, d.NumRows, d.NumVisible)
+	if err != nil {
+		return fmt.Errorf("unraveling own levels: %w", err)
+	}
+	var layers []*enc23pb.SparseStructuralLayer
+	var bufs [][]byte
+	for i, ld := range lds {
+		v, b := sparseValidity(ld.Valid, ld.Len)
+		bufs = append(bufs, b...)
+		switch c.path[i].Kind {
+		case structural.StepList:
+			var ne, counts []uint64
+			for s := 0; s < ld.Len; s++ {
+				if n := ld.Offsets[s+1] - ld.Offsets[s]; n > 0 {
+					ne = append(ne, uint64(s))
+					counts = append(counts, uint64(n))
+				}
+			}
+			neEnc, neBuf := u64Sequence(ne)
+			cEnc, cBuf := u64Sequence(counts)
+			// Buffer order: non-empty positions, counts, validity.
+			bufs = bufs[:len(bufs)-len(b)]
+			bufs = append(bufs, neBuf...)
+			bufs = append(bufs, cBuf...)
+			bufs = append(bufs, b...)
+			layers = append(layers, &enc23pb.SparseStructuralLayer{Layer: &enc23pb.SparseStructuralLayer_List{List: &enc23pb.SparseListLayer{
+				NumChildSlots: uint64(ld.Offsets[ld.Len]), NonEmptyPositions: neEnc, NumNonEmptyPositions: uint64(len(ne)),
+				Counts: cEnc, Validity: v,
+			}}})
+		case structural.StepFSL:
+			layers = append(layers, &enc23pb.SparseStructuralLayer{Layer: &enc23pb.SparseStructuralLayer_FixedSizeList{FixedSizeList: &enc23pb.SparseFixedSizeListLayer{
+				Dimension: uint64(ld.Dim), Validity: v,
+			}}})
+		default:
+			layers = append(layers, &enc23pb.SparseStructuralLayer{Layer: &enc23pb.SparseStructuralLayer_Validity{Validity: v}})
+		}
+	}
+	vp := &enc23pb.ValuePlane{Codec: &enc23pb.ValuePlane_None{None: &enc23pb.NoValues{}}}
+	enc.desc = "sparse sets, no values"
+	if scalar != nil {
+		vp = &enc23pb.ValuePlane{Codec: &enc23pb.ValuePlane_Constant{Constant: &enc23pb.ConstantValue{Scalar: scalar}}}
+		enc.desc = fmt.Sprintf("sparse sets, scalar %d bytes", len(scalar))
+	}
+	enc.planar = &enc23pb.PlanarLayout{
+		Structure: &enc23pb.StructuralPlane{Codec: &enc23pb.StructuralPlane_Sparse{Sparse: &enc23pb.SparseStructure{Layers: layers}}},
+		Values:    vp,
+	}
+	enc.bufs = bufs
+	return nil
+}
+
+// u64Sequence encodes a u64 sequence as a block: Constant{} when empty (no
+// payload), else raw Flat{64}.
+func u64Sequence(xs []uint64) (*enc21pb.CompressiveEncoding, [][]byte) {
+	if len(xs) == 0 {
+		return &enc21pb.CompressiveEncoding{Compression: &enc21pb.CompressiveEncoding_Constant{Constant: &enc21pb.Constant{}}}, nil
+	}
+	b := make([]byte, 0, 8*len(xs))
+	for _, x := range xs {
+		b = binary.LittleEndian.AppendUint64(b, x)
+	}
+	return values.FlatEncoding(64), [][]byte{b}
+}
+
+// sparseValidity stores the cheaper of the null and the valid positions.
+func sparseValidity(valid []bool, n int) (*enc23pb.SparseValiditySet, [][]byte) {
+	var nulls, ok []uint64
+	for i := 0; i < n; i++ {
+		if valid != nil && !valid[i] {
+			nulls = append(nulls, uint64(i))
+		} else {
+			ok = append(ok, uint64(i))
+		}
+	}
+	meaning, ps := enc23pb.SparseValiditySet_SPARSE_VALIDITY_NULL_POSITIONS, nulls
+	if len(ok) < len(nulls) {
+		meaning, ps = enc23pb.SparseValiditySet_SPARSE_VALIDITY_VALID_POSITIONS, ok
+	}
+	e, b := u64Sequence(ps)
+	return &enc23pb.SparseValiditySet{Meaning: meaning, Positions: e, NumPositions: uint64(len(ps))}, b
+}
