@@ -3,6 +3,7 @@ package writer
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"fmt"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -133,9 +134,18 @@ func (c *column) encode(d structural.Dense, segs []structural.Segment, f Format)
 		err = c.encodeZipped(d, pv, &enc)
 	default:
 		err = c.encodeChunked(d, pv, &enc)
+		if errors.Is(err, errTooManyLevels) && c.info.kind != kindDict {
+			// A value preceded by more than 65535 invisible entries cannot be
+			// chunked; zipped pages have no per-chunk limit.
+			enc.plan.Values, enc.plan.Reason = selector.Zipped, "over 65535 levels in one chunk"
+			err = c.encodeZipped(d, pv, &enc)
+		}
 	}
 	return enc, err
 }
+
+// errTooManyLevels reports a chunk that would need more than 65535 levels.
+var errTooManyLevels = errors.New("planar/writer: more than 65535 levels in one chunk")
 
 func constantLayout(layers []structural.Layer, scalar []byte) *enc21pb.PageLayout {
 	return &enc21pb.PageLayout{Layout: &enc21pb.PageLayout_ConstantLayout{ConstantLayout: &enc21pb.ConstantLayout{Layers: layers, InlineValue: scalar}}}
@@ -261,7 +271,7 @@ func (c *column) encodeChunked(d structural.Dense, pv pageValues, enc *encoded) 
 		}
 		nlev := level - lstart
 		if nlev > 0xFFFF {
-			return fmt.Errorf("chunk of %d values needs %d levels (over 65535); sparse structure is not written yet: %w", cnt, nlev, ErrUnsupportedType)
+			return fmt.Errorf("chunk of %d values needs %d levels: %w", cnt, nlev, errTooManyLevels)
 		}
 		lg := log2(cnt)
 		if last && 1<<lg != cnt {
@@ -474,10 +484,15 @@ func (c *column) encodeZipped(d structural.Dense, pv pageValues, enc *encoded) e
 // fixed-size lists with null items).
 func (c *column) zipRecords(pv pageValues) (int, []byte) {
 	switch c.info.kind {
-	case kindBool, kindNull:
-		// Only pages without visible values are zipped for these: one byte
-		// per (absent) value.
-		return 1, nil
+	case kindNull:
+		return 1, make([]byte, pv.n)
+	case kindBool:
+		// Zipped booleans are widened to one byte per value.
+		out := make([]byte, pv.n)
+		for i := range out {
+			out[i] = (pv.fixed[i/8] >> (i % 8)) & 1
+		}
+		return 1, out
 	case kindFSL:
 		rb := c.info.rowBits() / 8
 		if pv.itemNull == nil {

@@ -1,6 +1,7 @@
 package writer_test
 
 import (
+	"bytes"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -47,5 +48,93 @@ func TestNestedRoundTrip(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A page whose one value sits behind more than 65535 empty lists cannot be
+// chunked; the writer falls back to a zipped page.
+func TestManyLevelsInOneChunk(t *testing.T) {
+	mem := memory.NewGoAllocator()
+	b := array.NewListBuilder(mem, arrow.PrimitiveTypes.Int32)
+	for i := 0; i < 70000; i++ {
+		b.Append(true) // empty list
+	}
+	b.Append(true)
+	b.ValueBuilder().(*array.Int32Builder).AppendValues([]int32{42, 43}, nil)
+	arr := b.NewArray()
+	schema := arrow.NewSchema([]arrow.Field{{Name: "l", Type: arr.DataType(), Nullable: true}}, nil)
+	rec := array.NewRecordBatch(schema, []arrow.Array{arr}, int64(arr.Len()))
+	var w *writer.Writer
+	for _, f := range []writer.Format{writer.Format2_3, writer.Format2_2} {
+		var buf bytes.Buffer
+		var err error
+		if w, err = writer.New(&buf, schema, writer.WithFormat(f)); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.WriteBatch(rec); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if got := w.Report()[0].Cell; got != "dense x zipped" {
+			t.Errorf("%s: cell %q, want dense x zipped", f, got)
+		}
+		got, err := open(t, buf.Bytes()).ReadAll()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !array.Equal(got.Column(0), arr) {
+			t.Errorf("%s: data differs", f)
+		}
+	}
+}
+
+// Batches of any size, sliced input arrays and a million rows give the same
+// data back, and pages never split a row.
+func TestBatchSizesAndSlices(t *testing.T) {
+	mem := memory.NewGoAllocator()
+	cases := []corpus.NestedCase{
+		{TypeCase: corpus.TypeByName("list_struct"), Nulls: corpus.SomeNulls}, // list_struct
+		{TypeCase: corpus.TypeByName("string"), Nulls: corpus.SomeNulls}, // string
+	}
+	var recs []arrow.RecordBatch
+	for i, n := range []int{1, 0, 3000, 1, 777} {
+		for j := range cases {
+			cases[j].Rows = n + 10
+		}
+		full := corpus.NestedRecord(mem, cases, uint64(i))
+		recs = append(recs, full.NewSlice(5, int64(5+n))) // sliced input
+	}
+	b := writeAll(t, recs[0].Schema(), recs, writer.WithMaxPageBytes(4<<10))
+	f := open(t, b)
+	got, err := f.ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := concat(t, recs)
+	for c := range cases {
+		if !array.Equal(got.Column(c), want[c]) {
+			t.Errorf("column %s differs", cases[c].Name())
+		}
+	}
+	for c := 0; c < f.NumColumns(); c++ {
+		var rows uint64
+		for _, p := range f.Pages(c) {
+			rows += p.Rows
+		}
+		if rows != uint64(f.NumRows()) {
+			t.Errorf("column %d pages hold %d rows of %d", c, rows, f.NumRows())
+		}
+	}
+	// One million rows of a list column in one batch.
+	big := corpus.NestedRecord(mem, []corpus.NestedCase{{TypeCase: corpus.TypeByName("list_i32"), Nulls: corpus.SomeNulls, Rows: 1 << 20}}, 9)
+	bb := writeAll(t, big.Schema(), []arrow.RecordBatch{big})
+	bg, err := open(t, bb).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !array.Equal(bg.Column(0), big.Column(0)) {
+		t.Error("1M-row list column differs")
 	}
 }

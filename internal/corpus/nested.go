@@ -285,3 +285,13 @@ func (g *gen) value(b array.Builder, dt arrow.DataType, depth int) {
 		panic("corpus: no generator for " + dt.String())
 	}
 }
+
+// TypeByName returns the corpus type case with the given name.
+func TypeByName(name string) TypeCase {
+	for _, t := range Types {
+		if t.Name == name {
+			return t
+		}
+	}
+	panic("corpus: no type case " + name)
+}
