@@ -13,7 +13,7 @@ import (
 // fieldColumns maps every top-level field to its physical columns.
 type fieldColumns struct {
 	field arrow.Field
-	cols  []int             // physical column indices, in order
+	cols  []int               // physical column indices, in order
 	paths [][]structural.Step // path of each column
 }
 

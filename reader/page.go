@@ -123,4 +123,3 @@ func (p *page) validate(minor uint16) error {
 	}
 	return nil
 }
-

@@ -22,7 +22,7 @@ type pageValues struct {
 	offsets  []uint64 // kindVariable: n+1
 	itemNull []byte   // kindFSL: item validity when some item is null
 	dict     *pageDict
-	nulls    []bool   // visible leaf nulls (own validity only)
+	nulls    []bool // visible leaf nulls (own validity only)
 	allNull  bool
 }
 

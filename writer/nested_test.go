@@ -96,7 +96,7 @@ func TestBatchSizesAndSlices(t *testing.T) {
 	mem := memory.NewGoAllocator()
 	cases := []corpus.NestedCase{
 		{TypeCase: corpus.TypeByName("list_struct"), Nulls: corpus.SomeNulls}, // list_struct
-		{TypeCase: corpus.TypeByName("string"), Nulls: corpus.SomeNulls}, // string
+		{TypeCase: corpus.TypeByName("string"), Nulls: corpus.SomeNulls},      // string
 	}
 	var recs []arrow.RecordBatch
 	for i, n := range []int{1, 0, 3000, 1, 777} {

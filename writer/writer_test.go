@@ -3,9 +3,9 @@ package writer_test
 import (
 	"bytes"
 	"errors"
-	"strings"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"

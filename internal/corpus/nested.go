@@ -22,8 +22,8 @@ var WideString = &arrow.StringType{}
 
 // TypeCase is one line of the type corpus: a type and how it is named.
 type TypeCase struct {
-	Name string
-	Type arrow.DataType
+	Name  string
+	Type  arrow.DataType
 	Wide  bool // values are wide (strings over 256 bytes)
 	Const bool // every leaf value is the same (nulls still drawn)
 }
