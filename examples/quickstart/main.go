@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -24,7 +25,7 @@ import (
 func main() {
 	out := flag.String("o", filepath.Join(os.TempDir(), "planar-quickstart.lance"), "output file")
 	fmtName := flag.String("format", "2.3", "file format: 2.3, 2.2 or 2.3-interim")
-	rows := flag.Int("rows", 100000, "rows to write")
+	rows := flag.Int("rows", 20000, "rows to write")
 	flag.Parse()
 	format, err := writer.ParseFormat(*fmtName)
 	if err != nil {
@@ -35,11 +36,14 @@ func main() {
 		{Name: "id", Type: arrow.PrimitiveTypes.Int64},
 		{Name: "score", Type: arrow.PrimitiveTypes.Float32, Nullable: true},
 		{Name: "seen_at", Type: &arrow.TimestampType{Unit: arrow.Microsecond, TimeZone: "UTC"}, Nullable: true},
+		{Name: "tags", Type: arrow.ListOf(arrow.BinaryTypes.String), Nullable: true},
+		{Name: "embedding", Type: arrow.FixedSizeListOf(128, arrow.PrimitiveTypes.Float32), Nullable: true},
+		{Name: "backfill", Type: arrow.ListOf(arrow.PrimitiveTypes.Int32), Nullable: true},
 	}, nil)
 	rec := build(schema, *rows)
 	defer rec.Release()
 
-	w, err := writer.Create(*out, schema, writer.WithFormat(format), writer.WithMaxPageBytes(256<<10))
+	w, err := writer.Create(*out, schema, writer.WithFormat(format), writer.WithMaxPageBytes(1<<20))
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -59,7 +63,8 @@ func main() {
 	for i, f := range schema.Fields() {
 		order[f.Name] = i
 	}
-	sort.SliceStable(report, func(i, j int) bool { return order[report[i].Column] < order[report[j].Column] })
+	top := func(path string) int { return order[strings.SplitN(path, ".", 2)[0]] }
+	sort.SliceStable(report, func(i, j int) bool { return top(report[i].Column) < top(report[j].Column) })
 	for _, p := range report {
 		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\t%d\t%s\n", p.Column, p.Page, p.Rows, p.Cell, p.Encoding, p.Bytes, p.Reason)
 	}
@@ -78,7 +83,11 @@ func main() {
 	major, minor := f.Version()
 	fmt.Printf("\nread back (footer %d.%d), first rows:\n", major, minor)
 	for i := 0; i < int(got.NumCols()); i++ {
-		fmt.Printf("  %-8s %v\n", got.ColumnName(i), got.Column(i))
+		v := fmt.Sprint(got.Column(i))
+		if len(v) > 90 {
+			v = v[:87] + "..."
+		}
+		fmt.Printf("  %-10s %s\n", got.ColumnName(i), v)
 	}
 	all, err := f.ReadAll()
 	if err != nil {
@@ -99,7 +108,32 @@ func build(schema *arrow.Schema, n int) arrow.RecordBatch {
 	ids := b.Field(0).(*array.Int64Builder)
 	scores := b.Field(1).(*array.Float32Builder)
 	seen := b.Field(2).(*array.TimestampBuilder)
+	tags := b.Field(3).(*array.ListBuilder)
+	tagv := tags.ValueBuilder().(*array.StringBuilder)
+	emb := b.Field(4).(*array.FixedSizeListBuilder)
+	embv := emb.ValueBuilder().(*array.Float32Builder)
+	back := b.Field(5).(*array.ListBuilder)
 	for i := 0; i < n; i++ {
+		switch i % 5 {
+		case 0:
+			tags.AppendNull()
+		case 1:
+			tags.Append(true) // empty list
+		default:
+			tags.Append(true)
+			for k := 0; k < i%5; k++ {
+				tagv.Append(fmt.Sprintf("tag%d", (i+k)%17))
+			}
+		}
+		if i%3 == 0 {
+			emb.AppendNull()
+		} else {
+			emb.Append(true)
+			for k := 0; k < 128; k++ {
+				embv.Append(float32(i%97) / float32(k+1))
+			}
+		}
+		back.AppendNull() // a column not backfilled yet
 		ids.Append(int64(i))
 		if i%7 == 3 {
 			scores.AppendNull()
