@@ -94,3 +94,33 @@ func FuzzOpen(f *testing.F) {
 		}
 	})
 }
+
+// FuzzOpenNested is FuzzOpen seeded with small files of every nested type of
+// the corpus (chunked pages with lists, zipped pages, sparse pages,
+// dictionaries), so that mutations reach the nested decoders.
+func FuzzOpenNested(f *testing.F) {
+	mem := memory.NewGoAllocator()
+	for i, c := range corpus.Nested(12) {
+		if i%2 == 1 {
+			continue
+		}
+		rec := corpus.NestedRecord(mem, []corpus.NestedCase{c}, uint64(i))
+		ff := formats[i%len(formats)]
+		f.Add(writeFile(f, rec, writer.WithFormat(ff), writer.WithMaxPageBytes(256)))
+		rec.Release()
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		r, err := reader.Open(bytes.NewReader(b), int64(len(b)))
+		if err != nil {
+			return
+		}
+		if rec, err := r.ReadAll(); err == nil {
+			rec.Release()
+		}
+		if r.NumRows() > 1 {
+			if rec, err := r.Take([]int64{r.NumRows() - 1, 0}); err == nil {
+				rec.Release()
+			}
+		}
+	})
+}
