@@ -46,6 +46,7 @@ type column struct {
 	// scratch reused across pages
 	vals, meta, data, rep, def []byte
 	offsets                    []uint64
+	nulls                      []bool
 }
 
 func newColumn(leaf format.Column, top int, path []structural.Step, cfg *config) (*column, error) {

@@ -29,7 +29,10 @@ type pageValues struct {
 func (c *column) gather(segs []structural.Segment, n int) pageValues {
 	pv := pageValues{n: n}
 	nulls := 0
-	pv.nulls = make([]bool, 0, n)
+	if cap(c.nulls) < n {
+		c.nulls = make([]bool, 0, n)
+	}
+	pv.nulls = c.nulls[:0]
 	for _, s := range segs {
 		for i := s.Start; i < s.End; i++ {
 			null := s.Arr.IsNull(i)
@@ -42,6 +45,9 @@ func (c *column) gather(segs []structural.Segment, n int) pageValues {
 	pv.allNull = nulls == n
 	switch c.info.kind {
 	case kindFixed:
+		if need := n * c.info.bits / 8; cap(c.vals) < need {
+			c.vals = make([]byte, 0, need)
+		}
 		pv.fixed = gatherFixed(c.vals[:0], segs, c.info.bits/8)
 	case kindBool:
 		pv.fixed, _ = gatherBits(c.vals[:0], 0, segs)
@@ -59,6 +65,7 @@ func (c *column) gather(segs []structural.Segment, n int) pageValues {
 	}
 	c.vals = pv.fixed
 	c.offsets = pv.offsets
+	c.nulls = pv.nulls
 	return pv
 }
 
@@ -248,6 +255,9 @@ func (c *column) encodeChunked(d structural.Dense, pv pageValues, enc *encoded) 
 	}
 	cl := values.ChunkLayout{HasRep: d.Rep != nil, HasDef: d.Def != nil, NumBuffers: nbuf, Large: true}
 	c.meta, c.data = c.meta[:0], c.data[:0]
+	if need := len(pv.fixed) + 8*len(pv.offsets) + 2*(len(d.Rep)+len(d.Def)) + 40*len(counts); cap(c.data) < need {
+		c.data = make([]byte, 0, need)
+	}
 	var repIndex []byte
 	level, value := 0, 0
 	var prevPartial bool
