@@ -2,6 +2,7 @@ package writer_test
 
 import (
 	"bytes"
+	"errors"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -136,5 +137,48 @@ func TestBatchSizesAndSlices(t *testing.T) {
 	}
 	if !array.Equal(bg.Column(0), big.Column(0)) {
 		t.Error("1M-row list column differs")
+	}
+}
+
+// Arrays whose offsets or lengths are inconsistent are rejected with
+// ErrInvalidBatch before anything of the batch is written.
+func TestInconsistentArrays(t *testing.T) {
+	mem := memory.NewGoAllocator()
+	lt := arrow.ListOf(arrow.PrimitiveTypes.Int32)
+	schema := arrow.NewSchema([]arrow.Field{{Name: "l", Type: lt, Nullable: true}}, nil)
+	ib := array.NewInt32Builder(mem)
+	ib.AppendValues([]int32{1, 2, 3, 4}, nil)
+	child := ib.NewArray()
+	mk := func(offsets []int32, n int) arrow.RecordBatch {
+		d := array.NewData(lt, n, []*memory.Buffer{nil, memory.NewBufferBytes(arrow.Int32Traits.CastToBytes(offsets))}, []arrow.ArrayData{child.Data()}, 0, 0)
+		return array.NewRecordBatch(schema, []arrow.Array{array.MakeFromData(d)}, int64(n))
+	}
+	var buf bytes.Buffer
+	w, err := writer.New(&buf, schema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, rec := range map[string]arrow.RecordBatch{
+		"decreasing offsets":  mk([]int32{0, 3, 1}, 2),
+		"offsets past child":  mk([]int32{0, 2, 9}, 2),
+		"short offset buffer": mk([]int32{0, 1}, 3),
+	} {
+		if err := w.WriteBatch(rec); !errors.Is(err, writer.ErrInvalidBatch) {
+			t.Errorf("%s: %v, want ErrInvalidBatch", name, err)
+		}
+	}
+	good := mk([]int32{0, 1, 4}, 2)
+	if err := w.WriteBatch(good); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	got, err := open(t, buf.Bytes()).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.NumRows() != 2 || !array.Equal(got.Column(0), good.Column(0)) {
+		t.Errorf("file holds %d rows: %v", got.NumRows(), got.Column(0))
 	}
 }
