@@ -51,7 +51,7 @@ func countVisible(layers []structural.Layer, rep, def []uint16, n int) int {
 	if rep == nil || def == nil {
 		return n
 	}
-	maxVis := maxVisibleDef(layers)
+	maxVis := structural.MaxVisibleDef(layers)
 	c := 0
 	for _, d := range def {
 		if int(d) <= maxVis {
@@ -59,19 +59,6 @@ func countVisible(layers []structural.Layer, rep, def []uint16, n int) int {
 		}
 	}
 	return c
-}
-
-// maxVisibleDef is the largest def level of a visible entry: the def bands
-// of the layers inside the inner-most list.
-func maxVisibleDef(layers []structural.Layer) int {
-	m := 0
-	for _, l := range layers {
-		if structural.IsList(l) {
-			break
-		}
-		m += structural.DefLevels(l)
-	}
-	return m
 }
 
 func decodeChunkedPage(m *enc21pb.MiniBlockLayout, bufs [][]byte, rows int) (*pageData, error) {
@@ -107,7 +94,7 @@ func decodeChunkedPage(m *enc21pb.MiniBlockLayout, bufs [][]byte, rows int) (*pa
 	if layout.HasRep {
 		pd.rep = make([]uint16, 0, m.NumItems)
 	}
-	maxVis := maxVisibleDef(m.Layers)
+	maxVis := structural.MaxVisibleDef(m.Layers)
 	var blocks []values.Block
 	for ci, r := range refs {
 		parts, err := values.ParseChunk(bufs[1][r.Offset:r.Offset+r.Size], layout)

@@ -10,18 +10,6 @@ import (
 	"github.com/planarlance/planar/values"
 )
 
-// hasPayload reports whether a block encoding stores a buffer (Constant,
-// Range, and Delta over such a child are metadata only).
-func hasPayload(e *enc21pb.CompressiveEncoding) bool {
-	switch c := e.GetCompression().(type) {
-	case *enc21pb.CompressiveEncoding_Constant, *enc21pb.CompressiveEncoding_Range:
-		return false
-	case *enc21pb.CompressiveEncoding_Delta:
-		return hasPayload(c.Delta.GetDeltas())
-	}
-	return true
-}
-
 // sparseValueBuffers is the number of value-plane buffers of a sparse page.
 func sparseValueBuffers(v *enc23pb.ValuePlane) (int, error) {
 	switch c := v.GetCodec().(type) {
@@ -85,7 +73,7 @@ func validateSparse(p *page) error {
 	}
 	want := vb
 	for _, e := range seqs {
-		if hasPayload(e) {
+		if values.HasPayload(e) {
 			want++
 		}
 	}
@@ -103,7 +91,7 @@ type seqReader struct {
 
 func (r *seqReader) u64s(e *enc21pb.CompressiveEncoding, n uint64, what string) ([]uint64, error) {
 	var payload []byte
-	if hasPayload(e) {
+	if values.HasPayload(e) {
 		if r.next >= len(r.bufs) {
 			return nil, fmt.Errorf("%s: missing buffer: %w", what, ErrCorrupt)
 		}

@@ -19,7 +19,7 @@ func decodeZippedPage(z *enc21pb.FullZipLayout, bufs [][]byte, rows int) (*pageD
 			R++
 		}
 	}
-	lv := values.ZipLevels{BitsRep: int(z.BitsRep), BitsDef: int(z.BitsDef), MaxRep: R, MaxVisibleDef: maxVisibleDef(z.Layers)}
+	lv := values.ZipLevels{BitsRep: int(z.BitsRep), BitsDef: int(z.BitsDef), MaxRep: R, MaxVisibleDef: structural.MaxVisibleDef(z.Layers)}
 	items, visible := int(z.NumItems), int(z.NumVisibleItems)
 	if R == 0 && items != rows {
 		return nil, fmt.Errorf("zipped page has %d items for %d rows: %w", items, rows, ErrCorrupt)

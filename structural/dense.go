@@ -142,3 +142,28 @@ func FlatValidity(dst []byte, def []uint16, n int) ([]byte, int) {
 	}
 	return dst, nulls
 }
+
+// NumLists is the number of list layers (the maximum repetition level).
+func NumLists(layers []Layer) int {
+	r := 0
+	for _, l := range layers {
+		if IsList(l) {
+			r++
+		}
+	}
+	return r
+}
+
+// MaxVisibleDef is the largest definition level of a visible entry: the sum
+// of the def bands of the layers inside the inner-most list (layers are
+// inner-most first).
+func MaxVisibleDef(layers []Layer) int {
+	m := 0
+	for _, l := range layers {
+		if IsList(l) {
+			break
+		}
+		m += DefLevels(l)
+	}
+	return m
+}

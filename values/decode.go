@@ -415,13 +415,14 @@ func offsetBits(e *enc21pb.CompressiveEncoding, depth int) int {
 	return 0
 }
 
-// hasBlockPayload reports whether a block encoding stores a buffer.
-func hasBlockPayload(e *enc21pb.CompressiveEncoding) bool {
+// HasPayload reports whether a block encoding stores a buffer (Constant,
+// Range, and Delta over such a child are metadata only).
+func HasPayload(e *enc21pb.CompressiveEncoding) bool {
 	switch c := e.GetCompression().(type) {
 	case *enc21pb.CompressiveEncoding_Constant, *enc21pb.CompressiveEncoding_Range:
 		return false
 	case *enc21pb.CompressiveEncoding_Delta:
-		return hasBlockPayload(c.Delta.GetDeltas())
+		return HasPayload(c.Delta.GetDeltas())
 	}
 	return true
 }
@@ -452,7 +453,7 @@ func decodeVariableChunk(v *enc21pb.Variable, bufs [][]byte, n int) (Block, erro
 		return Block{}, fmt.Errorf("variable offsets of %d bits: %w", bits, ErrCorrupt)
 	}
 	want := 1
-	if hasBlockPayload(off) {
+	if HasPayload(off) {
 		want = 2
 	}
 	if len(bufs) != want {

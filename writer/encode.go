@@ -158,27 +158,6 @@ func constantLayout(layers []structural.Layer, scalar []byte) *enc21pb.PageLayou
 	return &enc21pb.PageLayout{Layout: &enc21pb.PageLayout_ConstantLayout{ConstantLayout: &enc21pb.ConstantLayout{Layers: layers, InlineValue: scalar}}}
 }
 
-func maxVisibleDef(layers []structural.Layer) int {
-	m := 0
-	for _, l := range layers {
-		if structural.IsList(l) {
-			break
-		}
-		m += structural.DefLevels(l)
-	}
-	return m
-}
-
-func numLists(layers []structural.Layer) int {
-	r := 0
-	for _, l := range layers {
-		if structural.IsList(l) {
-			r++
-		}
-	}
-	return r
-}
-
 // valueEncoding is the compressive description of the page's values.
 func (c *column) valueEncoding(pv pageValues) (*enc21pb.CompressiveEncoding, int) {
 	switch c.info.kind {
@@ -247,8 +226,8 @@ func log2(n int) uint8 {
 func (c *column) encodeChunked(d structural.Dense, pv pageValues, enc *encoded) error {
 	venc, nbuf := c.valueEncoding(pv)
 	counts := c.chunkCounts(pv)
-	R := numLists(d.Layers)
-	maxVis := maxVisibleDef(d.Layers)
+	R := structural.NumLists(d.Layers)
+	maxVis := structural.MaxVisibleDef(d.Layers)
 	visible := func(i int) bool { return R == 0 || int(d.Def[i]) <= maxVis }
 	if d.Def == nil {
 		visible = func(int) bool { return true }
@@ -451,7 +430,7 @@ func (c *column) encodeZipped(d structural.Dense, pv pageValues, enc *encoded) e
 		return fmt.Errorf("zipped page of %d items exceeds the u32 item count: %w", d.NumItems, ErrInvalidOption)
 	}
 	br, bd := values.LevelWidths(d.Rep, d.Def)
-	lv := values.ZipLevels{BitsRep: br, BitsDef: bd, MaxRep: numLists(d.Layers), MaxVisibleDef: maxVisibleDef(d.Layers)}
+	lv := values.ZipLevels{BitsRep: br, BitsDef: bd, MaxRep: structural.NumLists(d.Layers), MaxVisibleDef: structural.MaxVisibleDef(d.Layers)}
 	fz := &enc21pb.FullZipLayout{
 		BitsRep: uint32(br), BitsDef: uint32(bd), NumItems: uint32(d.NumItems), NumVisibleItems: uint32(d.NumVisible),
 		Layers: d.Layers,

@@ -215,11 +215,18 @@ func appendRaw(b array.Builder, v []byte) {
 func Record(mem memory.Allocator, cases []Case, seed uint64) arrow.RecordBatch {
 	fields := make([]arrow.Field, len(cases))
 	cols := make([]arrow.Array, len(cases))
-	rows := 0
 	for i, c := range cases {
 		fields[i] = c.Field()
 		cols[i] = c.Array(mem, seed+uint64(i))
-		rows = c.Rows
+	}
+	return record(fields, cols)
+}
+
+// record assembles a batch and releases the builders' references.
+func record(fields []arrow.Field, cols []arrow.Array) arrow.RecordBatch {
+	rows := 0
+	if len(cols) > 0 {
+		rows = cols[0].Len()
 	}
 	rec := array.NewRecordBatch(arrow.NewSchema(fields, nil), cols, int64(rows))
 	for _, c := range cols {

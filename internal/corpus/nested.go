@@ -124,17 +124,11 @@ func (c NestedCase) Array(mem memory.Allocator, seed uint64) arrow.Array {
 func NestedRecord(mem memory.Allocator, cases []NestedCase, seed uint64) arrow.RecordBatch {
 	fields := make([]arrow.Field, len(cases))
 	cols := make([]arrow.Array, len(cases))
-	rows := 0
 	for i, c := range cases {
 		fields[i] = c.Field()
 		cols[i] = c.Array(mem, seed+uint64(i))
-		rows = c.Rows
 	}
-	rec := array.NewRecordBatch(arrow.NewSchema(fields, nil), cols, int64(rows))
-	for _, c := range cols {
-		c.Release()
-	}
-	return rec
+	return record(fields, cols)
 }
 
 type gen struct {
