@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 
+	"github.com/planarlance/planar/internal/format"
 	"github.com/planarlance/planar/proto/enc21pb"
 	"github.com/planarlance/planar/proto/enc23pb"
 	"github.com/planarlance/planar/structural"
@@ -390,18 +391,5 @@ func format21Zipped(z *enc23pb.ZippedValues) (*enc21pb.FullZipLayout, error) {
 	if z.Levels != nil {
 		return nil, fmt.Errorf("sparse zipped values with dense levels: %w", ErrCorrupt)
 	}
-	if z.NumItems > 0xFFFFFFFF {
-		return nil, fmt.Errorf("zipped counts exceed u32: %w", ErrCorrupt)
-	}
-	f := &enc21pb.FullZipLayout{NumItems: uint32(z.NumItems), NumVisibleItems: uint32(z.NumVisibleItems),
-		ValueCompression: z.Compression, Layers: []enc21pb.RepDefLayer{enc21pb.RepDefLayer_REPDEF_ALL_VALID_ITEM}}
-	switch a := z.Addressing.(type) {
-	case *enc23pb.ZippedValues_BitsPerValue:
-		f.Details = &enc21pb.FullZipLayout_BitsPerValue{BitsPerValue: a.BitsPerValue}
-	case *enc23pb.ZippedValues_BitsPerOffset:
-		f.Details = &enc21pb.FullZipLayout_BitsPerOffset{BitsPerOffset: a.BitsPerOffset}
-	default:
-		return nil, fmt.Errorf("zipped values without addressing: %w", ErrCorrupt)
-	}
-	return f, nil
+	return format.FullZipFromZipped(z, []enc21pb.RepDefLayer{enc21pb.RepDefLayer_REPDEF_ALL_VALID_ITEM})
 }

@@ -105,25 +105,9 @@ func PB21FromPlanar(p *enc23pb.PlanarLayout) (*enc21pb.PageLayout, error) {
 			HasLargeChunk:        true,
 		}}}, nil
 	case *enc23pb.ValuePlane_Zipped:
-		z := v.Zipped
-		if z.NumItems > 0xFFFFFFFF || z.NumVisibleItems > 0xFFFFFFFF {
-			return nil, fmt.Errorf("zipped counts exceed u32: %w", ErrCorruptFile)
-		}
-		f := &enc21pb.FullZipLayout{
-			BitsRep:          z.GetLevels().GetBitsRepetition(),
-			BitsDef:          z.GetLevels().GetBitsDefinition(),
-			NumItems:         uint32(z.NumItems),
-			NumVisibleItems:  uint32(z.NumVisibleItems),
-			ValueCompression: z.Compression,
-			Layers:           layers,
-		}
-		switch a := z.Addressing.(type) {
-		case *enc23pb.ZippedValues_BitsPerValue:
-			f.Details = &enc21pb.FullZipLayout_BitsPerValue{BitsPerValue: a.BitsPerValue}
-		case *enc23pb.ZippedValues_BitsPerOffset:
-			f.Details = &enc21pb.FullZipLayout_BitsPerOffset{BitsPerOffset: a.BitsPerOffset}
-		default:
-			return nil, fmt.Errorf("zipped page without addressing: %w", ErrCorruptFile)
+		f, err := FullZipFromZipped(v.Zipped, layers)
+		if err != nil {
+			return nil, err
 		}
 		return &enc21pb.PageLayout{Layout: &enc21pb.PageLayout_FullZipLayout{FullZipLayout: f}}, nil
 	case *enc23pb.ValuePlane_Constant:
@@ -147,4 +131,29 @@ func PB21FromPlanar(p *enc23pb.PlanarLayout) (*enc21pb.PageLayout, error) {
 	default:
 		return nil, fmt.Errorf("value codec %T with dense structure: %w", v, ErrCorruptFile)
 	}
+}
+
+// FullZipFromZipped re-expresses zipped values (with or without dense control
+// words) as a FullZip description over the given layers.
+func FullZipFromZipped(z *enc23pb.ZippedValues, layers []enc21pb.RepDefLayer) (*enc21pb.FullZipLayout, error) {
+	if z.NumItems > 0xFFFFFFFF || z.NumVisibleItems > 0xFFFFFFFF {
+		return nil, fmt.Errorf("zipped counts exceed u32: %w", ErrCorruptFile)
+	}
+	f := &enc21pb.FullZipLayout{
+		BitsRep:          z.GetLevels().GetBitsRepetition(),
+		BitsDef:          z.GetLevels().GetBitsDefinition(),
+		NumItems:         uint32(z.NumItems),
+		NumVisibleItems:  uint32(z.NumVisibleItems),
+		ValueCompression: z.Compression,
+		Layers:           layers,
+	}
+	switch a := z.Addressing.(type) {
+	case *enc23pb.ZippedValues_BitsPerValue:
+		f.Details = &enc21pb.FullZipLayout_BitsPerValue{BitsPerValue: a.BitsPerValue}
+	case *enc23pb.ZippedValues_BitsPerOffset:
+		f.Details = &enc21pb.FullZipLayout_BitsPerOffset{BitsPerOffset: a.BitsPerOffset}
+	default:
+		return nil, fmt.Errorf("zipped page without addressing: %w", ErrCorruptFile)
+	}
+	return f, nil
 }
