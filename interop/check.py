@@ -108,9 +108,9 @@ def main():
     out = {"pylance": lance.__version__, "pyarrow": pa.__version__, "reads": [], "writes": []}
     for ds in manifest["datasets"]:
         want = read_ipc(ds["arrow"])
-        for spec in ds.get("planar", []):
+        for spec in ds.get("planar") or []:
             out["reads"].append(check_file(spec, want))
-        for w in ds.get("pylance", []):
+        for w in ds.get("pylance") or []:
             out["writes"].append(write_pylance(ds["arrow"], w["file"], w["version"], w.get("structural")))
     json.dump(out, sys.stdout)
 

@@ -14,6 +14,7 @@ import (
 	"github.com/planarlance/planar/proto/enc23pb"
 	"github.com/planarlance/planar/proto/file2pb"
 	"github.com/planarlance/planar/proto/filepb"
+	"github.com/planarlance/planar/structural"
 	"github.com/planarlance/planar/values"
 )
 
@@ -183,6 +184,23 @@ func (f *File) open() error {
 	if uint64(len(f.leaves)) != n {
 		return fmt.Errorf("schema has %d leaf columns, footer %d: %w", len(f.leaves), n, ErrCorrupt)
 	}
+	// Pages of leaves below a structural fixed-size list count elements
+	// (rows times the dimensions).
+	dims := make([]uint64, 0, n)
+	for _, fld := range f.schema.Fields() {
+		for _, path := range structural.LeafPaths(fld.Type) {
+			d := uint64(1)
+			for _, st := range path {
+				if st.Kind == structural.StepFSL {
+					d *= uint64(st.Dim)
+				}
+			}
+			dims = append(dims, d)
+		}
+	}
+	if uint64(len(dims)) != n {
+		return fmt.Errorf("schema has %d leaf paths, footer %d columns: %w", len(dims), n, ErrCorrupt)
+	}
 	f.columns = make([][]*page, n)
 	for i, r := range cmo {
 		if r.Position < ft.ColumnMetaStart || r.Position+r.Size > cmoPos {
@@ -211,8 +229,8 @@ func (f *File) open() error {
 			}
 			rows += p.rows
 		}
-		if rows != fd.Length {
-			return fmt.Errorf("column %q pages hold %d rows, file %d: %w", f.leaves[i].Path, rows, fd.Length, ErrCorrupt)
+		if fd.Length > 0 && dims[i] > (1<<62)/fd.Length || rows != fd.Length*dims[i] {
+			return fmt.Errorf("column %q pages hold %d elements, file %d rows of %d: %w", f.leaves[i].Path, rows, fd.Length, dims[i], ErrCorrupt)
 		}
 		f.columns[i] = pages
 	}

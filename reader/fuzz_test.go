@@ -100,7 +100,7 @@ func FuzzOpen(f *testing.F) {
 // dictionaries), so that mutations reach the nested decoders.
 func FuzzOpenNested(f *testing.F) {
 	mem := memory.NewGoAllocator()
-	for i, c := range corpus.Nested(12) {
+	for i, c := range corpus.NestedWritable(12) {
 		if i%2 == 1 {
 			continue
 		}

@@ -50,6 +50,13 @@ type column struct {
 }
 
 func newColumn(leaf format.Column, top int, path []structural.Step, cfg *config) (*column, error) {
+	for _, st := range path {
+		if st.Kind == structural.StepFSL {
+			// pylance 14 misreads some of planar's pages below a structural
+			// FSL (FORMAT.md §5c); reading them is supported.
+			return nil, fmt.Errorf("field %q: fixed-size lists of structs are not written yet: %w", leaf.Path, ErrUnsupportedType)
+		}
+	}
 	info, err := classifyLeaf(leaf.Field.Type)
 	if err != nil {
 		return nil, fmt.Errorf("field %q: %v: %w", leaf.Path, err, ErrUnsupportedType)

@@ -154,7 +154,7 @@ func TestPageIdentityAcrossFlavours(t *testing.T) {
 	mem := memory.NewGoAllocator()
 	flat := corpus.Record(mem, corpus.Flat(5000), 7)
 	defer flat.Release()
-	nested := corpus.NestedRecord(mem, corpus.Nested(3000), 7)
+	nested := corpus.NestedRecord(mem, corpus.NestedWritable(3000), 7)
 	defer nested.Release()
 	for name, rec := range map[string]arrow.RecordBatch{"flat": flat, "nested": nested} {
 		t.Run(name, func(t *testing.T) { checkPageIdentity(t, rec) })

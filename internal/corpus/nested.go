@@ -26,6 +26,9 @@ type TypeCase struct {
 	Type  arrow.DataType
 	Wide  bool // values are wide (strings over 256 bytes)
 	Const bool // every leaf value is the same (nulls still drawn)
+	// ReadOnly marks types planar reads (pylance writes them) but does not
+	// write yet; writer.New rejects them with ErrUnsupportedType.
+	ReadOnly bool
 }
 
 // Types is the corpus of every Arrow type and nesting planar writes.
@@ -65,6 +68,7 @@ var Types = []TypeCase{
 	{Name: "map_str_i32", Type: arrow.MapOf(arrow.BinaryTypes.String, arrow.PrimitiveTypes.Int32)},
 	{Name: "list_wide_str", Type: arrow.ListOf(arrow.BinaryTypes.String), Wide: true},
 	{Name: "null", Type: arrow.Null},
+	{Name: "fsl_struct", Type: arrow.FixedSizeListOf(2, arrow.StructOf(field("x", arrow.PrimitiveTypes.Int32), field("y", arrow.BinaryTypes.String))), ReadOnly: true},
 	{Name: "struct_null", Type: arrow.StructOf(field("a", arrow.PrimitiveTypes.Int32), field("n", arrow.Null))},
 	{Name: "list_i32_const", Type: arrow.ListOf(arrow.PrimitiveTypes.Int32), Const: true},
 	{Name: "struct_i64_const", Type: arrow.StructOf(field("x", arrow.PrimitiveTypes.Int64)), Const: true},
@@ -288,4 +292,15 @@ func TypeByName(name string) TypeCase {
 		}
 	}
 	panic("corpus: no type case " + name)
+}
+
+// NestedWritable is Nested without the read-only types.
+func NestedWritable(rows int) []NestedCase {
+	var out []NestedCase
+	for _, c := range Nested(rows) {
+		if !c.ReadOnly {
+			out = append(out, c)
+		}
+	}
+	return out
 }

@@ -345,7 +345,6 @@ func TestLogicalTypeUnsupported(t *testing.T) {
 		arrow.DenseUnionOf([]arrow.Field{{Name: "a", Type: arrow.PrimitiveTypes.Int32}}, []arrow.UnionTypeCode{0}),
 		arrow.SparseUnionOf([]arrow.Field{{Name: "a", Type: arrow.PrimitiveTypes.Int32}}, []arrow.UnionTypeCode{0}),
 		arrow.BinaryTypes.StringView,
-		arrow.FixedSizeListOf(2, arrow.StructOf(arrow.Field{Name: "a", Type: arrow.PrimitiveTypes.Int32})),
 		arrow.FixedSizeListOf(2, arrow.ListOf(arrow.PrimitiveTypes.Int32)),
 		&arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int32, ValueType: arrow.FixedWidthTypes.Date32},
 		func() arrow.DataType {

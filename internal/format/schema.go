@@ -96,6 +96,10 @@ func lanceChildren(dt arrow.DataType) []arrow.Field {
 		return []arrow.Field{t.ElemField()}
 	case *arrow.MapType:
 		return []arrow.Field{t.ElemField()}
+	case *arrow.FixedSizeListType:
+		if t.Elem().ID() == arrow.STRUCT {
+			return []arrow.Field{t.ElemField()}
+		}
 	}
 	return nil
 }
@@ -182,7 +186,10 @@ func LogicalType(dt arrow.DataType) (string, error) {
 		}
 		return "large_list", nil
 	case *arrow.FixedSizeListType:
-		if t.Elem().ID() == arrow.STRUCT || len(lanceChildren(t.Elem())) > 0 {
+		if t.Elem().ID() == arrow.STRUCT {
+			return fmt.Sprintf("fixed_size_list:struct:%d", t.Len()), nil
+		}
+		if len(lanceChildren(t.Elem())) > 0 {
 			return "", fmt.Errorf("fixed_size_list of %s: %w", t.Elem(), ErrUnsupportedType)
 		}
 		child, err := LogicalType(t.Elem())
