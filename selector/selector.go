@@ -4,6 +4,8 @@
 // it returns and makes no choice of its own.
 package selector
 
+import "fmt"
+
 // Structure is the structural codec of a plan.
 type Structure int
 
@@ -44,9 +46,13 @@ type Compression int
 // Compressive codecs the writer can execute.
 const (
 	Flat Compression = iota
+	// Bitpacked values: FastLanes inline bit packing, one width per 1024
+	// values. Bitpacked levels: inline bit packing when a chunk's levels fit
+	// one 1024-level block, else out-of-line bit packing at the page's width.
+	Bitpacked
 )
 
-func (c Compression) String() string { return [...]string{"flat"}[c] }
+func (c Compression) String() string { return [...]string{"flat", "bitpacked"}[c] }
 
 // Plan is the selector's decision for one page.
 type Plan struct {
@@ -67,6 +73,10 @@ type Page struct {
 	MaxValueBytes  int    // largest visible value in bytes
 	CanZip         bool   // values are byte aligned, so per-record storage is possible
 	NullFree       bool   // no visible value is null (so a scalar needs no leaf validity)
+	// Bit packing of fixed-width values (widths 8/16/32/64 only).
+	RawValueBytes    int // the values stored flat
+	PackedValueBytes int // the values inline bit packed; 0 when bit packing does not apply
+	HasLevels        bool
 }
 
 // WideValueBytes is the value size from which pages are zipped instead of
@@ -95,6 +105,13 @@ func Choose(p Page, _ Options) Plan {
 		plan.Values, plan.Reason = Zipped, "wide values (>= 256 bytes)"
 	default:
 		plan.Values, plan.Reason = Chunked, "narrow values"
+		if p.PackedValueBytes > 0 && p.PackedValueBytes < p.RawValueBytes {
+			plan.ValueComp = Bitpacked
+			plan.Reason += fmt.Sprintf("; bit packing %d -> %d bytes", p.RawValueBytes, p.PackedValueBytes)
+		}
+		if p.HasLevels {
+			plan.LevelComp = Bitpacked
+		}
 	}
 	return plan
 }

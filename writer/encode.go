@@ -123,6 +123,11 @@ func (c *column) encode(d structural.Dense, segs []structural.Segment, f Format)
 		sp.Scalar = c.scalar(pv)
 	}
 	sp.NullFree = sp.Scalar != nil
+	sp.HasLevels = d.Rep != nil || d.Def != nil
+	if bits := c.packBits(); bits > 0 {
+		sp.RawValueBytes = len(pv.fixed)
+		sp.PackedValueBytes = packedSize(pv.fixed, bits, pv.n)
+	}
 	plan := selector.Choose(sp, selector.Options{})
 	enc := encoded{plan: plan}
 	var err error
@@ -159,7 +164,11 @@ func constantLayout(layers []structural.Layer, scalar []byte) *enc21pb.PageLayou
 }
 
 // valueEncoding is the compressive description of the page's values.
-func (c *column) valueEncoding(pv pageValues) (*enc21pb.CompressiveEncoding, int) {
+func (c *column) valueEncoding(pv pageValues, plan selector.Plan) (*enc21pb.CompressiveEncoding, int) {
+	if plan.ValueComp == selector.Bitpacked {
+		return &enc21pb.CompressiveEncoding{Compression: &enc21pb.CompressiveEncoding_InlineBitpacking{InlineBitpacking: &enc21pb.InlineBitpacking{
+			UncompressedBitsPerValue: uint64(c.packBits())}}}, 1
+	}
 	switch c.info.kind {
 	case kindVariable:
 		return &enc21pb.CompressiveEncoding{Compression: &enc21pb.CompressiveEncoding_Variable{Variable: &enc21pb.Variable{Offsets: values.FlatEncoding(c.info.offBits)}}}, 1
@@ -181,9 +190,16 @@ func (c *column) valueEncoding(pv pageValues) (*enc21pb.CompressiveEncoding, int
 
 // chunkCounts splits n visible values into chunk value counts: powers of two
 // for every chunk but the last.
-func (c *column) chunkCounts(pv pageValues) []int {
+func (c *column) chunkCounts(pv pageValues, plan selector.Plan) []int {
 	n := pv.n
 	var counts []int
+	if plan.ValueComp == selector.Bitpacked {
+		// One bit-packing block per chunk.
+		for start := 0; start < n; start += 1024 {
+			counts = append(counts, min(1024, n-start))
+		}
+		return counts
+	}
 	if c.info.kind == kindVariable {
 		w := c.info.offBits / 8
 		for start := 0; start < n; {
@@ -224,8 +240,11 @@ func log2(n int) uint8 {
 // in chunks of a power-of-two count, each chunk carrying its slice of the
 // level streams (flat u16), plus the repetition index when there are lists.
 func (c *column) encodeChunked(d structural.Dense, pv pageValues, enc *encoded) error {
-	venc, nbuf := c.valueEncoding(pv)
-	counts := c.chunkCounts(pv)
+	plan := enc.plan
+	venc, nbuf := c.valueEncoding(pv, plan)
+	counts := c.chunkCounts(pv, plan)
+	repEnc, repPack := levelCodec(d.Rep, d.NumItems, plan)
+	defEnc, defPack := levelCodec(d.Def, d.NumItems, plan)
 	R := structural.NumLists(d.Layers)
 	maxVis := structural.MaxVisibleDef(d.Layers)
 	visible := func(i int) bool { return R == 0 || int(d.Def[i]) <= maxVis }
@@ -273,16 +292,22 @@ func (c *column) encodeChunked(d structural.Dense, pv pageValues, enc *encoded) 
 		if d.Rep != nil || d.Def != nil {
 			parts.NumLevels = nlev
 		}
+		var err error
 		if d.Rep != nil {
-			c.rep = values.AppendFlatLevels(c.rep[:0], d.Rep[lstart:level])
+			if c.rep, err = repPack(c.rep[:0], d.Rep[lstart:level]); err != nil {
+				return err
+			}
 			parts.Rep = c.rep
 		}
 		if d.Def != nil {
-			c.def = values.AppendFlatLevels(c.def[:0], d.Def[lstart:level])
+			if c.def, err = defPack(c.def[:0], d.Def[lstart:level]); err != nil {
+				return err
+			}
 			parts.Def = c.def
 		}
-		parts.Values = c.chunkValues(pv, value, cnt)
-		var err error
+		if parts.Values, err = c.chunkValues(pv, value, cnt, plan); err != nil {
+			return err
+		}
 		if c.meta, c.data, err = values.AppendChunk(c.meta, c.data, cl, parts); err != nil {
 			return err
 		}
@@ -299,7 +324,7 @@ func (c *column) encodeChunked(d structural.Dense, pv pageValues, enc *encoded) 
 		HasLargeChunk:    true,
 	}
 	if d.Def != nil {
-		mb.DefCompression = values.FlatEncoding(16)
+		mb.DefCompression = defEnc
 	}
 	bufs := [][]byte{c.meta, c.data}
 	if pv.dict != nil {
@@ -308,14 +333,82 @@ func (c *column) encodeChunked(d structural.Dense, pv pageValues, enc *encoded) 
 		bufs = append(bufs, pv.dict.items)
 	}
 	if d.Rep != nil {
-		mb.RepCompression = values.FlatEncoding(16)
+		mb.RepCompression = repEnc
 		mb.RepetitionIndexDepth = 1
 		bufs = append(bufs, repIndex)
 	}
 	enc.layout = &enc21pb.PageLayout{Layout: &enc21pb.PageLayout_MiniBlockLayout{MiniBlockLayout: mb}}
 	enc.bufs = bufs
-	enc.desc = describe(venc, d)
+	enc.desc = describe(venc, defEnc, repEnc, d)
 	return nil
+}
+
+// packBits is the value width bit packing applies to (0 if none).
+func (c *column) packBits() int {
+	switch c.info.kind {
+	case kindFixed, kindDict:
+		switch c.info.bits {
+		case 8, 16, 32, 64:
+			return c.info.bits
+		}
+	}
+	return 0
+}
+
+// packedSize is the size of n values inline bit packed: per 1024-value
+// window one width word plus 1024·W/T words.
+func packedSize(data []byte, bits, n int) int {
+	bw := bits / 8
+	total := 0
+	for start := 0; start < n; start += 1024 {
+		cnt := min(1024, n-start)
+		w := values.BitLength(bits, data[start*bw:(start+cnt)*bw], cnt)
+		total += (1 + 1024*w/bits) * bw
+	}
+	return total
+}
+
+type levelPacker func(dst []byte, levels []uint16) ([]byte, error)
+
+// levelCodec returns the page's codec for one level stream and the function
+// that encodes a chunk's slice of it: flat u16, inline bit packing when the
+// whole stream fits one 1024-level block, else out-of-line bit packing at the
+// stream's width.
+func levelCodec(levels []uint16, n int, plan selector.Plan) (*enc21pb.CompressiveEncoding, levelPacker) {
+	flat := func(dst []byte, l []uint16) ([]byte, error) { return values.AppendFlatLevels(dst, l), nil }
+	if levels == nil || plan.LevelComp != selector.Bitpacked {
+		return values.FlatEncoding(16), flat
+	}
+	var raw []byte
+	var max uint16
+	for _, l := range levels {
+		max |= l
+	}
+	w := 0
+	for max>>w != 0 {
+		w++
+	}
+	// Keep flat levels when packing would not shrink them (tiny pages).
+	packed := (n*w + 7) / 8
+	if n <= 1024 {
+		packed = (1 + 64*w) * 2
+	}
+	if packed >= 2*n {
+		return values.FlatEncoding(16), flat
+	}
+	if n <= 1024 {
+		e := &enc21pb.CompressiveEncoding{Compression: &enc21pb.CompressiveEncoding_InlineBitpacking{InlineBitpacking: &enc21pb.InlineBitpacking{UncompressedBitsPerValue: 16}}}
+		return e, func(dst []byte, l []uint16) ([]byte, error) {
+			raw = values.AppendFlatLevels(raw[:0], l)
+			return values.AppendInlineBitpacked(dst, 16, raw, len(l))
+		}
+	}
+	e := &enc21pb.CompressiveEncoding{Compression: &enc21pb.CompressiveEncoding_OutOfLineBitpacking{OutOfLineBitpacking: &enc21pb.OutOfLineBitpacking{
+		UncompressedBitsPerValue: 16, Values: values.FlatEncoding(w)}}}
+	return e, func(dst []byte, l []uint16) ([]byte, error) {
+		raw = values.AppendFlatLevels(raw[:0], l)
+		return values.AppendOutOfLineBitpacked(dst, 16, w, raw, len(l))
+	}
 }
 
 // appendRepIndex appends the (ends, partial) pair of one chunk and fixes up
@@ -352,7 +445,16 @@ func appendRepIndex(idx []byte, rep []uint16, R uint16, last, prevPartial bool) 
 }
 
 // chunkValues returns the value buffers of values [start, start+cnt).
-func (c *column) chunkValues(pv pageValues, start, cnt int) [][]byte {
+func (c *column) chunkValues(pv pageValues, start, cnt int, plan selector.Plan) ([][]byte, error) {
+	if plan.ValueComp == selector.Bitpacked {
+		bw := c.info.bits / 8
+		b, err := values.AppendInlineBitpacked(nil, c.info.bits, pv.fixed[start*bw:(start+cnt)*bw], cnt)
+		return [][]byte{b}, err
+	}
+	return c.chunkValuesFlat(pv, start, cnt), nil
+}
+
+func (c *column) chunkValuesFlat(pv pageValues, start, cnt int) [][]byte {
 	switch c.info.kind {
 	case kindVariable:
 		rel := make([]uint64, cnt+1)
@@ -396,13 +498,13 @@ func sliceBits(bm []byte, start, n int) []byte {
 	return out
 }
 
-func describe(venc *enc21pb.CompressiveEncoding, d structural.Dense) string {
+func describe(venc, defEnc, repEnc *enc21pb.CompressiveEncoding, d structural.Dense) string {
 	s := "values=" + encName(venc)
 	if d.Def != nil {
-		s += " def=flat16"
+		s += " def=" + encName(defEnc)
 	}
 	if d.Rep != nil {
-		s += " rep=flat16"
+		s += " rep=" + encName(repEnc)
 	}
 	return s
 }
@@ -413,6 +515,10 @@ func encName(e *enc21pb.CompressiveEncoding) string {
 		return fmt.Sprintf("flat%d", c.Flat.BitsPerValue)
 	case *enc21pb.CompressiveEncoding_Variable:
 		return "variable(" + encName(c.Variable.Offsets) + ")"
+	case *enc21pb.CompressiveEncoding_InlineBitpacking:
+		return fmt.Sprintf("bitpack%d", c.InlineBitpacking.UncompressedBitsPerValue)
+	case *enc21pb.CompressiveEncoding_OutOfLineBitpacking:
+		return fmt.Sprintf("bitpack%d(w=%d)", c.OutOfLineBitpacking.UncompressedBitsPerValue, c.OutOfLineBitpacking.GetValues().GetFlat().GetBitsPerValue())
 	case *enc21pb.CompressiveEncoding_FixedSizeList:
 		v := ""
 		if c.FixedSizeList.HasValidity {
@@ -444,7 +550,7 @@ func (c *column) encodeZipped(d structural.Dense, pv pageValues, enc *encoded) e
 	switch c.info.kind {
 	case kindVariable:
 		fz.Details = &enc21pb.FullZipLayout_BitsPerOffset{BitsPerOffset: uint32(c.info.offBits)}
-		fz.ValueCompression, _ = c.valueEncoding(pv)
+		fz.ValueCompression, _ = c.valueEncoding(pv, selector.Plan{})
 		data, idx, err = values.AppendZippedVariable(c.data[:0], lv, d.Rep, d.Def, pv.offsets, pv.fixed, c.info.offBits)
 	default:
 		width, rows := c.zipRecords(pv)
@@ -502,7 +608,7 @@ func (c *column) zipRecords(pv pageValues) (int, []byte) {
 func (c *column) zipEncoding(pv pageValues) *enc21pb.CompressiveEncoding {
 	switch c.info.kind {
 	case kindFSL:
-		e, _ := c.valueEncoding(pv)
+		e, _ := c.valueEncoding(pv, selector.Plan{})
 		return e
 	case kindBool, kindNull:
 		return values.FlatEncoding(8)
