@@ -74,7 +74,7 @@ type result struct {
 	} `json:"writes"`
 }
 
-func writeIPC(t *testing.T, path string, recs []arrow.RecordBatch) {
+func writeIPC(t testing.TB, path string, recs []arrow.RecordBatch) {
 	t.Helper()
 	f, err := os.Create(path)
 	if err != nil {
@@ -128,7 +128,7 @@ func readIPC(t *testing.T, path string) arrow.RecordBatch {
 	return array.NewRecordBatch(r.Schema(), cols, tbl.NumRows())
 }
 
-func writePlanar(t *testing.T, path string, recs []arrow.RecordBatch, opts ...writer.Option) {
+func writePlanar(t testing.TB, path string, recs []arrow.RecordBatch, opts ...writer.Option) {
 	t.Helper()
 	w, err := writer.Create(path, recs[0].Schema(), opts...)
 	if err != nil {

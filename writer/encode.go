@@ -129,6 +129,21 @@ func (c *column) encode(d structural.Dense, segs []structural.Segment, f Format)
 		sp.PackedValueBytes = packedSize(pv.fixed, bits, pv.n)
 	}
 	plan := selector.Choose(sp, selector.Options{})
+	if plan.Values == selector.Chunked && c.info.kind == kindVariable {
+		if pd, idx, ok := c.autoDict(pv); ok {
+			// Dictionary-encode the page: the chunks hold u32 indices, the
+			// page dictionary the distinct values. The column's leaf info is
+			// switched to the dictionary form for this page only.
+			saved := c.info
+			defer func() { c.info = saved }()
+			c.info = leafInfo{kind: kindDict, bits: 32, dict: &saved}
+			pv.fixed, pv.dict, pv.offsets = idx, pd, nil
+			sp.RawValueBytes = len(idx)
+			sp.PackedValueBytes = packedSize(idx, 32, pv.n)
+			plan = selector.Choose(sp, selector.Options{})
+			plan.Reason += fmt.Sprintf("; dictionary of %d values", pd.n)
+		}
+	}
 	enc := encoded{plan: plan}
 	var err error
 	switch plan.Values {
@@ -678,4 +693,58 @@ func (c *column) gatherDict(segs []structural.Segment) ([]byte, *pageDict) {
 		pd.encoding = values.FlatEncoding(vi.bits)
 	}
 	return idx, pd
+}
+
+// autoDict decides whether a variable-width page is worth dictionary
+// encoding (Lance's rule: at least 100 values, at most one distinct value in
+// two, and the dictionary plus indices under 0.8 of the raw size) and if so
+// builds the page dictionary (first-occurrence order) and u32 indices (nulls
+// index 0).
+func (c *column) autoDict(pv pageValues) (*pageDict, []byte, bool) {
+	n := pv.n
+	if n < 100 {
+		return nil, nil, false
+	}
+	limit := min(n/2, 100000)
+	seen := make(map[string]uint32, 64)
+	var items []byte
+	offsets := []uint64{0}
+	idx := make([]byte, 4*n)
+	for i := 0; i < n; i++ {
+		if pv.nulls[i] {
+			continue
+		}
+		v := pv.fixed[pv.offsets[i]:pv.offsets[i+1]]
+		k, ok := seen[string(v)]
+		if !ok {
+			if len(seen) >= limit {
+				return nil, nil, false
+			}
+			k = uint32(len(seen))
+			seen[string(v)] = k
+			items = append(items, v...)
+			offsets = append(offsets, uint64(len(items)))
+		}
+		binary.LittleEndian.PutUint32(idx[4*i:], k)
+	}
+	d := len(seen)
+	if d == 0 {
+		return nil, nil, false
+	}
+	w := 1
+	for 1<<w < d {
+		w++
+	}
+	raw := int(pv.offsets[n]-pv.offsets[0]) + 4*(n+1)
+	est := len(items) + 4*(d+1) + 16 + (n*w+7)/8 + 4*((n+1023)/1024)
+	if est*10 >= raw*8 {
+		return nil, nil, false
+	}
+	vi := c.info
+	pd := &pageDict{
+		n:        d,
+		items:    values.AppendVariableBlock(nil, vi.offBits, offsets, items),
+		encoding: &enc21pb.CompressiveEncoding{Compression: &enc21pb.CompressiveEncoding_Variable{Variable: &enc21pb.Variable{Offsets: values.FlatEncoding(vi.offBits)}}},
+	}
+	return pd, idx, true
 }
