@@ -37,7 +37,7 @@ func BenchmarkSizes(b *testing.B) {
 	} {
 		cols = append(cols, col{fc.Name(), corpus.Record(mem, []corpus.Case{fc}, 1)})
 	}
-	for _, n := range []string{"string", "large_string", "list_struct", "fsl_f32_768", "list_i32", "map_str_i32", "dict_str", "bool"} {
+	for _, n := range []string{"string", "string_urls", "large_string", "list_struct", "fsl_f32_768", "list_i32", "map_str_i32", "dict_str", "bool"} {
 		nc := corpus.NestedCase{TypeCase: corpus.TypeByName(n), Nulls: corpus.SomeNulls, Rows: 20000}
 		if n == "fsl_f32_768" {
 			nc.Rows = 2000

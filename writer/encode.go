@@ -22,6 +22,7 @@ type pageValues struct {
 	offsets  []uint64 // kindVariable: n+1
 	itemNull []byte   // kindFSL: item validity when some item is null
 	dict     *pageDict
+	fsst     []byte // kindVariable: the FSST symbol table the values are coded with
 	nulls    []bool // visible leaf nulls (own validity only)
 	allNull  bool
 }
@@ -144,6 +145,9 @@ func (c *column) encode(d structural.Dense, segs []structural.Segment, f Format)
 			plan.Reason += fmt.Sprintf("; dictionary of %d values", pd.n)
 		}
 	}
+	if plan.Values == selector.Chunked && c.info.kind == kindVariable && pv.dict == nil && c.isUTF8() {
+		c.maybeFsst(&pv, &plan)
+	}
 	enc := encoded{plan: plan}
 	var err error
 	switch plan.Values {
@@ -186,7 +190,11 @@ func (c *column) valueEncoding(pv pageValues, plan selector.Plan) (*enc21pb.Comp
 	}
 	switch c.info.kind {
 	case kindVariable:
-		return &enc21pb.CompressiveEncoding{Compression: &enc21pb.CompressiveEncoding_Variable{Variable: &enc21pb.Variable{Offsets: values.FlatEncoding(c.info.offBits)}}}, 1
+		v := &enc21pb.CompressiveEncoding{Compression: &enc21pb.CompressiveEncoding_Variable{Variable: &enc21pb.Variable{Offsets: values.FlatEncoding(c.info.offBits)}}}
+		if pv.fsst != nil {
+			v = &enc21pb.CompressiveEncoding{Compression: &enc21pb.CompressiveEncoding_Fsst{Fsst: &enc21pb.Fsst{SymbolTable: pv.fsst, Values: v}}}
+		}
+		return v, 1
 	case kindFSL:
 		inner := values.FlatEncoding(c.info.bits)
 		nb := 1
@@ -747,4 +755,37 @@ func (c *column) autoDict(pv pageValues) (*pageDict, []byte, bool) {
 		encoding: &enc21pb.CompressiveEncoding{Compression: &enc21pb.CompressiveEncoding_Variable{Variable: &enc21pb.Variable{Offsets: values.FlatEncoding(vi.offBits)}}},
 	}
 	return pd, idx, true
+}
+
+func (c *column) isUTF8() bool {
+	id := c.leaf.Field.Type.ID()
+	return id == arrow.STRING || id == arrow.LARGE_STRING
+}
+
+// maybeFsst FSST-codes the values of a string page in place when Lance would
+// (longest value at least 5 bytes, at least 32 KiB of values and offsets)
+// and the coded values are smaller.
+func (c *column) maybeFsst(pv *pageValues, plan *selector.Plan) {
+	n := pv.n
+	raw := int(pv.offsets[n]-pv.offsets[0]) + (n+1)*c.info.offBits/8
+	if raw < 32<<10 || maxLen(pv.offsets) < 5 {
+		return
+	}
+	sample := make([][]byte, 0, 256)
+	step := max(1, n/256)
+	for i := 0; i < n; i += step {
+		sample = append(sample, pv.fixed[pv.offsets[i]:pv.offsets[i+1]])
+	}
+	t := values.BuildFsstTable(sample)
+	coded := make([]byte, 0, len(pv.fixed)/2)
+	offs := make([]uint64, 1, n+1)
+	for i := 0; i < n; i++ {
+		coded = t.AppendEncoded(coded, pv.fixed[pv.offsets[i]:pv.offsets[i+1]])
+		offs = append(offs, uint64(len(coded)))
+	}
+	if len(coded)+values.FsstTableSize >= int(pv.offsets[n]-pv.offsets[0]) {
+		return
+	}
+	pv.fixed, pv.offsets, pv.fsst = coded, offs, t.AppendBytes(nil)
+	plan.Reason += fmt.Sprintf("; fsst %d -> %d value bytes", raw, len(coded))
 }

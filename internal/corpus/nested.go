@@ -2,6 +2,7 @@ package corpus
 
 import (
 	"math/rand/v2"
+	"strconv"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -26,6 +27,7 @@ type TypeCase struct {
 	Type  arrow.DataType
 	Wide  bool // values are wide (strings over 256 bytes)
 	Const bool // every leaf value is the same (nulls still drawn)
+	URLs  bool // strings are distinct URL-like values
 	// ReadOnly marks types planar reads (pylance writes them) but does not
 	// write yet; writer.New rejects them with ErrUnsupportedType.
 	ReadOnly bool
@@ -46,6 +48,7 @@ var Types = []TypeCase{
 	{Name: "duration_ns", Type: arrow.FixedWidthTypes.Duration_ns},
 	{Name: "string", Type: arrow.BinaryTypes.String},
 	{Name: "string_wide", Type: arrow.BinaryTypes.String, Wide: true},
+	{Name: "string_urls", Type: arrow.BinaryTypes.String, URLs: true},
 	{Name: "large_string", Type: arrow.BinaryTypes.LargeString},
 	{Name: "binary", Type: arrow.BinaryTypes.Binary},
 	{Name: "large_binary", Type: arrow.BinaryTypes.LargeBinary},
@@ -112,7 +115,7 @@ func (c NestedCase) Array(mem memory.Allocator, seed uint64) arrow.Array {
 	r := rand.New(rand.NewPCG(seed, uint64(len(c.Name()))*7919))
 	b := array.NewBuilder(mem, c.Type)
 	defer b.Release()
-	g := gen{r: r, wide: c.Wide, constant: c.Const}
+	g := gen{r: r, wide: c.Wide, constant: c.Const, urls: c.URLs}
 	cs := Case{Nulls: c.Nulls, Rows: c.Rows}
 	for i := 0; i < c.Rows; i++ {
 		if c.Type.ID() == arrow.NULL || cs.isNull(r, i) {
@@ -139,6 +142,7 @@ type gen struct {
 	r        *rand.Rand
 	wide     bool
 	constant bool
+	urls     bool
 }
 
 // maybeNull appends a null with 10% probability and reports it.
@@ -154,6 +158,10 @@ func (g *gen) maybeNull(b array.Builder) bool {
 }
 
 func (g *gen) str() string {
+	if g.urls {
+		paths := []string{"docs", "blog", "api/v2/items", "static/img", "search"}
+		return "https://www.example.com/" + paths[g.r.IntN(len(paths))] + "/" + strconv.FormatUint(g.r.Uint64()%1_000_000_000, 10) + "?ref=home"
+	}
 	if g.wide {
 		return strings.Repeat("w", 250+g.r.IntN(100)) + string(rune('a'+g.r.IntN(26)))
 	}
