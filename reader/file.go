@@ -275,6 +275,7 @@ func (f *File) parsePages(cm *file2pb.ColumnMetadata) ([]*page, error) {
 				return nil, fmt.Errorf("page %d layout: %v: %w", pi, err, ErrCorrupt)
 			}
 			pg.planar = true
+			pg.planarDesc = &pl
 			if pl.GetStructure().GetSparse() != nil {
 				pg.sparse = &pl
 				if err := validateSparse(pg); err != nil {
@@ -305,7 +306,7 @@ type PageInfo struct {
 	Buffers  []format.BufferRange
 	Planar   bool   // the page carried planar (2.3) metadata
 	Cell     string // e.g. "dense x chunked"
-	Layout   string // text form of the normalized pb21 description
+	Layout   string // text form of the page's description as stored
 }
 
 // Pages lists the pages of physical column i.
@@ -313,8 +314,8 @@ func (f *File) Pages(i int) []PageInfo {
 	var out []PageInfo
 	for _, p := range f.columns[i] {
 		desc := p.layout.String()
-		if p.sparse != nil {
-			desc = p.sparse.String()
+		if p.planarDesc != nil {
+			desc = p.planarDesc.String()
 		}
 		out = append(out, PageInfo{Rows: p.rows, FirstRow: p.firstRow, Buffers: p.buffers, Planar: p.planar, Cell: p.cell(), Layout: desc})
 	}

@@ -17,6 +17,8 @@ type page struct {
 	layout   *enc21pb.PageLayout   // normalized execution description (dense pages)
 	sparse   *enc23pb.PlanarLayout // sparse planar pages
 	planar   bool
+	// planarDesc is the planar description as stored (planar pages only).
+	planarDesc *enc23pb.PlanarLayout
 }
 
 func (p *page) cell() string {
