@@ -50,9 +50,12 @@ const (
 	// values. Bitpacked levels: inline bit packing when a chunk's levels fit
 	// one 1024-level block, else out-of-line bit packing at the page's width.
 	Bitpacked
+	// Rle values: run values and u8 run lengths, runs cut at chunk
+	// boundaries.
+	Rle
 )
 
-func (c Compression) String() string { return [...]string{"flat", "bitpacked"}[c] }
+func (c Compression) String() string { return [...]string{"flat", "bitpacked", "rle"}[c] }
 
 // Plan is the selector's decision for one page.
 type Plan struct {
@@ -76,6 +79,7 @@ type Page struct {
 	// Bit packing of fixed-width values (widths 8/16/32/64 only).
 	RawValueBytes    int // the values stored flat
 	PackedValueBytes int // the values inline bit packed; 0 when bit packing does not apply
+	RleValueBytes    int // the values run-length encoded; 0 when RLE does not apply
 	HasLevels        bool
 }
 
@@ -105,9 +109,15 @@ func Choose(p Page, _ Options) Plan {
 		plan.Values, plan.Reason = Zipped, "wide values (>= 256 bytes)"
 	default:
 		plan.Values, plan.Reason = Chunked, "narrow values"
-		if p.PackedValueBytes > 0 && p.PackedValueBytes < p.RawValueBytes {
-			plan.ValueComp = Bitpacked
-			plan.Reason += fmt.Sprintf("; bit packing %d -> %d bytes", p.RawValueBytes, p.PackedValueBytes)
+		best := p.RawValueBytes
+		if p.PackedValueBytes > 0 && p.PackedValueBytes < best {
+			plan.ValueComp, best = Bitpacked, p.PackedValueBytes
+		}
+		if p.RleValueBytes > 0 && p.RleValueBytes < best {
+			plan.ValueComp, best = Rle, p.RleValueBytes
+		}
+		if plan.ValueComp != Flat {
+			plan.Reason += fmt.Sprintf("; %v %d -> %d bytes", plan.ValueComp, p.RawValueBytes, best)
 		}
 		if p.HasLevels {
 			plan.LevelComp = Bitpacked

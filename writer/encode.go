@@ -128,6 +128,7 @@ func (c *column) encode(d structural.Dense, segs []structural.Segment, f Format)
 	if bits := c.packBits(); bits > 0 {
 		sp.RawValueBytes = len(pv.fixed)
 		sp.PackedValueBytes = packedSize(pv.fixed, bits, pv.n)
+		sp.RleValueBytes = rleSize(pv.fixed, bits, pv.n)
 	}
 	plan := selector.Choose(sp, selector.Options{})
 	if plan.Values == selector.Chunked && c.info.kind == kindVariable {
@@ -141,6 +142,7 @@ func (c *column) encode(d structural.Dense, segs []structural.Segment, f Format)
 			pv.fixed, pv.dict, pv.offsets = idx, pd, nil
 			sp.RawValueBytes = len(idx)
 			sp.PackedValueBytes = packedSize(idx, 32, pv.n)
+			sp.RleValueBytes = rleSize(idx, 32, pv.n)
 			plan = selector.Choose(sp, selector.Options{})
 			plan.Reason += fmt.Sprintf("; dictionary of %d values", pd.n)
 		}
@@ -188,6 +190,10 @@ func (c *column) valueEncoding(pv pageValues, plan selector.Plan) (*enc21pb.Comp
 		return &enc21pb.CompressiveEncoding{Compression: &enc21pb.CompressiveEncoding_InlineBitpacking{InlineBitpacking: &enc21pb.InlineBitpacking{
 			UncompressedBitsPerValue: uint64(c.packBits())}}}, 1
 	}
+	if plan.ValueComp == selector.Rle {
+		return &enc21pb.CompressiveEncoding{Compression: &enc21pb.CompressiveEncoding_Rle{Rle: &enc21pb.Rle{
+			Values: values.FlatEncoding(c.packBits()), RunLengths: values.FlatEncoding(8)}}}, 2
+	}
 	switch c.info.kind {
 	case kindVariable:
 		v := &enc21pb.CompressiveEncoding{Compression: &enc21pb.CompressiveEncoding_Variable{Variable: &enc21pb.Variable{Offsets: values.FlatEncoding(c.info.offBits)}}}
@@ -216,10 +222,10 @@ func (c *column) valueEncoding(pv pageValues, plan selector.Plan) (*enc21pb.Comp
 func (c *column) chunkCounts(pv pageValues, plan selector.Plan) []int {
 	n := pv.n
 	var counts []int
-	if plan.ValueComp == selector.Bitpacked {
-		// One bit-packing block per chunk.
-		for start := 0; start < n; start += 1024 {
-			counts = append(counts, min(1024, n-start))
+	if plan.ValueComp == selector.Bitpacked || plan.ValueComp == selector.Rle {
+		// One bit-packing block per chunk; RLE chunks of the same count.
+		for start := 0; start < n; start += rleChunk {
+			counts = append(counts, min(rleChunk, n-start))
 		}
 		return counts
 	}
@@ -366,6 +372,23 @@ func (c *column) encodeChunked(d structural.Dense, pv pageValues, enc *encoded) 
 	return nil
 }
 
+// rleChunk is the value count of bit-packed and RLE chunks: one FastLanes
+// block.
+const rleChunk = 1024
+
+// rleSize estimates the RLE bytes of n values: per run its value and a u8
+// length (runs over 255 split), runs cut at chunk boundaries.
+func rleSize(data []byte, bits, n int) int {
+	bw := bits / 8
+	total := 0
+	for start := 0; start < n; start += rleChunk {
+		cnt := min(rleChunk, n-start)
+		runs := values.RunCount(bits, data[start*bw:(start+cnt)*bw], cnt)
+		total += runs*(bw+1) + cnt/255*(bw+1)
+	}
+	return total
+}
+
 // packBits is the value width bit packing applies to (0 if none).
 func (c *column) packBits() int {
 	switch c.info.kind {
@@ -469,10 +492,14 @@ func appendRepIndex(idx []byte, rep []uint16, R uint16, last, prevPartial bool) 
 
 // chunkValues returns the value buffers of values [start, start+cnt).
 func (c *column) chunkValues(pv pageValues, start, cnt int, plan selector.Plan) ([][]byte, error) {
-	if plan.ValueComp == selector.Bitpacked {
-		bw := c.info.bits / 8
+	bw := c.info.bits / 8
+	switch plan.ValueComp {
+	case selector.Bitpacked:
 		b, err := values.AppendInlineBitpacked(nil, c.info.bits, pv.fixed[start*bw:(start+cnt)*bw], cnt)
 		return [][]byte{b}, err
+	case selector.Rle:
+		v, l, err := values.AppendRLE(nil, nil, c.info.bits, 8, pv.fixed[start*bw:(start+cnt)*bw], cnt)
+		return [][]byte{v, l}, err
 	}
 	return c.chunkValuesFlat(pv, start, cnt), nil
 }
@@ -540,6 +567,8 @@ func encName(e *enc21pb.CompressiveEncoding) string {
 		return "variable(" + encName(c.Variable.Offsets) + ")"
 	case *enc21pb.CompressiveEncoding_InlineBitpacking:
 		return fmt.Sprintf("bitpack%d", c.InlineBitpacking.UncompressedBitsPerValue)
+	case *enc21pb.CompressiveEncoding_Rle:
+		return "rle(" + encName(c.Rle.Values) + "," + encName(c.Rle.RunLengths) + ")"
 	case *enc21pb.CompressiveEncoding_OutOfLineBitpacking:
 		return fmt.Sprintf("bitpack%d(w=%d)", c.OutOfLineBitpacking.UncompressedBitsPerValue, c.OutOfLineBitpacking.GetValues().GetFlat().GetBitsPerValue())
 	case *enc21pb.CompressiveEncoding_FixedSizeList:
