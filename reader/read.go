@@ -16,6 +16,22 @@ func (f *File) ReadAll() (arrow.RecordBatch, error) { return f.ReadRange(0, f.nu
 
 // ReadRange reads rows [start, start+n).
 func (f *File) ReadRange(start, n int64) (arrow.RecordBatch, error) {
+	c := pageCache{}
+	defer c.release()
+	return f.readRange(start, n, c)
+}
+
+// pageCache holds the decoded pages of one call, so that a Take touching a
+// page several times decodes it once.
+type pageCache map[[2]int]arrow.Array
+
+func (c pageCache) release() {
+	for _, a := range c {
+		a.Release()
+	}
+}
+
+func (f *File) readRange(start, n int64, cache pageCache) (arrow.RecordBatch, error) {
 	if start < 0 || n < 0 || start > f.numRows || n > f.numRows-start {
 		return nil, fmt.Errorf("range [%d, +%d) of %d rows: %w", start, n, f.numRows, ErrOutOfRange)
 	}
@@ -30,7 +46,7 @@ func (f *File) ReadRange(start, n int64) (arrow.RecordBatch, error) {
 		}
 	}()
 	for _, fc := range layout {
-		a, err := f.readField(fc, start, start+n)
+		a, err := f.readField(fc, start, start+n, cache)
 		if err != nil {
 			return nil, fmt.Errorf("field %q: %w", fc.field.Name, err)
 		}
@@ -61,13 +77,15 @@ func (f *File) Take(indices []int64) (arrow.RecordBatch, error) {
 		runs = append(runs, run{i, i + 1})
 	}
 	parts := make([]arrow.RecordBatch, 0, len(runs))
+	cache := pageCache{}
+	defer cache.release()
 	defer func() {
 		for _, p := range parts {
 			p.Release()
 		}
 	}()
 	for _, r := range runs {
-		rec, err := f.ReadRange(r.start, r.end-r.start)
+		rec, err := f.readRange(r.start, r.end-r.start, cache)
 		if err != nil {
 			return nil, err
 		}
@@ -101,7 +119,7 @@ func bitWidth(dt arrow.DataType) int {
 }
 
 // readField reads rows [start, end) of one top-level field.
-func (f *File) readField(fc fieldColumns, start, end int64) (arrow.Array, error) {
+func (f *File) readField(fc fieldColumns, start, end int64, cache pageCache) (arrow.Array, error) {
 	parts := make([]arrow.Array, 0, len(fc.cols))
 	defer func() {
 		for _, p := range parts {
@@ -109,7 +127,7 @@ func (f *File) readField(fc fieldColumns, start, end int64) (arrow.Array, error)
 		}
 	}()
 	for k, ci := range fc.cols {
-		a, err := f.readLeaf(fc.field.Type, fc.paths[k], ci, start, end)
+		a, err := f.readLeaf(fc.field.Type, fc.paths[k], ci, start, end, cache)
 		if err != nil {
 			return nil, fmt.Errorf("column %q: %w", f.leaves[ci].Path, err)
 		}
@@ -166,7 +184,7 @@ func retype(d arrow.ArrayData, dt arrow.DataType) arrow.ArrayData {
 
 // readLeaf reads rows [start, end) of one physical column as the projected
 // array of its path.
-func (f *File) readLeaf(top arrow.DataType, path []structural.Step, ci int, start, end int64) (arrow.Array, error) {
+func (f *File) readLeaf(top arrow.DataType, path []structural.Step, ci int, start, end int64, cache pageCache) (arrow.Array, error) {
 	types, err := pathTypes(top, path)
 	if err != nil {
 		return nil, err
@@ -193,10 +211,15 @@ func (f *File) readLeaf(top arrow.DataType, path []structural.Step, ci int, star
 		pageStart = pages[first].firstRow
 	}
 	for pi := first; pi < len(pages) && pages[pi].firstRow < ee; pi++ {
-		a, err := f.decodePageArray(pages[pi], types, path, leafType)
-		if err != nil {
-			return nil, fmt.Errorf("page %d: %w", pi, err)
+		a, ok := cache[[2]int{ci, pi}]
+		if !ok {
+			var err error
+			if a, err = f.decodePageArray(pages[pi], types, path, leafType); err != nil {
+				return nil, fmt.Errorf("page %d: %w", pi, err)
+			}
+			cache[[2]int{ci, pi}] = a
 		}
+		a.Retain()
 		chunks = append(chunks, a)
 	}
 	var whole arrow.Array
