@@ -20,10 +20,10 @@ import (
 // empty sketch. Reuse one with Reset instead of allocating per page.
 
 const (
-	hllP       = 12
-	hllM       = 1 << hllP
-	hllQ       = 64 - hllP // hash bits left for the rank
-	hllSlots   = 512       // sparse table slots (power of two)
+	hllP         = 12
+	hllM         = 1 << hllP
+	hllQ         = 64 - hllP // hash bits left for the rank
+	hllSlots     = 512       // sparse table slots (power of two)
 	hllSparseMax = hllSlots / 2
 )
 
@@ -64,11 +64,18 @@ func (h *HLL) Add64(v uint64) { h.AddHash(Hash64(v)) }
 func (h *HLL) AddBytes(b []byte) { h.AddHash(HashBytes(b)) }
 
 func (h *HLL) addDense(x uint64) {
-	i := x >> hllQ & (hllM - 1)
-	r := uint8(bits.LeadingZeros64(x<<hllP|1<<(hllP-1))) + 1
+	i, r := hllSlot(x)
 	if r > h.reg[i] {
 		h.reg[i] = r
 	}
+}
+
+// hllSlot splits a hash into its register index (the top hllP bits) and its
+// rank: 1 + the number of trailing zeros of the low hllQ bits, hllQ+1 when
+// they are all zero. Written so that it compiles to SHR, ADD, BTS, BSF with
+// no bounds check on the register index.
+func hllSlot(x uint64) (uint64, uint8) {
+	return x >> hllQ, uint8(bits.TrailingZeros64(x<<1 | 1<<(hllQ+1)))
 }
 
 func (h *HLL) addSparse(x uint64) {
@@ -109,9 +116,19 @@ func (h *HLL) Estimate() uint64 {
 	if !h.dense {
 		return uint64(h.n)
 	}
+	// Four interleaved histograms: neighbouring registers often hold the
+	// same value, and one histogram would serialize on its counter.
+	var c4 [4][64]int32 // registers hold at most hllQ+1 < 64
+	for i := 0; i < hllM; i += 4 {
+		r := (*[4]uint8)(h.reg[i : i+4])
+		c4[0][r[0]&63]++
+		c4[1][r[1]&63]++
+		c4[2][r[2]&63]++
+		c4[3][r[3]&63]++
+	}
 	var c [hllQ + 2]int
-	for _, r := range h.reg {
-		c[r]++
+	for k := range c {
+		c[k] = int(c4[0][k] + c4[1][k] + c4[2][k] + c4[3][k])
 	}
 	m := float64(hllM)
 	z := m * hllTau(1-float64(c[hllQ+1])/m)
@@ -155,18 +172,22 @@ func hllTau(x float64) float64 {
 	}
 }
 
-// Hash64 mixes a 64-bit value (the MurmurHash3 fmix64 finalizer, offset so
-// that 0 does not map to 0). Two multiplies; every input bit affects every
-// output bit.
+// Hash64 mixes a 64-bit value with two 128-bit multiplies, each folded
+// (wyhash's "mum"). Every input bit affects every output bit; measured on
+// sequential, strided, float-bit and random inputs, HLL estimates built on
+// it stay at the sketch's theoretical ~1.6% error.
 func Hash64(x uint64) uint64 {
-	x ^= 0x9e3779b97f4a7c15
-	x ^= x >> 33
-	x *= 0xff51afd7ed558ccd
-	x ^= x >> 33
-	x *= 0xc4ceb9fe1a85ec53
-	x ^= x >> 33
-	return x
+	hi, lo := bits.Mul64(x^hk0, hk1)
+	hi, lo = bits.Mul64(hi^hk2, lo^hk3)
+	return hi ^ lo
 }
+
+const (
+	hk0 = 0x9e3779b97f4a7c15
+	hk1 = 0xbf58476d1ce4e5b9
+	hk2 = 0xe7037ed1a0b428db
+	hk3 = 0x8ebc6af09c88c6e3
+)
 
 const (
 	hs0 = 0xa0761d6478bd642f
