@@ -11,6 +11,7 @@ import (
 
 	"github.com/planarlance/planar/proto/enc21pb"
 	"github.com/planarlance/planar/selector"
+	"github.com/planarlance/planar/stats"
 	"github.com/planarlance/planar/structural"
 	"github.com/planarlance/planar/values"
 )
@@ -126,9 +127,12 @@ func (c *column) encode(d structural.Dense, segs []structural.Segment, f Format)
 	sp.NullFree = sp.Scalar != nil
 	sp.HasLevels = d.Rep != nil || d.Def != nil
 	if bits := c.packBits(); bits > 0 {
+		// The stats pass measures the page once; the size estimates of
+		// every candidate come from it.
+		st := stats.Fixed(pv.fixed, bits, pv.n, pv.nulls)
 		sp.RawValueBytes = len(pv.fixed)
-		sp.PackedValueBytes = packedSize(pv.fixed, bits, pv.n)
-		sp.RleValueBytes = rleSize(pv.fixed, bits, pv.n)
+		sp.PackedValueBytes = packedSize(st)
+		sp.RleValueBytes = rleSize(st)
 	}
 	plan := selector.Choose(sp, selector.Options{})
 	if plan.Values == selector.Chunked && c.info.kind == kindVariable {
@@ -140,9 +144,10 @@ func (c *column) encode(d structural.Dense, segs []structural.Segment, f Format)
 			defer func() { c.info = saved }()
 			c.info = leafInfo{kind: kindDict, bits: 32, dict: &saved}
 			pv.fixed, pv.dict, pv.offsets = idx, pd, nil
+			st := stats.Fixed(idx, 32, pv.n, pv.nulls)
 			sp.RawValueBytes = len(idx)
-			sp.PackedValueBytes = packedSize(idx, 32, pv.n)
-			sp.RleValueBytes = rleSize(idx, 32, pv.n)
+			sp.PackedValueBytes = packedSize(st)
+			sp.RleValueBytes = rleSize(st)
 			plan = selector.Choose(sp, selector.Options{})
 			plan.Reason += fmt.Sprintf("; dictionary of %d values", pd.n)
 		}
@@ -376,17 +381,15 @@ func (c *column) encodeChunked(d structural.Dense, pv pageValues, enc *encoded) 
 // block.
 const rleChunk = 1024
 
-// rleSize estimates the RLE bytes of n values: per run its value and a u8
-// length (runs over 255 split), runs cut at chunk boundaries.
-func rleSize(data []byte, bits, n int) int {
-	bw := bits / 8
-	total := 0
-	for start := 0; start < n; start += rleChunk {
-		cnt := min(rleChunk, n-start)
-		runs := values.RunCount(bits, data[start*bw:(start+cnt)*bw], cnt)
-		total += runs*(bw+1) + cnt/255*(bw+1)
+// rleSize estimates the RLE bytes of a page: per run its value and a u8
+// length; runs over 255 values and runs crossing a chunk boundary split.
+func rleSize(st stats.FixedStats) int {
+	if st.N == 0 {
+		return 0
 	}
-	return total
+	bw := st.Bits / 8
+	runs := st.Runs + (st.N+rleChunk-1)/rleChunk + st.N/255
+	return runs * (bw + 1)
 }
 
 // packBits is the value width bit packing applies to (0 if none).
@@ -401,15 +404,13 @@ func (c *column) packBits() int {
 	return 0
 }
 
-// packedSize is the size of n values inline bit packed: per 1024-value
-// window one width word plus 1024·W/T words.
-func packedSize(data []byte, bits, n int) int {
-	bw := bits / 8
+// packedSize is the size of a page inline bit packed: per 1024-value window
+// one width word plus 1024·W/T words (a short last window is padded).
+func packedSize(st stats.FixedStats) int {
+	bw := st.Bits / 8
 	total := 0
-	for start := 0; start < n; start += 1024 {
-		cnt := min(1024, n-start)
-		w := values.BitLength(bits, data[start*bw:(start+cnt)*bw], cnt)
-		total += (1 + 1024*w/bits) * bw
+	for _, w := range st.WindowWidths {
+		total += (1 + 1024*w/st.Bits) * bw
 	}
 	return total
 }
