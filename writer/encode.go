@@ -5,9 +5,11 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/bitutil"
 
 	"github.com/planarlance/planar/proto/enc21pb"
 	"github.com/planarlance/planar/selector"
@@ -36,9 +38,18 @@ func (c *column) gather(segs []structural.Segment, n int) pageValues {
 	}
 	pv.nulls = c.nulls[:0]
 	for _, s := range segs {
-		for i := s.Start; i < s.End; i++ {
-			null := s.Arr.IsNull(i)
-			pv.nulls = append(pv.nulls, null)
+		cnt := s.End - s.Start
+		at := len(pv.nulls)
+		pv.nulls = slices.Grow(pv.nulls, cnt)[:at+cnt]
+		bm := s.Arr.NullBitmapBytes()
+		if s.Arr.NullN() == 0 || bm == nil {
+			clear(pv.nulls[at:])
+			continue
+		}
+		off := s.Arr.Data().Offset()
+		for i := 0; i < cnt; i++ {
+			null := !bitutil.BitIsSet(bm, off+s.Start+i)
+			pv.nulls[at+i] = null
 			if null {
 				nulls++
 			}

@@ -112,9 +112,9 @@ func gatherFixed(dst []byte, segs []structural.Segment, bw int) []byte {
 		off := d.Offset()
 		start := len(dst)
 		dst = append(dst, buf[(off+s.Start)*bw:(off+s.End)*bw]...)
-		if s.Arr.NullN() > 0 {
+		if bm := s.Arr.NullBitmapBytes(); s.Arr.NullN() > 0 && bm != nil {
 			for i := s.Start; i < s.End; i++ {
-				if s.Arr.IsNull(i) {
+				if !bitutil.BitIsSet(bm, off+i) {
 					clear(dst[start+(i-s.Start)*bw : start+(i-s.Start+1)*bw])
 				}
 			}
