@@ -747,8 +747,8 @@ func (c *column) gatherDict(segs []structural.Segment) ([]byte, *pageDict) {
 // autoDict decides whether a variable-width page is worth dictionary
 // encoding (Lance's rule: at least 100 values, at most one distinct value in
 // two, and the dictionary plus indices under 0.8 of the raw size) and if so
-// builds the page dictionary (first-occurrence order) and u32 indices (nulls
-// index 0).
+// builds the page dictionary (first-occurrence order over every slot) and u32
+// indices.
 func (c *column) autoDict(pv pageValues) (*pageDict, []byte, bool) {
 	n := pv.n
 	if n < 100 {
@@ -759,10 +759,9 @@ func (c *column) autoDict(pv pageValues) (*pageDict, []byte, bool) {
 	var items []byte
 	offsets := []uint64{0}
 	idx := make([]byte, 4*n)
+	// Null slots take part with their (empty) value, as in Lance: the first
+	// null adds "" to the dictionary and later nulls index it.
 	for i := 0; i < n; i++ {
-		if pv.nulls[i] {
-			continue
-		}
 		v := pv.fixed[pv.offsets[i]:pv.offsets[i+1]]
 		k, ok := seen[string(v)]
 		if !ok {
@@ -790,10 +789,16 @@ func (c *column) autoDict(pv pageValues) (*pageDict, []byte, bool) {
 		return nil, nil, false
 	}
 	vi := c.info
-	pd := &pageDict{
-		n:        d,
-		items:    values.AppendVariableBlock(nil, vi.offBits, offsets, items),
-		encoding: &enc21pb.CompressiveEncoding{Compression: &enc21pb.CompressiveEncoding_Variable{Variable: &enc21pb.Variable{Offsets: values.FlatEncoding(vi.offBits)}}},
+	block := values.AppendVariableBlock(nil, vi.offBits, offsets, items)
+	venc := &enc21pb.CompressiveEncoding{Compression: &enc21pb.CompressiveEncoding_Variable{Variable: &enc21pb.Variable{Offsets: values.FlatEncoding(vi.offBits)}}}
+	pd := &pageDict{n: d, items: block, encoding: venc}
+	// Like Lance 14, compress the items with LZ4 when that shrinks them.
+	if lz, err := values.AppendCompressed(nil, values.SchemeLZ4, 0, block); err == nil && len(lz) < len(block) {
+		pd.items = lz
+		pd.encoding = &enc21pb.CompressiveEncoding{Compression: &enc21pb.CompressiveEncoding_General{General: &enc21pb.General{
+			Compression: &enc21pb.BufferCompression{Scheme: enc21pb.CompressionScheme_COMPRESSION_ALGORITHM_LZ4},
+			Values:      venc,
+		}}}
 	}
 	return pd, idx, true
 }
