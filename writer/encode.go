@@ -146,7 +146,8 @@ func (c *column) encode(d structural.Dense, segs []structural.Segment, f Format)
 		sp.RleValueBytes = rleSize(st)
 	}
 	plan := selector.Choose(sp, selector.Options{})
-	if plan.Values == selector.Chunked && c.info.kind == kindVariable {
+	dictCandidate := c.info.kind == kindVariable || (c.info.kind == kindFixed && (c.info.bits == 64 || c.info.bits == 128))
+	if plan.Values == selector.Chunked && dictCandidate {
 		if pd, idx, ok := c.autoDict(pv); ok {
 			// Dictionary-encode the page: the chunks hold u32 indices, the
 			// page dictionary the distinct values. The column's leaf info is
@@ -154,7 +155,7 @@ func (c *column) encode(d structural.Dense, segs []structural.Segment, f Format)
 			saved := c.info
 			defer func() { c.info = saved }()
 			c.info = leafInfo{kind: kindDict, bits: 32, dict: &saved}
-			pv.fixed, pv.dict, pv.offsets = idx, pd, nil
+			pv.fixed, pv.dict, pv.offsets, pv.fsst = idx, pd, nil, nil
 			st := stats.Fixed(idx, 32, pv.n, pv.nulls)
 			sp.RawValueBytes = len(idx)
 			sp.PackedValueBytes = packedSize(st)
@@ -744,8 +745,8 @@ func (c *column) gatherDict(segs []structural.Segment) ([]byte, *pageDict) {
 	return idx, pd
 }
 
-// autoDict decides whether a variable-width page is worth dictionary
-// encoding (Lance's rule: at least 100 values, at most one distinct value in
+// autoDict decides whether a variable-width or 64/128-bit page is worth
+// dictionary encoding (Lance's rule: at least 100 values, at most one distinct value in
 // two, and the dictionary plus indices under 0.8 of the raw size) and if so
 // builds the page dictionary (first-occurrence order over every slot) and u32
 // indices.
@@ -761,8 +762,13 @@ func (c *column) autoDict(pv pageValues) (*pageDict, []byte, bool) {
 	idx := make([]byte, 4*n)
 	// Null slots take part with their (empty) value, as in Lance: the first
 	// null adds "" to the dictionary and later nulls index it.
+	value := func(i int) []byte { return pv.fixed[pv.offsets[i]:pv.offsets[i+1]] }
+	if c.info.kind == kindFixed {
+		bw := c.info.bits / 8
+		value = func(i int) []byte { return pv.fixed[i*bw : (i+1)*bw] }
+	}
 	for i := 0; i < n; i++ {
-		v := pv.fixed[pv.offsets[i]:pv.offsets[i+1]]
+		v := value(i)
 		k, ok := seen[string(v)]
 		if !ok {
 			if len(seen) >= limit {
@@ -783,14 +789,23 @@ func (c *column) autoDict(pv pageValues) (*pageDict, []byte, bool) {
 	for 1<<w < d {
 		w++
 	}
-	raw := int(pv.offsets[n]-pv.offsets[0]) + 4*(n+1)
-	est := len(items) + 4*(d+1) + 16 + (n*w+7)/8 + 4*((n+1023)/1024)
+	vi := c.info
+	var raw, est int
+	var block []byte
+	var venc *enc21pb.CompressiveEncoding
+	if vi.kind == kindFixed {
+		raw = len(pv.fixed)
+		est = len(items) + (n*w+7)/8 + 4*((n+1023)/1024)
+		block, venc = items, values.FlatEncoding(vi.bits)
+	} else {
+		raw = int(pv.offsets[n]-pv.offsets[0]) + 4*(n+1)
+		est = len(items) + 4*(d+1) + 16 + (n*w+7)/8 + 4*((n+1023)/1024)
+		block = values.AppendVariableBlock(nil, vi.offBits, offsets, items)
+		venc = &enc21pb.CompressiveEncoding{Compression: &enc21pb.CompressiveEncoding_Variable{Variable: &enc21pb.Variable{Offsets: values.FlatEncoding(vi.offBits)}}}
+	}
 	if est*10 >= raw*8 {
 		return nil, nil, false
 	}
-	vi := c.info
-	block := values.AppendVariableBlock(nil, vi.offBits, offsets, items)
-	venc := &enc21pb.CompressiveEncoding{Compression: &enc21pb.CompressiveEncoding_Variable{Variable: &enc21pb.Variable{Offsets: values.FlatEncoding(vi.offBits)}}}
 	pd := &pageDict{n: d, items: block, encoding: venc}
 	// Like Lance 14, compress the items with LZ4 when that shrinks them.
 	if lz, err := values.AppendCompressed(nil, values.SchemeLZ4, 0, block); err == nil && len(lz) < len(block) {
