@@ -28,6 +28,9 @@ func TestBitExactWithPylance(t *testing.T) {
 		{Type: arrow.PrimitiveTypes.Uint16, Nulls: corpus.NoNulls, Shape: corpus.Small, Rows: 3000},
 		{Type: arrow.PrimitiveTypes.Int64, Nulls: corpus.NoNulls, Shape: corpus.Random, Rows: 5000},
 		{Type: arrow.PrimitiveTypes.Int32, Nulls: corpus.SomeNulls, Shape: corpus.Small, Rows: 5000},
+		{Type: arrow.PrimitiveTypes.Int64, Nulls: corpus.NoNulls, Shape: corpus.Runs, Rows: 5000},
+		{Type: arrow.PrimitiveTypes.Int64, Nulls: corpus.NoNulls, Shape: corpus.LowCard, Rows: 5000},
+		{Type: arrow.PrimitiveTypes.Uint8, Nulls: corpus.NoNulls, Shape: corpus.Runs, Rows: 5000},
 	}
 	dir := t.TempDir()
 	var manifest struct {

@@ -239,12 +239,15 @@ func (c *column) valueEncoding(pv pageValues, plan selector.Plan) (*enc21pb.Comp
 func (c *column) chunkCounts(pv pageValues, plan selector.Plan) []int {
 	n := pv.n
 	var counts []int
-	if plan.ValueComp == selector.Bitpacked || plan.ValueComp == selector.Rle {
-		// One bit-packing block per chunk; RLE chunks of the same count.
+	if plan.ValueComp == selector.Bitpacked {
+		// One bit-packing block per chunk.
 		for start := 0; start < n; start += rleChunk {
 			counts = append(counts, min(rleChunk, n-start))
 		}
 		return counts
+	}
+	if plan.ValueComp == selector.Rle {
+		return rleChunkCounts(pv.fixed, c.info.bits, n)
 	}
 	if c.info.kind == kindVariable {
 		w := c.info.offBits / 8
@@ -389,9 +392,41 @@ func (c *column) encodeChunked(d structural.Dense, pv pageValues, enc *encoded) 
 	return nil
 }
 
-// rleChunk is the value count of bit-packed and RLE chunks: one FastLanes
-// block.
+// rleChunk is the value count of bit-packed chunks: one FastLanes block.
 const rleChunk = 1024
+
+// rleMaxChunkValues and rleMaxChunkBytes bound an RLE chunk (Lance's value
+// cap and mini-block byte budget).
+const (
+	rleMaxChunkValues = 4096
+	rleMaxChunkBytes  = 8186
+)
+
+// rleChunkCounts cuts n values into RLE chunks as Lance does: each chunk the
+// largest power-of-two prefix whose runs fit the byte budget, the last chunk
+// whatever remains when it fits.
+func rleChunkCounts(data []byte, bits, n int) []int {
+	bw := bits / 8
+	size := func(start, cnt int) int {
+		runs := values.RunCount(bits, data[start*bw:(start+cnt)*bw], cnt)
+		return runs*(bw+1) + cnt/256*(bw+1)
+	}
+	var counts []int
+	for start := 0; start < n; {
+		rest := n - start
+		if rest <= rleMaxChunkValues && size(start, rest) <= rleMaxChunkBytes {
+			counts = append(counts, rest)
+			break
+		}
+		p := rleMaxChunkValues
+		for p > 1 && (p > rest || size(start, p) > rleMaxChunkBytes) {
+			p /= 2
+		}
+		counts = append(counts, p)
+		start += p
+	}
+	return counts
+}
 
 // rleSize estimates the RLE bytes of a page: per run its value and a u8
 // length; runs over 255 values and runs crossing a chunk boundary split.
