@@ -1,0 +1,120 @@
+package values
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+)
+
+// Codec throughput and compression ratio on a few data shapes. Run with:
+//
+//	go test ./values -run '^$' -bench Codec -benchtime 20x
+//
+// MB/s counts raw (uncompressed) bytes; "ratio" is raw bytes / encoded bytes.
+func BenchmarkCodec(b *testing.B) {
+	const n = 1 << 16
+	r := rand.New(rand.NewPCG(1, 2))
+	shapes := map[string][]byte{}
+	small, runs, random := make([]byte, 4*n), make([]byte, 4*n), make([]byte, 4*n)
+	for i := 0; i < n; i++ {
+		binary.LittleEndian.PutUint32(small[4*i:], uint32(r.IntN(100)))
+		binary.LittleEndian.PutUint32(runs[4*i:], uint32(i/300))
+		binary.LittleEndian.PutUint32(random[4*i:], r.Uint32())
+	}
+	shapes["small"], shapes["runs"], shapes["random"] = small, runs, random
+	for _, shape := range []string{"small", "runs", "random"} {
+		data := shapes[shape]
+		b.Run("bitpack/"+shape, func(b *testing.B) {
+			var enc []byte
+			b.SetBytes(int64(len(data)))
+			for b.Loop() {
+				enc, _ = AppendInlineBitpackedAll(enc[:0], 32, data, n)
+			}
+			b.ReportMetric(float64(len(data))/float64(len(enc)), "ratio")
+		})
+		b.Run("unbitpack/"+shape, func(b *testing.B) {
+			enc, _ := AppendInlineBitpackedAll(nil, 32, data, n)
+			out := make([]byte, 0, len(data))
+			b.SetBytes(int64(len(data)))
+			for b.Loop() {
+				out, _ = DecodeInlineBitpacked(out[:0], 32, enc, n)
+			}
+		})
+		b.Run("rle/"+shape, func(b *testing.B) {
+			var v, l []byte
+			b.SetBytes(int64(len(data)))
+			for b.Loop() {
+				v, l, _ = AppendRLE(v[:0], l[:0], 32, 8, data, n)
+			}
+			b.ReportMetric(float64(len(data))/float64(len(v)+len(l)), "ratio")
+		})
+		b.Run("unrle/"+shape, func(b *testing.B) {
+			v, l, _ := AppendRLE(nil, nil, 32, 8, data, n)
+			out := make([]byte, 0, len(data))
+			b.SetBytes(int64(len(data)))
+			for b.Loop() {
+				out, _ = DecodeRLE(out[:0], 32, 8, v, l, n)
+			}
+		})
+		for _, s := range []Scheme{SchemeLZ4, SchemeZstd} {
+			b.Run(fmt.Sprintf("%v/%s", s, shape), func(b *testing.B) {
+				var enc []byte
+				b.SetBytes(int64(len(data)))
+				for b.Loop() {
+					enc, _ = AppendCompressed(enc[:0], s, 0, data)
+				}
+				b.ReportMetric(float64(len(data))/float64(len(enc)), "ratio")
+			})
+			b.Run(fmt.Sprintf("un%v/%s", s, shape), func(b *testing.B) {
+				enc, _ := AppendCompressed(nil, s, 0, data)
+				out := make([]byte, 0, len(data))
+				b.SetBytes(int64(len(data)))
+				for b.Loop() {
+					out, _ = Decompress(out[:0], s, enc)
+				}
+			})
+		}
+		b.Run("bss/"+shape, func(b *testing.B) {
+			var enc []byte
+			b.SetBytes(int64(len(data)))
+			for b.Loop() {
+				enc = AppendByteStreamSplit(enc[:0], 32, data, n)
+			}
+		})
+	}
+	// Strings: FSST on URL-like values.
+	var strs [][]byte
+	total := 0
+	for i := 0; i < 20000; i++ {
+		s := []byte(fmt.Sprintf("https://www.example.com/docs/%d?ref=home", r.IntN(1e9)))
+		strs = append(strs, s)
+		total += len(s)
+	}
+	t := BuildFsstTable(strs[:256])
+	b.Run("fsst/urls", func(b *testing.B) {
+		var enc []byte
+		b.SetBytes(int64(total))
+		for b.Loop() {
+			enc = enc[:0]
+			for _, s := range strs {
+				enc = t.AppendEncoded(enc, s)
+			}
+		}
+		b.ReportMetric(float64(total)/float64(len(enc)+FsstTableSize), "ratio")
+	})
+	b.Run("unfsst/urls", func(b *testing.B) {
+		var codes [][]byte
+		for _, s := range strs {
+			codes = append(codes, t.AppendEncoded(nil, s))
+		}
+		out := make([]byte, 0, total)
+		b.SetBytes(int64(total))
+		for b.Loop() {
+			out = out[:0]
+			for _, c := range codes {
+				out, _ = t.AppendDecoded(out, c)
+			}
+		}
+	})
+}
