@@ -41,6 +41,7 @@ type column struct {
 	pending   []arrow.Array // top-level arrays
 	pendBytes int64
 	firstRow  int64 // element number of the first pending element
+	onePage   bool  // never cut pages (columns below a structural FSL)
 	pages     []*file2pb.ColumnMetadata_Page
 
 	// scratch reused across pages
@@ -50,18 +51,20 @@ type column struct {
 }
 
 func newColumn(leaf format.Column, top int, path []structural.Step, cfg *config) (*column, error) {
-	for _, st := range path {
-		if st.Kind == structural.StepFSL {
-			// pylance 14 misreads some of planar's pages below a structural
-			// FSL (FORMAT.md §5c); reading them is supported.
-			return nil, fmt.Errorf("field %q: fixed-size lists of structs are not written yet: %w", leaf.Path, ErrUnsupportedType)
-		}
-	}
 	info, err := classifyLeaf(leaf.Field.Type)
 	if err != nil {
 		return nil, fmt.Errorf("field %q: %v: %w", leaf.Path, err, ErrUnsupportedType)
 	}
-	return &column{leaf: leaf, top: top, path: path, info: info, cfg: cfg}, nil
+	c := &column{leaf: leaf, top: top, path: path, info: info, cfg: cfg}
+	for _, st := range path {
+		if st.Kind == structural.StepFSL {
+			// pylance 14 misreads columns below a structural fixed-size
+			// list that span several pages (FORMAT.md §5b); like pylance,
+			// write them as one page.
+			c.onePage = true
+		}
+	}
+	return c, nil
 }
 
 // rowBytes estimates the leaf bytes of one top-level row of a.
@@ -96,6 +99,9 @@ func (c *column) append(a arrow.Array, w *Writer) error {
 		if room < 1 {
 			room = 1
 		}
+		if c.onePage {
+			room = int64(a.Len())
+		}
 		take := int64(a.Len() - off)
 		if take > room {
 			take = room
@@ -110,7 +116,7 @@ func (c *column) append(a arrow.Array, w *Writer) error {
 		c.pending = append(c.pending, part)
 		c.pendBytes += take * per
 		off += int(take)
-		if c.pendBytes >= c.cfg.maxPageBytes {
+		if c.pendBytes >= c.cfg.maxPageBytes && !c.onePage {
 			if err := c.flush(w); err != nil {
 				return err
 			}

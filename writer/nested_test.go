@@ -188,3 +188,26 @@ func TestInconsistentArrays(t *testing.T) {
 		t.Errorf("file holds %d rows: %v", got.NumRows(), got.Column(0))
 	}
 }
+
+// Columns below a structural fixed-size list are written as one page (as
+// pylance does; FORMAT.md §5b), whatever the page budget.
+func TestFSLOfStructOnePage(t *testing.T) {
+	mem := memory.NewGoAllocator()
+	c := corpus.NestedCase{TypeCase: corpus.TypeByName("fsl_struct"), Nulls: corpus.Leading, Rows: 3000}
+	rec := corpus.NestedRecord(mem, []corpus.NestedCase{c}, 1)
+	b := writeAll(t, rec.Schema(), []arrow.RecordBatch{rec, rec}, writer.WithMaxPageBytes(1024))
+	f := open(t, b)
+	for col := 0; col < f.NumColumns(); col++ {
+		if p := f.Pages(col); len(p) != 1 || p[0].Rows != 2*3000*2 {
+			t.Errorf("column %d: %d pages (first %d elements)", col, len(p), p[0].Rows)
+		}
+	}
+	got, err := f.ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := concat(t, []arrow.RecordBatch{rec, rec})
+	if !array.Equal(got.Column(0), want[0]) {
+		t.Error("data differs")
+	}
+}

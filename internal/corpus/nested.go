@@ -71,7 +71,7 @@ var Types = []TypeCase{
 	{Name: "map_str_i32", Type: arrow.MapOf(arrow.BinaryTypes.String, arrow.PrimitiveTypes.Int32)},
 	{Name: "list_wide_str", Type: arrow.ListOf(arrow.BinaryTypes.String), Wide: true},
 	{Name: "null", Type: arrow.Null},
-	{Name: "fsl_struct", Type: arrow.FixedSizeListOf(2, arrow.StructOf(field("x", arrow.PrimitiveTypes.Int32), field("y", arrow.BinaryTypes.String))), ReadOnly: true},
+	{Name: "fsl_struct", Type: arrow.FixedSizeListOf(2, arrow.StructOf(field("x", arrow.PrimitiveTypes.Int32), field("y", arrow.BinaryTypes.String)))},
 	{Name: "struct_null", Type: arrow.StructOf(field("a", arrow.PrimitiveTypes.Int32), field("n", arrow.Null))},
 	{Name: "list_i32_const", Type: arrow.ListOf(arrow.PrimitiveTypes.Int32), Const: true},
 	{Name: "struct_i64_const", Type: arrow.StructOf(field("x", arrow.PrimitiveTypes.Int64)), Const: true},
