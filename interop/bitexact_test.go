@@ -2,9 +2,6 @@ package interop
 
 import (
 	"bytes"
-	"encoding/json"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 
@@ -58,14 +55,7 @@ func TestBitExactWithPylance(t *testing.T) {
 		ds.Pylance = []pylanceSpec{{File: filepath.Join(dir, c.name+".pylance.lance"), Version: "2.2"}}
 		manifest.Datasets = append(manifest.Datasets, ds)
 	}
-	mb, _ := json.Marshal(manifest)
-	mpath := filepath.Join(dir, "manifest.json")
-	if err := os.WriteFile(mpath, mb, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if out, err := exec.Command(py, "check.py", mpath).CombinedOutput(); err != nil {
-		t.Fatalf("check.py: %v\n%s", err, out)
-	}
+	runCheck(t, py, dir, manifest.Datasets)
 	same := 0
 	for _, c := range all {
 		pf, err := reader.OpenPath(filepath.Join(dir, c.name+".planar.lance"))

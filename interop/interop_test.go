@@ -21,7 +21,7 @@ import (
 )
 
 // python returns the interpreter that has pylance, or fails/skips.
-func python(t *testing.T) string {
+func python(t testing.TB) string {
 	t.Helper()
 	py := os.Getenv("PLANAR_PYTHON")
 	if py == "" {
@@ -223,22 +223,7 @@ func TestInterop(t *testing.T) {
 		}
 		manifest.Datasets = append(manifest.Datasets, ds)
 	}
-	mb, _ := json.Marshal(manifest)
-	mpath := filepath.Join(dir, "manifest.json")
-	if err := os.WriteFile(mpath, mb, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(py, "check.py", mpath)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("check.py: %v\n%s", err, stderr.String())
-	}
-	var res result
-	if err := json.Unmarshal(out, &res); err != nil {
-		t.Fatalf("check.py output: %v\n%s", err, out)
-	}
+	res := runCheck(t, py, dir, manifest.Datasets)
 	t.Logf("checked against pylance %s", res.Pylance)
 
 	t.Run("planar-to-pylance", func(t *testing.T) {
@@ -489,4 +474,32 @@ func equalValues(a, b arrow.Array) bool {
 		}
 	}
 	return true
+}
+
+// runCheck writes the manifest of datasets into dir, runs check.py on it and
+// returns its results.
+func runCheck(tb testing.TB, py, dir string, datasets []dataset) result {
+	tb.Helper()
+	mb, err := json.Marshal(struct {
+		Datasets []dataset `json:"datasets"`
+	}{datasets})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	mpath := filepath.Join(dir, "manifest.json")
+	if err := os.WriteFile(mpath, mb, 0o644); err != nil {
+		tb.Fatal(err)
+	}
+	cmd := exec.Command(py, "check.py", mpath)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		tb.Fatalf("check.py: %v\n%s", err, stderr.String())
+	}
+	var res result
+	if err := json.Unmarshal(out, &res); err != nil {
+		tb.Fatalf("check.py output: %v\n%s", err, out)
+	}
+	return res
 }

@@ -1,10 +1,7 @@
 package interop
 
 import (
-	"encoding/json"
-	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 
@@ -21,7 +18,7 @@ import (
 //
 //	go test ./interop -run '^$' -bench Sizes -benchtime 1x
 func BenchmarkSizes(b *testing.B) {
-	py := pythonB(b)
+	py := python(b)
 	mem := memory.NewGoAllocator()
 	type col struct {
 		name string
@@ -54,12 +51,7 @@ func BenchmarkSizes(b *testing.B) {
 		ds.Pylance = []pylanceSpec{{File: filepath.Join(dir, c.name+".pylance.lance"), Version: "2.2"}}
 		manifest.Datasets = append(manifest.Datasets, ds)
 	}
-	mb, _ := json.Marshal(manifest)
-	mpath := filepath.Join(dir, "manifest.json")
-	os.WriteFile(mpath, mb, 0o644)
-	if out, err := exec.Command(py, "check.py", mpath).CombinedOutput(); err != nil {
-		b.Fatalf("check.py: %v\n%s", err, out)
-	}
+	runCheck(b, py, dir, manifest.Datasets)
 	for _, c := range cols {
 		b.Run(c.name, func(b *testing.B) {
 			p := filepath.Join(dir, c.name+".planar.lance")
@@ -77,15 +69,4 @@ func BenchmarkSizes(b *testing.B) {
 			b.ReportMetric(float64(ps.Size())/float64(ls.Size()), "size-ratio")
 		})
 	}
-}
-
-func pythonB(b *testing.B) string {
-	py := os.Getenv("PLANAR_PYTHON")
-	if py == "" {
-		py, _ = filepath.Abs(filepath.Join(".venv", "bin", "python"))
-	}
-	if err := exec.Command(py, "-c", "import lance").Run(); err != nil {
-		b.Skip(fmt.Sprintf("pylance not available at %s: %v", py, err))
-	}
-	return py
 }

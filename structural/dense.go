@@ -1,11 +1,6 @@
 package structural
 
-import (
-	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/bitutil"
-
-	"github.com/planarlance/planar/proto/enc21pb"
-)
+import "github.com/planarlance/planar/proto/enc21pb"
 
 // Layer is the kind of one structural layer (inner-most first in a Dense).
 type Layer = enc21pb.RepDefLayer
@@ -80,67 +75,6 @@ type Dense struct {
 	NumItems   int // entries of the level streams
 	NumVisible int // leaf value slots
 	NumRows    int
-}
-
-// FlatLeaf builds the dense plane of a flat (un-nested) leaf column page made
-// of the given arrays. A page with at least one null gets a NullableItem layer
-// and a def stream (1 = null); otherwise the degenerate AllValidItem form. def
-// is reused if it has capacity.
-func FlatLeaf(arrs []arrow.Array, def []uint16) Dense {
-	n, nulls := 0, 0
-	for _, a := range arrs {
-		n += a.Len()
-		nulls += a.NullN()
-	}
-	d := Dense{NumItems: n, NumVisible: n, NumRows: n}
-	if nulls == 0 {
-		d.Layers = []Layer{AllValidItem}
-		return d
-	}
-	d.Layers = []Layer{NullableItem}
-	def = def[:0]
-	for _, a := range arrs {
-		bm := a.NullBitmapBytes()
-		off := a.Data().Offset()
-		if a.NullN() == 0 || bm == nil {
-			for i := 0; i < a.Len(); i++ {
-				def = append(def, 0)
-			}
-			continue
-		}
-		for i := 0; i < a.Len(); i++ {
-			if bitutil.BitIsSet(bm, off+i) {
-				def = append(def, 0)
-			} else {
-				def = append(def, 1)
-			}
-		}
-	}
-	d.Def = def
-	return d
-}
-
-// FlatValidity turns the def stream of a flat leaf page back into an Arrow
-// validity bitmap (appended to dst, bit i = row i). It returns the bitmap and
-// the null count. A nil def means every row is valid.
-func FlatValidity(dst []byte, def []uint16, n int) ([]byte, int) {
-	nb := bitutil.BytesForBits(int64(n))
-	start := len(dst)
-	dst = append(dst, make([]byte, nb)...)
-	bm := dst[start:]
-	if def == nil {
-		bitutil.SetBitsTo(bm, 0, int64(n), true)
-		return dst, 0
-	}
-	nulls := 0
-	for i := 0; i < n; i++ {
-		if def[i] == 0 {
-			bitutil.SetBit(bm, i)
-		} else {
-			nulls++
-		}
-	}
-	return dst, nulls
 }
 
 // NumLists is the number of list layers (the maximum repetition level).

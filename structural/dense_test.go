@@ -6,7 +6,6 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/bitutil"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 )
 
@@ -39,6 +38,19 @@ func pattern(t *testing.T, mem memory.Allocator, n int, null func(int) bool) *ar
 	return int32s(t, mem, vals...)
 }
 
+// leafPath is the path of a flat (un-nested) leaf column.
+var leafPath = []Step{{Kind: StepLeaf}}
+
+// flatLeaf builds the dense plane of a flat leaf column page.
+func flatLeaf(t *testing.T, arrs []arrow.Array) Dense {
+	t.Helper()
+	d, _, err := BuildDense(arrs, leafPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
 func wantDef(a arrow.Array) []uint16 {
 	out := make([]uint16, a.Len())
 	for i := range out {
@@ -54,7 +66,7 @@ func TestFlatLeafNulls(t *testing.T) {
 	defer mem.AssertSize(t, 0)
 	a := int32s(t, mem, p(1), nil, p(3), nil, nil, p(6))
 	defer a.Release()
-	d := FlatLeaf([]arrow.Array{a}, nil)
+	d := flatLeaf(t, []arrow.Array{a})
 	if !slices.Equal(d.Layers, []Layer{NullableItem}) {
 		t.Fatalf("layers %v", d.Layers)
 	}
@@ -74,7 +86,7 @@ func TestFlatLeafNoNulls(t *testing.T) {
 	defer mem.AssertSize(t, 0)
 	a := int32s(t, mem, p(1), p(2), p(3))
 	defer a.Release()
-	d := FlatLeaf([]arrow.Array{a}, make([]uint16, 0, 8))
+	d := flatLeaf(t, []arrow.Array{a})
 	if !slices.Equal(d.Layers, []Layer{AllValidItem}) {
 		t.Fatalf("layers %v", d.Layers)
 	}
@@ -88,7 +100,7 @@ func TestFlatLeafNoNulls(t *testing.T) {
 		t.Fatal("all-valid page is not degenerate")
 	}
 	// No arrays at all.
-	e := FlatLeaf(nil, nil)
+	e := flatLeaf(t, nil)
 	if !slices.Equal(e.Layers, []Layer{AllValidItem}) || e.Def != nil || e.NumRows != 0 {
 		t.Fatalf("empty page %+v", e)
 	}
@@ -103,7 +115,7 @@ func TestFlatLeafMultipleArrays(t *testing.T) {
 	defer a.Release()
 	defer b.Release()
 	defer c.Release()
-	d := FlatLeaf([]arrow.Array{a, b, c}, nil)
+	d := flatLeaf(t, []arrow.Array{a, b, c})
 	if !slices.Equal(d.Layers, []Layer{NullableItem}) {
 		t.Fatalf("layers %v", d.Layers)
 	}
@@ -115,23 +127,6 @@ func TestFlatLeafMultipleArrays(t *testing.T) {
 	}
 }
 
-func TestFlatLeafReusesDef(t *testing.T) {
-	mem := memory.NewGoAllocator()
-	a := int32s(t, mem, nil, p(2))
-	defer a.Release()
-	buf := make([]uint16, 5, 16)
-	for i := range buf {
-		buf[i] = 9
-	}
-	d := FlatLeaf([]arrow.Array{a}, buf)
-	if want := []uint16{1, 0}; !slices.Equal(d.Def, want) {
-		t.Fatalf("def %v, want %v", d.Def, want)
-	}
-	if &d.Def[0] != &buf[:1][0] {
-		t.Error("def buffer with capacity was not reused")
-	}
-}
-
 func TestFlatLeafSliced(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
@@ -140,7 +135,7 @@ func TestFlatLeafSliced(t *testing.T) {
 	defer parent.Release()
 	for _, r := range [][2]int64{{1, 11}, {3, 40}, {7, 8}, {9, 33}, {13, 13}, {17, 39}} {
 		s := array.NewSlice(parent, r[0], r[1])
-		d := FlatLeaf([]arrow.Array{s}, nil)
+		d := flatLeaf(t, []arrow.Array{s})
 		want := wantDef(s)
 		if s.NullN() == 0 {
 			if d.Def != nil || !slices.Equal(d.Layers, []Layer{AllValidItem}) {
@@ -160,7 +155,7 @@ func TestFlatLeafSliced(t *testing.T) {
 	if s.NullN() != 0 {
 		t.Fatalf("slice [1,3) has %d nulls", s.NullN())
 	}
-	if d := FlatLeaf([]arrow.Array{s}, nil); d.Def != nil || !slices.Equal(d.Layers, []Layer{AllValidItem}) {
+	if d := flatLeaf(t, []arrow.Array{s}); d.Def != nil || !slices.Equal(d.Layers, []Layer{AllValidItem}) {
 		t.Errorf("null-free slice: %+v", d)
 	}
 	// Two slices together.
@@ -168,14 +163,14 @@ func TestFlatLeafSliced(t *testing.T) {
 	s2 := array.NewSlice(parent, 10, 14)
 	defer s1.Release()
 	defer s2.Release()
-	d := FlatLeaf([]arrow.Array{s1, s2}, nil)
+	d := flatLeaf(t, []arrow.Array{s1, s2})
 	want := append(wantDef(s1), wantDef(s2)...)
 	if !slices.Equal(d.Def, want) {
 		t.Errorf("two slices: def %v, want %v", d.Def, want)
 	}
 }
 
-func TestFlatValidityInverts(t *testing.T) {
+func TestFlatLeafUnravelInverts(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
 	for name, null := range map[string]func(int) bool{
@@ -187,30 +182,31 @@ func TestFlatValidityInverts(t *testing.T) {
 		a := pattern(t, mem, 29, null)
 		for _, r := range [][2]int64{{0, 29}, {5, 22}} {
 			s := array.NewSlice(a, r[0], r[1])
-			d := FlatLeaf([]arrow.Array{s}, nil)
-			prefix := []byte{0xAB}
-			bm, nulls := FlatValidity(prefix, d.Def, s.Len())
-			if bm[0] != 0xAB {
-				t.Errorf("%s %v: prefix overwritten", name, r)
+			d := flatLeaf(t, []arrow.Array{s})
+			lds, err := UnravelPath(d.Layers, leafPath, d.Rep, d.Def, d.NumRows, d.NumVisible)
+			if err != nil {
+				t.Fatalf("%s %v: %v", name, r, err)
 			}
-			if len(bm) != 1+int(bitutil.BytesForBits(int64(s.Len()))) {
-				t.Errorf("%s %v: bitmap of %d bytes", name, r, len(bm)-1)
+			valid := lds[0].Valid
+			nulls := 0
+			for i := 0; i < s.Len(); i++ {
+				ok := valid == nil || valid[i]
+				if !ok {
+					nulls++
+				}
+				if ok != s.IsValid(i) {
+					t.Errorf("%s %v: row %d valid=%v, want %v", name, r, i, ok, s.IsValid(i))
+				}
 			}
 			if nulls != s.NullN() {
 				t.Errorf("%s %v: %d nulls, want %d", name, r, nulls, s.NullN())
-			}
-			for i := 0; i < s.Len(); i++ {
-				if bitutil.BitIsSet(bm[1:], i) != s.IsValid(i) {
-					t.Errorf("%s %v: row %d valid=%v, want %v", name, r, i, bitutil.BitIsSet(bm[1:], i), s.IsValid(i))
-				}
 			}
 			s.Release()
 		}
 		a.Release()
 	}
-	bm, nulls := FlatValidity(nil, nil, 0)
-	if len(bm) != 0 || nulls != 0 {
-		t.Errorf("empty: % x %d", bm, nulls)
+	if lds, err := UnravelPath([]Layer{AllValidItem}, leafPath, nil, nil, 0, 0); err != nil || len(lds) != 1 || lds[0].Len != 0 {
+		t.Errorf("empty: %+v %v", lds, err)
 	}
 }
 

@@ -22,9 +22,6 @@ type Block struct {
 	Dims      []int // fixed-size-list dimensions, outer first (nil otherwise)
 }
 
-// Fixed is the former name of Block.
-type Fixed = Block
-
 // Variable reports whether the block is variable width.
 func (b Block) Variable() bool { return b.Bits == 0 }
 
@@ -50,16 +47,16 @@ func checkWidth(bits int) error {
 
 // DecodeMiniBlock decodes the value buffers of one chunk (padding removed)
 // into n values, for a chunked page's value_compression.
-func DecodeMiniBlock(enc *enc21pb.CompressiveEncoding, bufs [][]byte, n int) (Fixed, error) {
+func DecodeMiniBlock(enc *enc21pb.CompressiveEncoding, bufs [][]byte, n int) (Block, error) {
 	return decodeMiniBlock(enc, bufs, n, 0)
 }
 
-func decodeMiniBlock(enc *enc21pb.CompressiveEncoding, bufs [][]byte, n int, depth int) (Fixed, error) {
+func decodeMiniBlock(enc *enc21pb.CompressiveEncoding, bufs [][]byte, n int, depth int) (Block, error) {
 	if depth > 8 {
-		return Fixed{}, fmt.Errorf("encoding nested too deep: %w", ErrCorrupt)
+		return Block{}, fmt.Errorf("encoding nested too deep: %w", ErrCorrupt)
 	}
 	if n < 0 || n > maxDecodeValues {
-		return Fixed{}, fmt.Errorf("chunk value count %d: %w", n, ErrCorrupt)
+		return Block{}, fmt.Errorf("chunk value count %d: %w", n, ErrCorrupt)
 	}
 	need := func(k int) error {
 		if len(bufs) != k {
@@ -71,49 +68,49 @@ func decodeMiniBlock(enc *enc21pb.CompressiveEncoding, bufs [][]byte, n int, dep
 	case *enc21pb.CompressiveEncoding_Flat:
 		bits := int(c.Flat.BitsPerValue)
 		if bits <= 0 || bits > 1<<16 {
-			return Fixed{}, fmt.Errorf("flat width %d: %w", bits, ErrCorrupt)
+			return Block{}, fmt.Errorf("flat width %d: %w", bits, ErrCorrupt)
 		}
 		if c.Flat.Data != nil {
-			return Fixed{}, fmt.Errorf("flat with buffer compression: %w", ErrUnsupported)
+			return Block{}, fmt.Errorf("flat with buffer compression: %w", ErrUnsupported)
 		}
 		if err := need(1); err != nil {
-			return Fixed{}, err
+			return Block{}, err
 		}
 		if want := fixedLen(bits, n); len(bufs[0]) < want {
-			return Fixed{}, fmt.Errorf("flat chunk has %d bytes, %d values of %d bits need %d: %w", len(bufs[0]), n, bits, want, ErrCorrupt)
+			return Block{}, fmt.Errorf("flat chunk has %d bytes, %d values of %d bits need %d: %w", len(bufs[0]), n, bits, want, ErrCorrupt)
 		}
-		return Fixed{Bits: bits, N: n, Data: bufs[0][:fixedLen(bits, n)]}, nil
+		return Block{Bits: bits, N: n, Data: bufs[0][:fixedLen(bits, n)]}, nil
 	case *enc21pb.CompressiveEncoding_InlineBitpacking:
 		bits := int(c.InlineBitpacking.UncompressedBitsPerValue)
 		if err := checkWidth(bits); err != nil {
-			return Fixed{}, err
+			return Block{}, err
 		}
 		if err := need(1); err != nil {
-			return Fixed{}, err
+			return Block{}, err
 		}
 		out, err := DecodeInlineBitpacked(make([]byte, 0, fixedLen(bits, n)), bits, bufs[0], n)
 		if err != nil {
-			return Fixed{}, err
+			return Block{}, err
 		}
-		return Fixed{Bits: bits, N: n, Data: out}, nil
+		return Block{Bits: bits, N: n, Data: out}, nil
 	case *enc21pb.CompressiveEncoding_Rle:
 		if err := need(2); err != nil {
-			return Fixed{}, err
+			return Block{}, err
 		}
 		return decodeRLEChunk(c.Rle, bufs[0], bufs[1], n, depth)
 	case *enc21pb.CompressiveEncoding_ByteStreamSplit:
 		bits, ok := flatBits(c.ByteStreamSplit.GetValues())
 		if !ok || (bits != 32 && bits != 64) {
-			return Fixed{}, fmt.Errorf("byte stream split over %v: %w", c.ByteStreamSplit.GetValues(), ErrUnsupported)
+			return Block{}, fmt.Errorf("byte stream split over %v: %w", c.ByteStreamSplit.GetValues(), ErrUnsupported)
 		}
 		if err := need(1); err != nil {
-			return Fixed{}, err
+			return Block{}, err
 		}
 		out, err := DecodeByteStreamSplit(nil, bits, bufs[0], n)
 		if err != nil {
-			return Fixed{}, err
+			return Block{}, err
 		}
-		return Fixed{Bits: bits, N: n, Data: out}, nil
+		return Block{Bits: bits, N: n, Data: out}, nil
 	case *enc21pb.CompressiveEncoding_Variable:
 		return decodeVariableChunk(c.Variable, bufs, n)
 	case *enc21pb.CompressiveEncoding_Fsst:
@@ -126,18 +123,18 @@ func decodeMiniBlock(enc *enc21pb.CompressiveEncoding, bufs [][]byte, n int, dep
 		return decodeFSLChunk(c.FixedSizeList, bufs, n, depth)
 	case *enc21pb.CompressiveEncoding_General:
 		if len(bufs) < 1 {
-			return Fixed{}, fmt.Errorf("general chunk without buffers: %w", ErrCorrupt)
+			return Block{}, fmt.Errorf("general chunk without buffers: %w", ErrCorrupt)
 		}
 		raw, err := Decompress(nil, Scheme(c.General.GetCompression().GetScheme()), bufs[0])
 		if err != nil {
-			return Fixed{}, err
+			return Block{}, err
 		}
 		inner := append([][]byte{raw}, bufs[1:]...)
 		return decodeMiniBlock(c.General.GetValues(), inner, n, depth+1)
 	case nil:
-		return Fixed{}, fmt.Errorf("value encoding missing: %w", ErrCorrupt)
+		return Block{}, fmt.Errorf("value encoding missing: %w", ErrCorrupt)
 	default:
-		return Fixed{}, fmt.Errorf("mini-block value encoding %T: %w", c, ErrUnsupported)
+		return Block{}, fmt.Errorf("mini-block value encoding %T: %w", c, ErrUnsupported)
 	}
 }
 
@@ -179,7 +176,7 @@ func isBitpacked(enc *enc21pb.CompressiveEncoding) bool {
 	return enc.GetOutOfLineBitpacking() != nil
 }
 
-func decodeRLEChunk(r *enc21pb.Rle, vbuf, lbuf []byte, n int, depth int) (Fixed, error) {
+func decodeRLEChunk(r *enc21pb.Rle, vbuf, lbuf []byte, n int, depth int) (Block, error) {
 	var (
 		vbits, lbits int
 		vraw, lraw   []byte
@@ -187,86 +184,86 @@ func decodeRLEChunk(r *enc21pb.Rle, vbuf, lbuf []byte, n int, depth int) (Fixed,
 	)
 	if isBitpacked(r.GetValues()) {
 		if lbits, lraw, err = rleChild(r.GetRunLengths(), lbuf, -1, depth); err != nil {
-			return Fixed{}, err
+			return Block{}, err
 		}
 		if vbits, vraw, err = rleChild(r.GetValues(), vbuf, len(lraw)/(lbits/8), depth); err != nil {
-			return Fixed{}, err
+			return Block{}, err
 		}
 	} else {
 		if vbits, vraw, err = rleChild(r.GetValues(), vbuf, -1, depth); err != nil {
-			return Fixed{}, err
+			return Block{}, err
 		}
 		if lbits, lraw, err = rleChild(r.GetRunLengths(), lbuf, len(vraw)/(vbits/8), depth); err != nil {
-			return Fixed{}, err
+			return Block{}, err
 		}
 	}
 	if lbits > 32 {
-		return Fixed{}, fmt.Errorf("rle run lengths of %d bits: %w", lbits, ErrUnsupported)
+		return Block{}, fmt.Errorf("rle run lengths of %d bits: %w", lbits, ErrUnsupported)
 	}
 	out, err := DecodeRLE(make([]byte, 0, fixedLen(vbits, n)), vbits, lbits, vraw, lraw, n)
 	if err != nil {
-		return Fixed{}, err
+		return Block{}, err
 	}
-	return Fixed{Bits: vbits, N: n, Data: out}, nil
+	return Block{Bits: vbits, N: n, Data: out}, nil
 }
 
 // DecodeBlock decodes one opaque block buffer (levels, dictionaries, sets)
 // holding n values. bits is the expected value width when the encoding does
 // not say (0 if unknown).
-func DecodeBlock(enc *enc21pb.CompressiveEncoding, buf []byte, n int) (Fixed, error) {
+func DecodeBlock(enc *enc21pb.CompressiveEncoding, buf []byte, n int) (Block, error) {
 	return decodeBlock(enc, buf, n, 0)
 }
 
-func decodeBlock(enc *enc21pb.CompressiveEncoding, buf []byte, n int, depth int) (Fixed, error) {
+func decodeBlock(enc *enc21pb.CompressiveEncoding, buf []byte, n int, depth int) (Block, error) {
 	if depth > 8 {
-		return Fixed{}, fmt.Errorf("encoding nested too deep: %w", ErrCorrupt)
+		return Block{}, fmt.Errorf("encoding nested too deep: %w", ErrCorrupt)
 	}
 	if n < 0 || n > maxDecodeValues {
-		return Fixed{}, fmt.Errorf("block value count %d: %w", n, ErrCorrupt)
+		return Block{}, fmt.Errorf("block value count %d: %w", n, ErrCorrupt)
 	}
 	switch c := enc.GetCompression().(type) {
 	case *enc21pb.CompressiveEncoding_Flat:
 		bits := int(c.Flat.BitsPerValue)
 		if bits <= 0 || bits > 1<<16 {
-			return Fixed{}, fmt.Errorf("flat width %d: %w", bits, ErrCorrupt)
+			return Block{}, fmt.Errorf("flat width %d: %w", bits, ErrCorrupt)
 		}
 		if want := fixedLen(bits, n); len(buf) < want {
-			return Fixed{}, fmt.Errorf("flat block has %d bytes, want %d: %w", len(buf), want, ErrCorrupt)
+			return Block{}, fmt.Errorf("flat block has %d bytes, want %d: %w", len(buf), want, ErrCorrupt)
 		}
-		return Fixed{Bits: bits, N: n, Data: buf[:fixedLen(bits, n)]}, nil
+		return Block{Bits: bits, N: n, Data: buf[:fixedLen(bits, n)]}, nil
 	case *enc21pb.CompressiveEncoding_InlineBitpacking:
 		bits := int(c.InlineBitpacking.UncompressedBitsPerValue)
 		if err := checkWidth(bits); err != nil {
-			return Fixed{}, err
+			return Block{}, err
 		}
 		out, err := DecodeInlineBitpacked(nil, bits, buf, n)
-		return Fixed{Bits: bits, N: n, Data: out}, err
+		return Block{Bits: bits, N: n, Data: out}, err
 	case *enc21pb.CompressiveEncoding_OutOfLineBitpacking:
 		bits := int(c.OutOfLineBitpacking.UncompressedBitsPerValue)
 		if err := checkWidth(bits); err != nil {
-			return Fixed{}, err
+			return Block{}, err
 		}
 		w, ok := flatBits(c.OutOfLineBitpacking.GetValues())
 		if !ok {
-			return Fixed{}, fmt.Errorf("out-of-line bitpacking values must be flat: %w", ErrCorrupt)
+			return Block{}, fmt.Errorf("out-of-line bitpacking values must be flat: %w", ErrCorrupt)
 		}
 		out, err := DecodeOutOfLineBitpacked(nil, bits, w, buf, n)
-		return Fixed{Bits: bits, N: n, Data: out}, err
+		return Block{Bits: bits, N: n, Data: out}, err
 	case *enc21pb.CompressiveEncoding_Rle:
 		vbits, ok1 := flatBits(c.Rle.GetValues())
 		lbits, ok2 := flatBits(c.Rle.GetRunLengths())
 		if !ok1 || !ok2 {
-			return Fixed{}, fmt.Errorf("block rle with non-flat children: %w", ErrUnsupported)
+			return Block{}, fmt.Errorf("block rle with non-flat children: %w", ErrUnsupported)
 		}
 		if err := checkWidth(vbits); err != nil {
-			return Fixed{}, err
+			return Block{}, err
 		}
 		out, err := DecodeRLEBlock(nil, vbits, lbits, buf, n)
-		return Fixed{Bits: vbits, N: n, Data: out}, err
+		return Block{Bits: vbits, N: n, Data: out}, err
 	case *enc21pb.CompressiveEncoding_General:
 		raw, err := Decompress(nil, Scheme(c.General.GetCompression().GetScheme()), buf)
 		if err != nil {
-			return Fixed{}, err
+			return Block{}, err
 		}
 		return decodeBlock(c.General.GetValues(), raw, n, depth+1)
 	case *enc21pb.CompressiveEncoding_Variable:
@@ -285,27 +282,27 @@ func decodeBlock(enc *enc21pb.CompressiveEncoding, buf []byte, n int, depth int)
 	case *enc21pb.CompressiveEncoding_Constant:
 		v := c.Constant.GetValue()
 		if len(v) == 0 {
-			return Fixed{}, fmt.Errorf("typed constant block without a value: %w", ErrUnsupported)
+			return Block{}, fmt.Errorf("typed constant block without a value: %w", ErrUnsupported)
 		}
 		if n > 0 && len(v) > maxDecodeValues/n {
-			return Fixed{}, fmt.Errorf("constant block too large: %w", ErrCorrupt)
+			return Block{}, fmt.Errorf("constant block too large: %w", ErrCorrupt)
 		}
 		out := make([]byte, 0, len(v)*n)
 		for i := 0; i < n; i++ {
 			out = append(out, v...)
 		}
-		return Fixed{Bits: 8 * len(v), N: n, Data: out}, nil
+		return Block{Bits: 8 * len(v), N: n, Data: out}, nil
 	case *enc21pb.CompressiveEncoding_Range:
 		bits := int(c.Range.UncompressedBitsPerValue)
 		if bits != 32 && bits != 64 {
-			return Fixed{}, fmt.Errorf("range of %d bits: %w", bits, ErrCorrupt)
+			return Block{}, fmt.Errorf("range of %d bits: %w", bits, ErrCorrupt)
 		}
 		out := make([]byte, 0, n*bits/8)
 		v := c.Range.Start
 		for i := 0; i < n; i++ {
 			if bits == 32 {
 				if v > 0xFFFFFFFF {
-					return Fixed{}, fmt.Errorf("range overflows u32: %w", ErrCorrupt)
+					return Block{}, fmt.Errorf("range overflows u32: %w", ErrCorrupt)
 				}
 				out = binary.LittleEndian.AppendUint32(out, uint32(v))
 			} else {
@@ -313,21 +310,21 @@ func decodeBlock(enc *enc21pb.CompressiveEncoding, buf []byte, n int, depth int)
 			}
 			v += c.Range.Step
 		}
-		return Fixed{Bits: bits, N: n, Data: out}, nil
+		return Block{Bits: bits, N: n, Data: out}, nil
 	case *enc21pb.CompressiveEncoding_Delta:
 		bits := int(c.Delta.UncompressedBitsPerValue)
 		if bits != 32 && bits != 64 {
-			return Fixed{}, fmt.Errorf("delta of %d bits: %w", bits, ErrCorrupt)
+			return Block{}, fmt.Errorf("delta of %d bits: %w", bits, ErrCorrupt)
 		}
 		if n == 0 {
-			return Fixed{Bits: bits}, nil
+			return Block{Bits: bits}, nil
 		}
 		d, err := decodeBlock(c.Delta.GetDeltas(), buf, n-1, depth+1)
 		if err != nil {
-			return Fixed{}, err
+			return Block{}, err
 		}
 		if d.Bits != bits {
-			return Fixed{}, fmt.Errorf("delta child width %d, want %d: %w", d.Bits, bits, ErrCorrupt)
+			return Block{}, fmt.Errorf("delta child width %d, want %d: %w", d.Bits, bits, ErrCorrupt)
 		}
 		out := make([]byte, 0, n*bits/8)
 		v := c.Delta.Base
@@ -340,24 +337,24 @@ func decodeBlock(enc *enc21pb.CompressiveEncoding, buf []byte, n int, depth int)
 					dv = binary.LittleEndian.Uint64(d.Data[8*(i-1):])
 				}
 				if v+dv < v {
-					return Fixed{}, fmt.Errorf("delta overflows: %w", ErrCorrupt)
+					return Block{}, fmt.Errorf("delta overflows: %w", ErrCorrupt)
 				}
 				v += dv
 			}
 			if bits == 32 {
 				if v > 0xFFFFFFFF {
-					return Fixed{}, fmt.Errorf("delta overflows u32: %w", ErrCorrupt)
+					return Block{}, fmt.Errorf("delta overflows u32: %w", ErrCorrupt)
 				}
 				out = binary.LittleEndian.AppendUint32(out, uint32(v))
 			} else {
 				out = binary.LittleEndian.AppendUint64(out, v)
 			}
 		}
-		return Fixed{Bits: bits, N: n, Data: out}, nil
+		return Block{Bits: bits, N: n, Data: out}, nil
 	case nil:
-		return Fixed{}, fmt.Errorf("block encoding missing: %w", ErrCorrupt)
+		return Block{}, fmt.Errorf("block encoding missing: %w", ErrCorrupt)
 	default:
-		return Fixed{}, fmt.Errorf("block encoding %T: %w", c, ErrUnsupported)
+		return Block{}, fmt.Errorf("block encoding %T: %w", c, ErrUnsupported)
 	}
 }
 

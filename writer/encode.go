@@ -20,6 +20,7 @@ import (
 
 // pageValues is the visible leaf values of one page, gathered.
 type pageValues struct {
+	info     leafInfo // how this page's values are laid out (the column's, or its dictionary form)
 	n        int
 	fixed    []byte   // kindFixed / kindFSL data, kindBool bitmap
 	offsets  []uint64 // kindVariable: n+1
@@ -31,7 +32,7 @@ type pageValues struct {
 }
 
 func (c *column) gather(segs []structural.Segment, n int) pageValues {
-	pv := pageValues{n: n}
+	pv := pageValues{n: n, info: c.info}
 	nulls := 0
 	if cap(c.nulls) < n {
 		c.nulls = make([]bool, 0, n)
@@ -93,9 +94,9 @@ func (c *column) scalar(pv pageValues) []byte {
 			return nil
 		}
 	}
-	switch c.info.kind {
+	switch pv.info.kind {
 	case kindFixed:
-		w := c.info.bits / 8
+		w := pv.info.bits / 8
 		if w > 32 {
 			return nil
 		}
@@ -124,20 +125,20 @@ func (c *column) encode(d structural.Dense, segs []structural.Segment, f Format)
 		Degenerate:     structural.IsDegenerate(d.Layers),
 		SingleNullable: len(d.Layers) == 1 && d.Layers[0] == structural.NullableItem,
 		NumVisible:     d.NumVisible,
-		AllNull:        pv.allNull || c.info.kind == kindNull,
-		CanZip:         c.info.kind != kindBool && c.info.kind != kindNull && c.info.kind != kindDict && c.info.rowBits()%8 == 0,
+		AllNull:        pv.allNull || pv.info.kind == kindNull,
+		CanZip:         pv.info.kind != kindBool && pv.info.kind != kindNull && pv.info.kind != kindDict && pv.info.rowBits()%8 == 0,
 	}
-	switch c.info.kind {
+	switch pv.info.kind {
 	case kindVariable:
 		sp.MaxValueBytes = maxLen(pv.offsets)
 	case kindNull, kindDict:
 	default:
-		sp.MaxValueBytes = c.info.rowBits() / 8
+		sp.MaxValueBytes = pv.info.rowBits() / 8
 		sp.Scalar = c.scalar(pv)
 	}
 	sp.NullFree = sp.Scalar != nil
 	sp.HasLevels = d.Rep != nil || d.Def != nil
-	if bits := c.packBits(); bits > 0 {
+	if bits := pv.info.packBits(); bits > 0 {
 		// The stats pass measures the page once; the size estimates of
 		// every candidate come from it.
 		st := stats.Fixed(pv.fixed, bits, pv.n, pv.nulls)
@@ -146,15 +147,15 @@ func (c *column) encode(d structural.Dense, segs []structural.Segment, f Format)
 		sp.RleValueBytes = rleSize(st)
 	}
 	plan := selector.Choose(sp, selector.Options{})
-	dictCandidate := c.info.kind == kindVariable || (c.info.kind == kindFixed && (c.info.bits == 64 || c.info.bits == 128))
+	dictCandidate := pv.info.kind == kindVariable || (pv.info.kind == kindFixed && (pv.info.bits == 64 || pv.info.bits == 128))
 	if plan.Values == selector.Chunked && dictCandidate {
 		if pd, idx, ok := c.autoDict(pv); ok {
 			// Dictionary-encode the page: the chunks hold u32 indices, the
 			// page dictionary the distinct values. The column's leaf info is
 			// switched to the dictionary form for this page only.
-			saved := c.info
-			defer func() { c.info = saved }()
-			c.info = leafInfo{kind: kindDict, bits: 32, dict: &saved}
+			saved := pv.info
+			defer func() { pv.info = saved }()
+			pv.info = leafInfo{kind: kindDict, bits: 32, dict: &saved}
 			pv.fixed, pv.dict, pv.offsets, pv.fsst = idx, pd, nil, nil
 			st := stats.Fixed(idx, 32, pv.n, pv.nulls)
 			sp.RawValueBytes = len(idx)
@@ -164,7 +165,7 @@ func (c *column) encode(d structural.Dense, segs []structural.Segment, f Format)
 			plan.Reason += fmt.Sprintf("; dictionary of %d values", pd.n)
 		}
 	}
-	if plan.Values == selector.Chunked && c.info.kind == kindVariable && pv.dict == nil && c.isUTF8() {
+	if plan.Values == selector.Chunked && pv.info.kind == kindVariable && pv.dict == nil && c.isUTF8() {
 		c.maybeFsst(&pv, &plan)
 	}
 	enc := encoded{plan: plan}
@@ -184,7 +185,7 @@ func (c *column) encode(d structural.Dense, segs []structural.Segment, f Format)
 		err = c.encodeZipped(d, pv, &enc)
 	default:
 		err = c.encodeChunked(d, pv, &enc)
-		if errors.Is(err, errTooManyLevels) && c.info.kind != kindDict {
+		if errors.Is(err, errTooManyLevels) && pv.info.kind != kindDict {
 			// A value preceded by more than 65535 invisible entries cannot be
 			// chunked; zipped pages have no per-chunk limit.
 			enc.plan.Values, enc.plan.Reason = selector.Zipped, "over 65535 levels in one chunk"
@@ -205,33 +206,33 @@ func constantLayout(layers []structural.Layer, scalar []byte) *enc21pb.PageLayou
 func (c *column) valueEncoding(pv pageValues, plan selector.Plan) (*enc21pb.CompressiveEncoding, int) {
 	if plan.ValueComp == selector.Bitpacked {
 		return &enc21pb.CompressiveEncoding{Compression: &enc21pb.CompressiveEncoding_InlineBitpacking{InlineBitpacking: &enc21pb.InlineBitpacking{
-			UncompressedBitsPerValue: uint64(c.packBits())}}}, 1
+			UncompressedBitsPerValue: uint64(pv.info.packBits())}}}, 1
 	}
 	if plan.ValueComp == selector.Rle {
 		return &enc21pb.CompressiveEncoding{Compression: &enc21pb.CompressiveEncoding_Rle{Rle: &enc21pb.Rle{
-			Values: values.FlatEncoding(c.packBits()), RunLengths: values.FlatEncoding(8)}}}, 2
+			Values: values.FlatEncoding(pv.info.packBits()), RunLengths: values.FlatEncoding(8)}}}, 2
 	}
-	switch c.info.kind {
+	switch pv.info.kind {
 	case kindVariable:
-		v := &enc21pb.CompressiveEncoding{Compression: &enc21pb.CompressiveEncoding_Variable{Variable: &enc21pb.Variable{Offsets: values.FlatEncoding(c.info.offBits)}}}
+		v := &enc21pb.CompressiveEncoding{Compression: &enc21pb.CompressiveEncoding_Variable{Variable: &enc21pb.Variable{Offsets: values.FlatEncoding(pv.info.offBits)}}}
 		if pv.fsst != nil {
 			v = &enc21pb.CompressiveEncoding{Compression: &enc21pb.CompressiveEncoding_Fsst{Fsst: &enc21pb.Fsst{SymbolTable: pv.fsst, Values: v}}}
 		}
 		return v, 1
 	case kindFSL:
-		inner := values.FlatEncoding(c.info.bits)
+		inner := values.FlatEncoding(pv.info.bits)
 		nb := 1
-		for k := len(c.info.dims) - 1; k >= 0; k-- {
-			hv := k == 0 && pv.itemNull != nil && len(c.info.dims) == 1
+		for k := len(pv.info.dims) - 1; k >= 0; k-- {
+			hv := k == 0 && pv.itemNull != nil && len(pv.info.dims) == 1
 			inner = &enc21pb.CompressiveEncoding{Compression: &enc21pb.CompressiveEncoding_FixedSizeList{FixedSizeList: &enc21pb.FixedSizeList{
-				ItemsPerValue: uint64(c.info.dims[k]), HasValidity: hv, Values: inner}}}
+				ItemsPerValue: uint64(pv.info.dims[k]), HasValidity: hv, Values: inner}}}
 			if hv {
 				nb++
 			}
 		}
 		return inner, nb
 	}
-	return values.FlatEncoding(c.info.bits), 1
+	return values.FlatEncoding(pv.info.bits), 1
 }
 
 // chunkCounts splits n visible values into chunk value counts: powers of two
@@ -247,10 +248,10 @@ func (c *column) chunkCounts(pv pageValues, plan selector.Plan) []int {
 		return counts
 	}
 	if plan.ValueComp == selector.Rle {
-		return rleChunkCounts(pv.fixed, c.info.bits, n)
+		return rleChunkCounts(pv.fixed, pv.info.bits, n)
 	}
-	if c.info.kind == kindVariable {
-		w := c.info.offBits / 8
+	if pv.info.kind == kindVariable {
+		w := pv.info.offBits / 8
 		for start := 0; start < n; {
 			cnt := 2
 			for cnt < 4096 {
@@ -270,7 +271,7 @@ func (c *column) chunkCounts(pv pageValues, plan selector.Plan) []int {
 		}
 		return counts
 	}
-	per := 1 << values.FlatChunkLog2(c.info.rowBits())
+	per := 1 << values.FlatChunkLog2(pv.info.rowBits())
 	for start := 0; start < n; start += per {
 		counts = append(counts, min(per, n-start))
 	}
@@ -440,12 +441,12 @@ func rleSize(st stats.FixedStats) int {
 }
 
 // packBits is the value width bit packing applies to (0 if none).
-func (c *column) packBits() int {
-	switch c.info.kind {
+func (l leafInfo) packBits() int {
+	switch l.kind {
 	case kindFixed, kindDict:
-		switch c.info.bits {
+		switch l.bits {
 		case 8, 16, 32, 64:
-			return c.info.bits
+			return l.bits
 		}
 	}
 	return 0
@@ -474,14 +475,7 @@ func levelCodec(levels []uint16, n int, plan selector.Plan) (*enc21pb.Compressiv
 		return values.FlatEncoding(16), flat
 	}
 	var raw []byte
-	var max uint16
-	for _, l := range levels {
-		max |= l
-	}
-	w := 0
-	for max>>w != 0 {
-		w++
-	}
+	w := stats.Levels(levels).BitWidth
 	// Keep flat levels when packing would not shrink them (tiny pages).
 	packed := (n*w + 7) / 8
 	if n <= 1024 {
@@ -540,43 +534,43 @@ func appendRepIndex(idx []byte, rep []uint16, R uint16, last, prevPartial bool) 
 
 // chunkValues returns the value buffers of values [start, start+cnt).
 func (c *column) chunkValues(pv pageValues, start, cnt int, plan selector.Plan) ([][]byte, error) {
-	bw := c.info.bits / 8
+	bw := pv.info.bits / 8
 	switch plan.ValueComp {
 	case selector.Bitpacked:
-		b, err := values.AppendInlineBitpacked(nil, c.info.bits, pv.fixed[start*bw:(start+cnt)*bw], cnt)
+		b, err := values.AppendInlineBitpacked(nil, pv.info.bits, pv.fixed[start*bw:(start+cnt)*bw], cnt)
 		return [][]byte{b}, err
 	case selector.Rle:
-		v, l, err := values.AppendRLE(nil, nil, c.info.bits, 8, pv.fixed[start*bw:(start+cnt)*bw], cnt)
+		v, l, err := values.AppendRLE(nil, nil, pv.info.bits, 8, pv.fixed[start*bw:(start+cnt)*bw], cnt)
 		return [][]byte{v, l}, err
 	}
 	return c.chunkValuesFlat(pv, start, cnt), nil
 }
 
 func (c *column) chunkValuesFlat(pv pageValues, start, cnt int) [][]byte {
-	switch c.info.kind {
+	switch pv.info.kind {
 	case kindVariable:
 		rel := make([]uint64, cnt+1)
 		for i := range rel {
 			rel[i] = pv.offsets[start+i]
 		}
-		return [][]byte{values.AppendVariableChunk(nil, c.info.offBits, rel, pv.fixed)}
+		return [][]byte{values.AppendVariableChunk(nil, pv.info.offBits, rel, pv.fixed)}
 	case kindBool:
 		return [][]byte{sliceBits(pv.fixed, start, cnt)}
 	case kindFSL:
-		rb := c.info.rowBits()
+		rb := pv.info.rowBits()
 		var out [][]byte
 		if pv.itemNull != nil {
-			per := rb / c.info.bits
+			per := rb / pv.info.bits
 			out = append(out, sliceBits(pv.itemNull, start*per, cnt*per))
 		}
-		if c.info.itemType.ID() == 1 { // arrow.BOOL
+		if pv.info.itemType.ID() == 1 { // arrow.BOOL
 			out = append(out, sliceBits(pv.fixed, start*rb, cnt*rb))
 		} else {
 			out = append(out, pv.fixed[start*rb/8:(start+cnt)*rb/8])
 		}
 		return out
 	}
-	bw := c.info.bits / 8
+	bw := pv.info.bits / 8
 	return [][]byte{pv.fixed[start*bw : (start+cnt)*bw]}
 }
 
@@ -647,11 +641,11 @@ func (c *column) encodeZipped(d structural.Dense, pv pageValues, enc *encoded) e
 	}
 	var data, idx []byte
 	var err error
-	switch c.info.kind {
+	switch pv.info.kind {
 	case kindVariable:
-		fz.Details = &enc21pb.FullZipLayout_BitsPerOffset{BitsPerOffset: uint32(c.info.offBits)}
+		fz.Details = &enc21pb.FullZipLayout_BitsPerOffset{BitsPerOffset: uint32(pv.info.offBits)}
 		fz.ValueCompression, _ = c.valueEncoding(pv, selector.Plan{})
-		data, idx, err = values.AppendZippedVariable(c.data[:0], lv, d.Rep, d.Def, pv.offsets, pv.fixed, c.info.offBits)
+		data, idx, err = values.AppendZippedVariable(c.data[:0], lv, d.Rep, d.Def, pv.offsets, pv.fixed, pv.info.offBits)
 	default:
 		width, rows := c.zipRecords(pv)
 		fz.Details = &enc21pb.FullZipLayout_BitsPerValue{BitsPerValue: uint32(8 * width)}
@@ -678,7 +672,7 @@ func (c *column) encodeZipped(d structural.Dense, pv pageValues, enc *encoded) e
 // records of a fixed-width zipped page (item validity bytes first for
 // fixed-size lists with null items).
 func (c *column) zipRecords(pv pageValues) (int, []byte) {
-	switch c.info.kind {
+	switch pv.info.kind {
 	case kindNull:
 		return 1, make([]byte, pv.n)
 	case kindBool:
@@ -689,11 +683,11 @@ func (c *column) zipRecords(pv pageValues) (int, []byte) {
 		}
 		return 1, out
 	case kindFSL:
-		rb := c.info.rowBits() / 8
+		rb := pv.info.rowBits() / 8
 		if pv.itemNull == nil {
 			return rb, pv.fixed
 		}
-		dim := c.info.dims[0]
+		dim := pv.info.dims[0]
 		vb := (dim + 7) / 8
 		out := make([]byte, 0, pv.n*(vb+rb))
 		for r := 0; r < pv.n; r++ {
@@ -702,18 +696,18 @@ func (c *column) zipRecords(pv pageValues) (int, []byte) {
 		}
 		return vb + rb, out
 	}
-	return c.info.bits / 8, pv.fixed
+	return pv.info.bits / 8, pv.fixed
 }
 
 func (c *column) zipEncoding(pv pageValues) *enc21pb.CompressiveEncoding {
-	switch c.info.kind {
+	switch pv.info.kind {
 	case kindFSL:
 		e, _ := c.valueEncoding(pv, selector.Plan{})
 		return e
 	case kindBool, kindNull:
 		return values.FlatEncoding(8)
 	}
-	return values.FlatEncoding(c.info.bits)
+	return values.FlatEncoding(pv.info.bits)
 }
 
 // pageDict is the page dictionary of a dictionary-encoded page.
@@ -798,8 +792,8 @@ func (c *column) autoDict(pv pageValues) (*pageDict, []byte, bool) {
 	// Null slots take part with their (empty) value, as in Lance: the first
 	// null adds "" to the dictionary and later nulls index it.
 	value := func(i int) []byte { return pv.fixed[pv.offsets[i]:pv.offsets[i+1]] }
-	if c.info.kind == kindFixed {
-		bw := c.info.bits / 8
+	if pv.info.kind == kindFixed {
+		bw := pv.info.bits / 8
 		value = func(i int) []byte { return pv.fixed[i*bw : (i+1)*bw] }
 	}
 	for i := 0; i < n; i++ {
@@ -824,7 +818,7 @@ func (c *column) autoDict(pv pageValues) (*pageDict, []byte, bool) {
 	for 1<<w < d {
 		w++
 	}
-	vi := c.info
+	vi := pv.info
 	var raw, est int
 	var block []byte
 	var venc *enc21pb.CompressiveEncoding
@@ -863,7 +857,7 @@ func (c *column) isUTF8() bool {
 // and the coded values are smaller.
 func (c *column) maybeFsst(pv *pageValues, plan *selector.Plan) {
 	n := pv.n
-	raw := int(pv.offsets[n]-pv.offsets[0]) + (n+1)*c.info.offBits/8
+	raw := int(pv.offsets[n]-pv.offsets[0]) + (n+1)*pv.info.offBits/8
 	if raw < 32<<10 || maxLen(pv.offsets) < 5 {
 		return
 	}

@@ -213,17 +213,24 @@ func appendRaw(b array.Builder, v []byte) {
 
 // Record builds one batch holding every case as a column.
 func Record(mem memory.Allocator, cases []Case, seed uint64) arrow.RecordBatch {
+	return record(mem, cases, seed)
+}
+
+// column is what Case and NestedCase have in common.
+type column interface {
+	Field() arrow.Field
+	Array(mem memory.Allocator, seed uint64) arrow.Array
+}
+
+// record builds one batch from cases (case i drawn with seed+i) and releases
+// the builders' references.
+func record[C column](mem memory.Allocator, cases []C, seed uint64) arrow.RecordBatch {
 	fields := make([]arrow.Field, len(cases))
 	cols := make([]arrow.Array, len(cases))
 	for i, c := range cases {
 		fields[i] = c.Field()
 		cols[i] = c.Array(mem, seed+uint64(i))
 	}
-	return record(fields, cols)
-}
-
-// record assembles a batch and releases the builders' references.
-func record(fields []arrow.Field, cols []arrow.Array) arrow.RecordBatch {
 	rows := 0
 	if len(cols) > 0 {
 		rows = cols[0].Len()

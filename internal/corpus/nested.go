@@ -129,13 +129,7 @@ func (c NestedCase) Array(mem memory.Allocator, seed uint64) arrow.Array {
 
 // NestedRecord builds one batch holding the given cases as columns.
 func NestedRecord(mem memory.Allocator, cases []NestedCase, seed uint64) arrow.RecordBatch {
-	fields := make([]arrow.Field, len(cases))
-	cols := make([]arrow.Array, len(cases))
-	for i, c := range cases {
-		fields[i] = c.Field()
-		cols[i] = c.Array(mem, seed+uint64(i))
-	}
-	return record(fields, cols)
+	return record(mem, cases, seed)
 }
 
 type gen struct {
