@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"google.golang.org/protobuf/proto"
@@ -306,6 +307,9 @@ type PageInfo struct {
 	Buffers  []format.BufferRange
 	Planar   bool   // the page carried planar (2.3) metadata
 	Cell     string // e.g. "dense x chunked"
+	// Encoding is the page's codec trees in compact form, e.g.
+	// "values=bitpack32 def=bitpack16(w=1)".
+	Encoding string
 	Layout   string // text form of the page's description as stored
 }
 
@@ -317,7 +321,7 @@ func (f *File) Pages(i int) []PageInfo {
 		if p.planarDesc != nil {
 			desc = p.planarDesc.String()
 		}
-		out = append(out, PageInfo{Rows: p.rows, FirstRow: p.firstRow, Buffers: p.buffers, Planar: p.planar, Cell: p.cell(), Layout: desc})
+		out = append(out, PageInfo{Rows: p.rows, FirstRow: p.firstRow, Buffers: p.buffers, Planar: p.planar, Cell: p.cell(), Encoding: p.encoding(), Layout: desc})
 	}
 	return out
 }
@@ -325,4 +329,44 @@ func (f *File) Pages(i int) []PageInfo {
 // ReadBuffer returns the bytes of a buffer range of the file.
 func (f *File) ReadBuffer(r format.BufferRange) ([]byte, error) { return f.readAt(r.Position, r.Size) }
 
-var _ = values.ErrCorrupt
+// encoding prints the codec trees of a page.
+func (p *page) encoding() string {
+	if p.sparse != nil {
+		var parts []string
+		for i, l := range p.sparse.GetStructure().GetSparse().GetLayers() {
+			switch x := l.GetLayer().(type) {
+			case *enc23pb.SparseStructuralLayer_List:
+				parts = append(parts, fmt.Sprintf("layer%d: list positions=%s counts=%s validity=%s", i,
+					values.EncodingName(x.List.GetNonEmptyPositions()), values.EncodingName(x.List.GetCounts()), values.EncodingName(x.List.GetValidity().GetPositions())))
+			case *enc23pb.SparseStructuralLayer_FixedSizeList:
+				parts = append(parts, fmt.Sprintf("layer%d: fsl validity=%s", i, values.EncodingName(x.FixedSizeList.GetValidity().GetPositions())))
+			case *enc23pb.SparseStructuralLayer_Validity:
+				parts = append(parts, fmt.Sprintf("layer%d: validity=%s", i, values.EncodingName(x.Validity.GetPositions())))
+			}
+		}
+		return strings.Join(parts, "; ")
+	}
+	switch l := p.layout.GetLayout().(type) {
+	case *enc21pb.PageLayout_MiniBlockLayout:
+		mb := l.MiniBlockLayout
+		s := "values=" + values.EncodingName(mb.ValueCompression)
+		if mb.DefCompression != nil {
+			s += " def=" + values.EncodingName(mb.DefCompression)
+		}
+		if mb.RepCompression != nil {
+			s += " rep=" + values.EncodingName(mb.RepCompression)
+		}
+		if mb.Dictionary != nil {
+			s += fmt.Sprintf(" dict=%s[%d]", values.EncodingName(mb.Dictionary), mb.NumDictionaryItems)
+		}
+		return s
+	case *enc21pb.PageLayout_FullZipLayout:
+		return "per-value " + values.EncodingName(l.FullZipLayout.ValueCompression)
+	case *enc21pb.PageLayout_ConstantLayout:
+		if len(l.ConstantLayout.InlineValue) > 0 {
+			return fmt.Sprintf("scalar %d bytes", len(l.ConstantLayout.InlineValue))
+		}
+		return "no values"
+	}
+	return ""
+}

@@ -1,10 +1,17 @@
 // Package selector chooses, for each page, the cell of the planar matrix
-// (structural codec x value codec) and the compressive codecs, from what the
-// stats pass measured and the field's options. The writer executes the plan
-// it returns and makes no choice of its own.
+// (structural codec x value codec) and the compressive codec tree of the
+// values, from what the stats pass measured and the field's options. The
+// writer executes the plan it returns and makes no choice of its own.
 package selector
 
-import "fmt"
+import (
+	"fmt"
+	"math/bits"
+	"sort"
+	"strings"
+
+	"github.com/planarlance/planar/values"
+)
 
 // Structure is the structural codec of a plan.
 type Structure int
@@ -40,30 +47,50 @@ func (s Structure) String() string {
 	return [...]string{"dense", "sparse"}[s]
 }
 
-// Compression names a compressive codec for one stream.
+// Compression names the codec of the level streams inside chunks.
 type Compression int
 
-// Compressive codecs the writer can execute.
+// Level codecs the writer can execute.
 const (
 	Flat Compression = iota
-	// Bitpacked values: FastLanes inline bit packing, one width per 1024
-	// values. Bitpacked levels: inline bit packing when a chunk's levels fit
-	// one 1024-level block, else out-of-line bit packing at the page's width.
+	// Bitpacked levels: inline bit packing when a chunk's levels fit one
+	// 1024-level block, else out-of-line bit packing at the page's width.
 	Bitpacked
-	// Rle values: run values and u8 run lengths, runs cut at chunk
-	// boundaries.
-	Rle
 )
 
-func (c Compression) String() string { return [...]string{"flat", "bitpacked", "rle"}[c] }
+func (c Compression) String() string { return [...]string{"flat", "bitpacked"}[c] }
+
+// Kind is how a page's visible values are laid out.
+type Kind int
+
+// Value kinds.
+const (
+	KindFixed    Kind = iota // fixed-width values of Bits bits (dictionary indices too)
+	KindVariable             // variable-width values with OffBits-wide offsets
+	KindBool                 // one bit per value
+	KindFSL                  // fixed-size lists of Bits-wide items, Dims outer first
+	KindNull                 // Arrow null type: no values
+)
+
+// Candidate is one value codec tree the selector considered, with its
+// estimated size.
+type Candidate struct {
+	Codec values.Codec
+	Bytes int
+}
+
+func (c Candidate) String() string { return fmt.Sprintf("%s=%d", c.Codec.Name(), c.Bytes) }
 
 // Plan is the selector's decision for one page.
 type Plan struct {
 	Structure Structure
 	Values    ValueCodec
-	ValueComp Compression // codec of the values
-	LevelComp Compression // codec of the def/rep streams inside chunks
-	Reason    string      // why this plan won, for reports
+	// Codec is the compressive tree of the chunked values (nil for other
+	// cells; zipped pages derive their per-value codec from the kind).
+	Codec      values.Codec
+	LevelComp  Compression // codec of the def/rep streams inside chunks
+	Candidates []Candidate // every chunked candidate with its estimate, winner first
+	Reason     string      // why this plan won, for reports
 }
 
 // Page is what the selector needs to know about one page.
@@ -76,52 +103,174 @@ type Page struct {
 	MaxValueBytes  int    // largest visible value in bytes
 	CanZip         bool   // values are byte aligned, so per-record storage is possible
 	NullFree       bool   // no visible value is null (so a scalar needs no leaf validity)
-	// Bit packing of fixed-width values (widths 8/16/32/64 only).
-	RawValueBytes    int // the values stored flat
-	PackedValueBytes int // the values inline bit packed; 0 when bit packing does not apply
-	RleValueBytes    int // the values run-length encoded; 0 when RLE does not apply
-	HasLevels        bool
+	HasLevels      bool
+
+	Kind         Kind
+	Bits         int   // KindFixed: value bits; KindFSL: item bits
+	Dims         []int // KindFSL
+	ItemValidity bool  // KindFSL: some item is null
+	Float        bool  // floating-point values (byte stream split applies)
+	// Profile holds the values' statistics and a sample (Fixed for 8..64-bit
+	// fixed values, Var for variable ones).
+	Profile *values.Profile
+	// GenericOffsets: the format admits variable-width chunks whose offsets
+	// are block-encoded on their own (Lance 2.3).
+	GenericOffsets bool
+	// Fsst, when set, is a symbol table trained on the page (strings only);
+	// the selector decides whether to use it.
+	Fsst *values.FsstTable
 }
 
 // WideValueBytes is the value size from which pages are zipped instead of
 // chunked (Lance's narrow/wide threshold).
 const WideValueBytes = 256
 
-// Options are the field-level knobs the selector honours.
-type Options struct{}
+// FsstMinBytes and FsstMinMaxLen gate automatic FSST like Lance: pages of at
+// least 32 KiB of strings with a value of at least 5 bytes.
+const (
+	FsstMinBytes  = 32 << 10
+	FsstMinMaxLen = 5
+)
 
-// Choose returns the plan for one page. The rules follow Lance's writer
-// (constant detection, then narrow -> chunked, wide -> zipped) and the
-// planar canonicality rules (dense x constant and dense x none only in the
-// degenerate form).
-func Choose(p Page, _ Options) Plan {
-	plan := Plan{Structure: Dense, ValueComp: Flat, LevelComp: Flat}
+// Choose returns the plan for one page. The cell follows Lance's writer
+// (constant detection, then narrow -> chunked, wide -> zipped) and the planar
+// canonicality rules (dense x constant and dense x none only in the
+// degenerate form); field options may force the cell. The chunked value
+// codec is the candidate with the smallest estimated size among those the
+// options allow.
+func Choose(p Page, o Options) Plan {
+	plan := Plan{Structure: Dense, LevelComp: Flat}
 	switch {
 	case p.NumVisible > 0 && p.AllNull && p.SingleNullable:
 		plan.Values, plan.Reason = None, "every value null, no other structure"
-	case p.NumVisible > 0 && p.Degenerate && p.Scalar != nil:
+		return plan
+	case p.NumVisible > 0 && p.Degenerate && p.Scalar != nil && o.Structural == StructuralAuto:
 		plan.Values, plan.Reason = Constant, "every value equal, trivial structure"
-	case p.NumVisible == 0 || p.AllNull:
+		return plan
+	case (p.NumVisible == 0 || p.AllNull) && o.Structural == StructuralAuto:
 		plan.Structure, plan.Values, plan.Reason = Sparse, SparseNone, "no non-null values under non-trivial structure"
-	case p.Scalar != nil && p.NullFree:
+		return plan
+	case p.Scalar != nil && p.NullFree && o.Structural == StructuralAuto:
 		plan.Structure, plan.Values, plan.Reason = Sparse, SparseConstant, "every value equal under non-trivial structure"
-	case p.MaxValueBytes >= WideValueBytes && p.CanZip:
+		return plan
+	case o.Structural == StructuralFullZip && p.CanZip:
+		plan.Values, plan.Reason = Zipped, "structural-encoding=fullzip"
+		return plan
+	case o.Structural == StructuralAuto && p.MaxValueBytes >= WideValueBytes && p.CanZip:
 		plan.Values, plan.Reason = Zipped, "wide values (>= 256 bytes)"
-	default:
-		plan.Values, plan.Reason = Chunked, "narrow values"
-		best := p.RawValueBytes
-		if p.PackedValueBytes > 0 && p.PackedValueBytes < best {
-			plan.ValueComp, best = Bitpacked, p.PackedValueBytes
+		return plan
+	}
+	plan.Values, plan.Reason = Chunked, "narrow values"
+	if o.Structural == StructuralMiniBlock {
+		plan.Reason = "structural-encoding=miniblock"
+	}
+	if p.HasLevels {
+		plan.LevelComp = Bitpacked
+	}
+	plan.Candidates = candidates(p, o)
+	// Smallest first; ties keep the simpler (earlier) codec.
+	sort.SliceStable(plan.Candidates, func(i, j int) bool { return plan.Candidates[i].Bytes < plan.Candidates[j].Bytes })
+	plan.Codec = plan.Candidates[0].Codec
+	if len(plan.Candidates) > 1 {
+		names := make([]string, len(plan.Candidates))
+		for i, c := range plan.Candidates {
+			names[i] = c.String()
 		}
-		if p.RleValueBytes > 0 && p.RleValueBytes < best {
-			plan.ValueComp, best = Rle, p.RleValueBytes
-		}
-		if plan.ValueComp != Flat {
-			plan.Reason += fmt.Sprintf("; %v %d -> %d bytes", plan.ValueComp, p.RawValueBytes, best)
-		}
-		if p.HasLevels {
-			plan.LevelComp = Bitpacked
-		}
+		plan.Reason += "; " + strings.Join(names, " < ")
 	}
 	return plan
+}
+
+// candidates lists the chunked value codec trees the options admit for the
+// page, each with its estimated size. The list is never empty: the plain
+// codec of the kind is the fallback when no estimate is possible.
+func candidates(p Page, o Options) []Candidate {
+	prof := p.Profile
+	if prof == nil {
+		prof = &values.Profile{N: p.NumVisible, Bits: p.Bits}
+	}
+	var base []values.Codec
+	switch p.Kind {
+	case KindFixed:
+		base = []values.Codec{values.FlatCodec{Bits: p.Bits}}
+		if o.Compression == CompressionNone || prof.Fixed == nil {
+			break
+		}
+		word := p.Bits == 8 || p.Bits == 16 || p.Bits == 32 || p.Bits == 64
+		if word && o.allows("bitpack") {
+			base = append(base, values.BitpackCodec{Bits: p.Bits})
+		}
+		if word && o.allows("rle") && o.rleAllowed(prof.Fixed.Runs, prof.N) {
+			base = append(base, values.RleCodec{Bits: p.Bits})
+		}
+		bssOK := p.Bits == 32 || p.Bits == 64
+		if bssOK && (o.Codec == "bss" || (p.Float && o.generalScheme() != 0 && o.BSS != BSSOff)) {
+			if o.BSS == BSSOn || o.Codec == "bss" {
+				base = base[:0]
+			}
+			base = append(base, values.BssCodec{Bits: p.Bits})
+		}
+		if o.Codec != "" && len(base) > 1 {
+			base = base[1:] // a forced codec replaces flat
+		}
+	case KindBool:
+		base = []values.Codec{values.FlatCodec{Bits: 1}}
+	case KindFSL:
+		var inner values.Codec = values.FlatCodec{Bits: p.Bits}
+		for k := len(p.Dims) - 1; k >= 0; k-- {
+			inner = values.FslCodec{Dim: p.Dims[k], HasValidity: k == 0 && p.ItemValidity && len(p.Dims) == 1, Values: inner}
+		}
+		// Lance keeps fixed-size lists uncompressed in chunks.
+		return []Candidate{{inner, prof.RawBytes() + b2i(p.ItemValidity)*(p.NumVisible*prod(p.Dims)+7)/8}}
+	case KindVariable:
+		v := values.VariableCodec{OffBits: prof.OffBits}
+		base = []values.Codec{v}
+		if p.GenericOffsets && prof.Var != nil && o.generalScheme() == 0 {
+			// Lance 2.3's form: each chunk's offsets as a delta block (base
+			// 0) over out-of-line bit packing at the page's longest value.
+			w := bits.Len64(uint64(prof.Var.MaxLen))
+			base = append(base, values.VariableCodec{OffBits: prof.OffBits, Offsets: values.DeltaCodec{
+				Bits: prof.OffBits, Deltas: values.OutOfLineCodec{Bits: prof.OffBits, Width: w}}})
+		}
+		useFsst := p.Fsst != nil && (o.Compression == CompressionFsst ||
+			(o.Compression == CompressionAuto && prof.Var != nil && prof.RawBytes() >= FsstMinBytes && prof.Var.MaxLen >= FsstMinMaxLen))
+		if useFsst {
+			base = append(base, values.FsstCodec{Table: p.Fsst, Values: v})
+			if o.Compression == CompressionFsst {
+				base = base[1:]
+			}
+		}
+	default:
+		return []Candidate{{values.FlatCodec{Bits: max(p.Bits, 8)}, 0}}
+	}
+	if g := o.generalScheme(); g != 0 {
+		for i, c := range base {
+			base[i] = values.GeneralCodec{Scheme: g, Level: o.Level, Inner: c}
+		}
+	}
+	var out []Candidate
+	for _, c := range base {
+		if n, ok := c.Estimate(prof); ok {
+			out = append(out, Candidate{c, n})
+		}
+	}
+	if len(out) == 0 {
+		out = append(out, Candidate{base[0], prof.RawBytes()})
+	}
+	return out
+}
+
+func prod(d []int) int {
+	n := 1
+	for _, x := range d {
+		n *= x
+	}
+	return n
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

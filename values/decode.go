@@ -311,6 +311,24 @@ func decodeBlock(enc *enc21pb.CompressiveEncoding, buf []byte, n int, depth int)
 			v += c.Range.Step
 		}
 		return Block{Bits: bits, N: n, Data: out}, nil
+	case *enc21pb.CompressiveEncoding_FixedSizeList:
+		// As a block (dictionary items), lists carry no item validity.
+		f := c.FixedSizeList
+		if f.HasValidity {
+			return Block{}, fmt.Errorf("block fixed-size list with item validity: %w", ErrUnsupported)
+		}
+		d := int(f.ItemsPerValue)
+		if d == 0 || d > 1<<20 || n > maxDecodeValues/d {
+			return Block{}, fmt.Errorf("block fixed-size list of %d items: %w", d, ErrCorrupt)
+		}
+		inner, err := decodeBlock(f.GetValues(), buf, n*d, depth+1)
+		if err != nil {
+			return Block{}, err
+		}
+		if inner.Variable() {
+			return Block{}, fmt.Errorf("fixed-size list of variable-width items: %w", ErrUnsupported)
+		}
+		return Block{Bits: inner.Bits * d, N: n, Data: inner.Data, Dims: append([]int{d}, inner.Dims...), ItemValid: make([][]byte, 1+len(inner.Dims))}, nil
 	case *enc21pb.CompressiveEncoding_Delta:
 		bits := int(c.Delta.UncompressedBitsPerValue)
 		if bits != 32 && bits != 64 {

@@ -37,6 +37,7 @@ type column struct {
 	top       int // index of the top-level field
 	path      []structural.Step
 	info      leafInfo
+	opts      selector.Options
 	cfg       *config
 	pending   []arrow.Array // top-level arrays
 	pendBytes int64
@@ -47,15 +48,24 @@ type column struct {
 	// scratch reused across pages
 	vals, meta, data, rep, def []byte
 	offsets                    []uint64
+	chunkBufs                  [][]byte
 	nulls                      []bool
 }
 
-func newColumn(leaf format.Column, top int, path []structural.Step, cfg *config) (*column, error) {
+func newColumn(leaf format.Column, top arrow.Field, ti int, path []structural.Step, cfg *config) (*column, error) {
 	info, err := classifyLeaf(leaf.Field.Type)
 	if err != nil {
 		return nil, fmt.Errorf("field %q: %v: %w", leaf.Path, err, ErrUnsupportedType)
 	}
-	c := &column{leaf: leaf, top: top, path: path, info: info, cfg: cfg}
+	fields := []arrow.Field{top}
+	if leaf.Path != top.Name {
+		fields = append(fields, leaf.Field)
+	}
+	opts, err := selectorOptions(leaf.Path, fields, info, cfg)
+	if err != nil {
+		return nil, err
+	}
+	c := &column{leaf: leaf, top: ti, path: path, info: info, opts: opts, cfg: cfg}
 	for _, st := range path {
 		if st.Kind == structural.StepFSL {
 			// pylance 14 misreads columns below a structural fixed-size

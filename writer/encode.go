@@ -26,7 +26,7 @@ type pageValues struct {
 	offsets  []uint64 // kindVariable: n+1
 	itemNull []byte   // kindFSL: item validity when some item is null
 	dict     *pageDict
-	fsst     []byte // kindVariable: the FSST symbol table the values are coded with
+	fsst     bool   // kindVariable: the values are FSST coded (with the plan's table)
 	nulls    []bool // visible leaf nulls (own validity only)
 	allNull  bool
 }
@@ -127,6 +127,7 @@ func (c *column) encode(d structural.Dense, segs []structural.Segment, f Format)
 		NumVisible:     d.NumVisible,
 		AllNull:        pv.allNull || pv.info.kind == kindNull,
 		CanZip:         pv.info.kind != kindBool && pv.info.kind != kindNull && pv.info.kind != kindDict && pv.info.rowBits()%8 == 0,
+		HasLevels:      d.Rep != nil || d.Def != nil,
 	}
 	switch pv.info.kind {
 	case kindVariable:
@@ -137,18 +138,10 @@ func (c *column) encode(d structural.Dense, segs []structural.Segment, f Format)
 		sp.Scalar = c.scalar(pv)
 	}
 	sp.NullFree = sp.Scalar != nil
-	sp.HasLevels = d.Rep != nil || d.Def != nil
-	if bits := pv.info.packBits(); bits > 0 {
-		// The stats pass measures the page once; the size estimates of
-		// every candidate come from it.
-		st := stats.Fixed(pv.fixed, bits, pv.n, pv.nulls)
-		sp.RawValueBytes = len(pv.fixed)
-		sp.PackedValueBytes = packedSize(st)
-		sp.RleValueBytes = rleSize(st)
-	}
-	plan := selector.Choose(sp, selector.Options{})
+	c.describeValues(&sp, pv)
+	plan := selector.Choose(sp, c.opts)
 	dictCandidate := pv.info.kind == kindVariable || (pv.info.kind == kindFixed && (pv.info.bits == 64 || pv.info.bits == 128))
-	if plan.Values == selector.Chunked && dictCandidate {
+	if plan.Values == selector.Chunked && dictCandidate && c.opts.Compression != selector.CompressionFsst {
 		if pd, idx, ok := c.autoDict(pv); ok {
 			// Dictionary-encode the page: the chunks hold u32 indices, the
 			// page dictionary the distinct values. The column's leaf info is
@@ -156,17 +149,17 @@ func (c *column) encode(d structural.Dense, segs []structural.Segment, f Format)
 			saved := pv.info
 			defer func() { pv.info = saved }()
 			pv.info = leafInfo{kind: kindDict, bits: 32, dict: &saved}
-			pv.fixed, pv.dict, pv.offsets, pv.fsst = idx, pd, nil, nil
-			st := stats.Fixed(idx, 32, pv.n, pv.nulls)
-			sp.RawValueBytes = len(idx)
-			sp.PackedValueBytes = packedSize(st)
-			sp.RleValueBytes = rleSize(st)
-			plan = selector.Choose(sp, selector.Options{})
+			pv.fixed, pv.dict, pv.offsets = idx, pd, nil
+			c.describeValues(&sp, pv)
+			plan = selector.Choose(sp, c.opts)
 			plan.Reason += fmt.Sprintf("; dictionary of %d values", pd.n)
 		}
 	}
-	if plan.Values == selector.Chunked && pv.info.kind == kindVariable && pv.dict == nil && c.isUTF8() {
-		c.maybeFsst(&pv, &plan)
+	if fc, ok := plan.Codec.(values.FsstCodec); ok {
+		// Code the page once, so chunks are cut on coded sizes.
+		coded := fc.Code(values.Block{N: pv.n, Data: pv.fixed, Offsets: pv.offsets})
+		pv.fixed, pv.offsets = coded.Data, coded.Offsets
+		pv.fsst = true
 	}
 	enc := encoded{plan: plan}
 	var err error
@@ -185,7 +178,7 @@ func (c *column) encode(d structural.Dense, segs []structural.Segment, f Format)
 		err = c.encodeZipped(d, pv, &enc)
 	default:
 		err = c.encodeChunked(d, pv, &enc)
-		if errors.Is(err, errTooManyLevels) && pv.info.kind != kindDict {
+		if errors.Is(err, errTooManyLevels) && pv.info.kind != kindDict && pv.info.kind != kindBool && !pv.fsst {
 			// A value preceded by more than 65535 invisible entries cannot be
 			// chunked; zipped pages have no per-chunk limit.
 			enc.plan.Values, enc.plan.Reason = selector.Zipped, "over 65535 levels in one chunk"
@@ -195,6 +188,55 @@ func (c *column) encode(d structural.Dense, segs []structural.Segment, f Format)
 	return enc, err
 }
 
+// describeValues fills the selector's view of the page's values: their kind
+// and the stats pass over them (once per page), plus a sample for codecs
+// estimated by trial.
+func (c *column) describeValues(sp *selector.Page, pv pageValues) {
+	sp.Bits, sp.Float, sp.Dims, sp.ItemValidity = pv.info.bits, pv.info.float, pv.info.dims, pv.itemNull != nil
+	sp.GenericOffsets = c.cfg.format.planarMetadata()
+	sp.Fsst = nil
+	prof := &values.Profile{N: pv.n, Bits: pv.info.rowBits()}
+	sp.Profile = prof
+	sample := min(pv.n, values.SampleValues)
+	switch pv.info.kind {
+	case kindFixed, kindDict:
+		sp.Kind = selector.KindFixed
+		if bits := pv.info.packBits(); bits > 0 {
+			st := stats.Fixed(pv.fixed, bits, pv.n, pv.nulls)
+			prof.Fixed = &st
+		}
+		prof.Sample = values.Block{Bits: pv.info.bits, N: sample, Data: pv.fixed[:sample*pv.info.bits/8]}
+	case kindBool:
+		sp.Kind = selector.KindBool
+		prof.Sample = values.Block{Bits: 1, N: sample, Data: pv.fixed[:(sample+7)/8]}
+	case kindFSL:
+		sp.Kind = selector.KindFSL
+	case kindNull:
+		sp.Kind = selector.KindNull
+	case kindVariable:
+		sp.Kind = selector.KindVariable
+		prof.Bits, prof.OffBits = 0, pv.info.offBits
+		st := stats.Variable(pv.offsets, pv.fixed, pv.nulls)
+		prof.Var = &st
+		prof.Sample = values.Block{N: sample, Data: pv.fixed, Offsets: pv.offsets[:sample+1]}
+		if pv.info.utf8 && st.MaxLen >= selector.FsstMinMaxLen && (c.opts.Compression == selector.CompressionFsst ||
+			(c.opts.Compression == selector.CompressionAuto && prof.RawBytes() >= selector.FsstMinBytes)) {
+			sp.Fsst = c.trainFsst(pv)
+		}
+	}
+}
+
+// trainFsst builds a symbol table from about 256 values spread over the page.
+func (c *column) trainFsst(pv pageValues) *values.FsstTable {
+	n := pv.n
+	sample := make([][]byte, 0, 256)
+	step := max(1, n/256)
+	for i := 0; i < n; i += step {
+		sample = append(sample, pv.fixed[pv.offsets[i]:pv.offsets[i+1]])
+	}
+	return values.BuildFsstTable(sample)
+}
+
 // errTooManyLevels reports a chunk that would need more than 65535 levels.
 var errTooManyLevels = errors.New("planar/writer: more than 65535 levels in one chunk")
 
@@ -202,52 +244,38 @@ func constantLayout(layers []structural.Layer, scalar []byte) *enc21pb.PageLayou
 	return &enc21pb.PageLayout{Layout: &enc21pb.PageLayout_ConstantLayout{ConstantLayout: &enc21pb.ConstantLayout{Layers: layers, InlineValue: scalar}}}
 }
 
-// valueEncoding is the compressive description of the page's values.
-func (c *column) valueEncoding(pv pageValues, plan selector.Plan) (*enc21pb.CompressiveEncoding, int) {
-	if plan.ValueComp == selector.Bitpacked {
-		return &enc21pb.CompressiveEncoding{Compression: &enc21pb.CompressiveEncoding_InlineBitpacking{InlineBitpacking: &enc21pb.InlineBitpacking{
-			UncompressedBitsPerValue: uint64(pv.info.packBits())}}}, 1
-	}
-	if plan.ValueComp == selector.Rle {
-		return &enc21pb.CompressiveEncoding{Compression: &enc21pb.CompressiveEncoding_Rle{Rle: &enc21pb.Rle{
-			Values: values.FlatEncoding(pv.info.packBits()), RunLengths: values.FlatEncoding(8)}}}, 2
-	}
+// plainEncoding is the uncompressed description of the page's values (the
+// per-value codec of zipped pages) and its chunk buffer count.
+func (c *column) plainEncoding(pv pageValues) (*enc21pb.CompressiveEncoding, int) {
 	switch pv.info.kind {
 	case kindVariable:
-		v := &enc21pb.CompressiveEncoding{Compression: &enc21pb.CompressiveEncoding_Variable{Variable: &enc21pb.Variable{Offsets: values.FlatEncoding(pv.info.offBits)}}}
-		if pv.fsst != nil {
-			v = &enc21pb.CompressiveEncoding{Compression: &enc21pb.CompressiveEncoding_Fsst{Fsst: &enc21pb.Fsst{SymbolTable: pv.fsst, Values: v}}}
-		}
-		return v, 1
+		return values.VariableCodec{OffBits: pv.info.offBits}.Encoding(), 1
 	case kindFSL:
-		inner := values.FlatEncoding(pv.info.bits)
-		nb := 1
+		var inner values.Codec = values.FlatCodec{Bits: pv.info.bits}
 		for k := len(pv.info.dims) - 1; k >= 0; k-- {
-			hv := k == 0 && pv.itemNull != nil && len(pv.info.dims) == 1
-			inner = &enc21pb.CompressiveEncoding{Compression: &enc21pb.CompressiveEncoding_FixedSizeList{FixedSizeList: &enc21pb.FixedSizeList{
-				ItemsPerValue: uint64(pv.info.dims[k]), HasValidity: hv, Values: inner}}}
-			if hv {
-				nb++
-			}
+			inner = values.FslCodec{Dim: pv.info.dims[k], HasValidity: k == 0 && pv.itemNull != nil && len(pv.info.dims) == 1, Values: inner}
 		}
-		return inner, nb
+		return inner.Encoding(), inner.NumBuffers()
 	}
 	return values.FlatEncoding(pv.info.bits), 1
 }
 
 // chunkCounts splits n visible values into chunk value counts: powers of two
-// for every chunk but the last.
-func (c *column) chunkCounts(pv pageValues, plan selector.Plan) []int {
+// for every chunk but the last, sized for the codec that stores them.
+func (c *column) chunkCounts(pv pageValues, codec values.Codec) []int {
 	n := pv.n
+	if g, ok := codec.(values.GeneralCodec); ok {
+		codec = g.Inner
+	}
 	var counts []int
-	if plan.ValueComp == selector.Bitpacked {
+	switch codec.(type) {
+	case values.BitpackCodec:
 		// One bit-packing block per chunk.
 		for start := 0; start < n; start += rleChunk {
 			counts = append(counts, min(rleChunk, n-start))
 		}
 		return counts
-	}
-	if plan.ValueComp == selector.Rle {
+	case values.RleCodec:
 		return rleChunkCounts(pv.fixed, pv.info.bits, n)
 	}
 	if pv.info.kind == kindVariable {
@@ -258,7 +286,7 @@ func (c *column) chunkCounts(pv pageValues, plan selector.Plan) []int {
 				next := cnt * 2
 				end := min(start+next, n)
 				size := (end-start+1)*w + int(pv.offsets[end]-pv.offsets[start])
-				if size > 4096 || start+next > n {
+				if size > values.VariableChunkBytes || start+next > n {
 					break
 				}
 				cnt = next
@@ -291,8 +319,13 @@ func log2(n int) uint8 {
 // level streams (flat u16), plus the repetition index when there are lists.
 func (c *column) encodeChunked(d structural.Dense, pv pageValues, enc *encoded) error {
 	plan := enc.plan
-	venc, nbuf := c.valueEncoding(pv, plan)
-	counts := c.chunkCounts(pv, plan)
+	codec := plan.Codec
+	venc := codec.Encoding()
+	if fc, ok := codec.(values.FsstCodec); ok && pv.fsst {
+		codec = fc.Values // the page is already coded
+	}
+	nbuf := codec.NumBuffers()
+	counts := c.chunkCounts(pv, codec)
 	repEnc, repPack := levelCodec(d.Rep, d.NumItems, plan)
 	defEnc, defPack := levelCodec(d.Def, d.NumItems, plan)
 	R := structural.NumLists(d.Layers)
@@ -355,7 +388,7 @@ func (c *column) encodeChunked(d structural.Dense, pv pageValues, enc *encoded) 
 			}
 			parts.Def = c.def
 		}
-		if parts.Values, err = c.chunkValues(pv, value, cnt, plan); err != nil {
+		if parts.Values, err = c.chunkValues(pv, value, cnt, codec); err != nil {
 			return err
 		}
 		if c.meta, c.data, err = values.AppendChunk(c.meta, c.data, cl, parts); err != nil {
@@ -389,7 +422,7 @@ func (c *column) encodeChunked(d structural.Dense, pv pageValues, enc *encoded) 
 	}
 	enc.layout = &enc21pb.PageLayout{Layout: &enc21pb.PageLayout_MiniBlockLayout{MiniBlockLayout: mb}}
 	enc.bufs = bufs
-	enc.desc = describe(venc, defEnc, repEnc, d)
+	enc.desc = describe(plan.Codec.Name(), defEnc, repEnc, d)
 	return nil
 }
 
@@ -532,46 +565,40 @@ func appendRepIndex(idx []byte, rep []uint16, R uint16, last, prevPartial bool) 
 	return idx, partial != 0
 }
 
-// chunkValues returns the value buffers of values [start, start+cnt).
-func (c *column) chunkValues(pv pageValues, start, cnt int, plan selector.Plan) ([][]byte, error) {
-	bw := pv.info.bits / 8
-	switch plan.ValueComp {
-	case selector.Bitpacked:
-		b, err := values.AppendInlineBitpacked(nil, pv.info.bits, pv.fixed[start*bw:(start+cnt)*bw], cnt)
-		return [][]byte{b}, err
-	case selector.Rle:
-		v, l, err := values.AppendRLE(nil, nil, pv.info.bits, 8, pv.fixed[start*bw:(start+cnt)*bw], cnt)
-		return [][]byte{v, l}, err
-	}
-	return c.chunkValuesFlat(pv, start, cnt), nil
-}
-
-func (c *column) chunkValuesFlat(pv pageValues, start, cnt int) [][]byte {
+// chunkValues encodes values [start, start+cnt) with the page's codec.
+func (c *column) chunkValues(pv pageValues, start, cnt int, codec values.Codec) ([][]byte, error) {
+	var b values.Block
 	switch pv.info.kind {
 	case kindVariable:
-		rel := make([]uint64, cnt+1)
-		for i := range rel {
-			rel[i] = pv.offsets[start+i]
-		}
-		return [][]byte{values.AppendVariableChunk(nil, pv.info.offBits, rel, pv.fixed)}
+		b = values.Block{N: cnt, Data: pv.fixed, Offsets: pv.offsets[start : start+cnt+1]}
 	case kindBool:
-		return [][]byte{sliceBits(pv.fixed, start, cnt)}
+		b = values.Block{Bits: 1, N: cnt, Data: sliceBits(pv.fixed, start, cnt)}
 	case kindFSL:
 		rb := pv.info.rowBits()
-		var out [][]byte
+		b = values.Block{Bits: rb, N: cnt, Dims: pv.info.dims}
 		if pv.itemNull != nil {
 			per := rb / pv.info.bits
-			out = append(out, sliceBits(pv.itemNull, start*per, cnt*per))
+			b.ItemValid = [][]byte{sliceBits(pv.itemNull, start*per, cnt*per)}
 		}
-		if pv.info.itemType.ID() == 1 { // arrow.BOOL
-			out = append(out, sliceBits(pv.fixed, start*rb, cnt*rb))
+		if pv.info.itemType.ID() == arrow.BOOL {
+			b.Data = sliceBits(pv.fixed, start*rb, cnt*rb)
 		} else {
-			out = append(out, pv.fixed[start*rb/8:(start+cnt)*rb/8])
+			b.Data = pv.fixed[start*rb/8 : (start+cnt)*rb/8]
 		}
-		return out
+	default:
+		bw := pv.info.bits / 8
+		b = values.Block{Bits: pv.info.bits, N: cnt, Data: pv.fixed[start*bw : (start+cnt)*bw]}
 	}
-	bw := pv.info.bits / 8
-	return [][]byte{pv.fixed[start*bw : (start+cnt)*bw]}
+	for len(c.chunkBufs) < codec.NumBuffers() {
+		c.chunkBufs = append(c.chunkBufs, nil)
+	}
+	bufs := c.chunkBufs[:codec.NumBuffers()]
+	for i := range bufs {
+		bufs[i] = bufs[i][:0]
+	}
+	bufs, err := codec.AppendChunk(bufs, b)
+	copy(c.chunkBufs, bufs)
+	return bufs, err
 }
 
 // sliceBits returns bits [start, start+n) of an LSB-first bitmap, shifted to
@@ -590,37 +617,15 @@ func sliceBits(bm []byte, start, n int) []byte {
 	return out
 }
 
-func describe(venc, defEnc, repEnc *enc21pb.CompressiveEncoding, d structural.Dense) string {
-	s := "values=" + encName(venc)
+func describe(vals string, defEnc, repEnc *enc21pb.CompressiveEncoding, d structural.Dense) string {
+	s := "values=" + vals
 	if d.Def != nil {
-		s += " def=" + encName(defEnc)
+		s += " def=" + values.EncodingName(defEnc)
 	}
 	if d.Rep != nil {
-		s += " rep=" + encName(repEnc)
+		s += " rep=" + values.EncodingName(repEnc)
 	}
 	return s
-}
-
-func encName(e *enc21pb.CompressiveEncoding) string {
-	switch c := e.GetCompression().(type) {
-	case *enc21pb.CompressiveEncoding_Flat:
-		return fmt.Sprintf("flat%d", c.Flat.BitsPerValue)
-	case *enc21pb.CompressiveEncoding_Variable:
-		return "variable(" + encName(c.Variable.Offsets) + ")"
-	case *enc21pb.CompressiveEncoding_InlineBitpacking:
-		return fmt.Sprintf("bitpack%d", c.InlineBitpacking.UncompressedBitsPerValue)
-	case *enc21pb.CompressiveEncoding_Rle:
-		return "rle(" + encName(c.Rle.Values) + "," + encName(c.Rle.RunLengths) + ")"
-	case *enc21pb.CompressiveEncoding_OutOfLineBitpacking:
-		return fmt.Sprintf("bitpack%d(w=%d)", c.OutOfLineBitpacking.UncompressedBitsPerValue, c.OutOfLineBitpacking.GetValues().GetFlat().GetBitsPerValue())
-	case *enc21pb.CompressiveEncoding_FixedSizeList:
-		v := ""
-		if c.FixedSizeList.HasValidity {
-			v = ",validity"
-		}
-		return fmt.Sprintf("fsl%d%s(%s)", c.FixedSizeList.ItemsPerValue, v, encName(c.FixedSizeList.Values))
-	}
-	return fmt.Sprintf("%T", e.GetCompression())
 }
 
 // encodeZipped writes the page as dense x zipped (full-zip bytes): one record
@@ -644,7 +649,7 @@ func (c *column) encodeZipped(d structural.Dense, pv pageValues, enc *encoded) e
 	switch pv.info.kind {
 	case kindVariable:
 		fz.Details = &enc21pb.FullZipLayout_BitsPerOffset{BitsPerOffset: uint32(pv.info.offBits)}
-		fz.ValueCompression, _ = c.valueEncoding(pv, selector.Plan{})
+		fz.ValueCompression, _ = c.plainEncoding(pv)
 		data, idx, err = values.AppendZippedVariable(c.data[:0], lv, d.Rep, d.Def, pv.offsets, pv.fixed, pv.info.offBits)
 	default:
 		width, rows := c.zipRecords(pv)
@@ -661,7 +666,7 @@ func (c *column) encodeZipped(d structural.Dense, pv pageValues, enc *encoded) e
 		enc.bufs = append(enc.bufs, idx)
 	}
 	enc.layout = &enc21pb.PageLayout{Layout: &enc21pb.PageLayout_FullZipLayout{FullZipLayout: fz}}
-	enc.desc = "per-value " + encName(fz.ValueCompression)
+	enc.desc = "per-value " + values.EncodingName(fz.ValueCompression)
 	if br+bd > 0 {
 		enc.desc += fmt.Sprintf(" cw=%d+%d bits", br, bd)
 	}
@@ -702,7 +707,7 @@ func (c *column) zipRecords(pv pageValues) (int, []byte) {
 func (c *column) zipEncoding(pv pageValues) *enc21pb.CompressiveEncoding {
 	switch pv.info.kind {
 	case kindFSL:
-		e, _ := c.valueEncoding(pv, selector.Plan{})
+		e, _ := c.plainEncoding(pv)
 		return e
 	case kindBool, kindNull:
 		return values.FlatEncoding(8)
@@ -784,7 +789,8 @@ func (c *column) autoDict(pv pageValues) (*pageDict, []byte, bool) {
 	if n < 100 {
 		return nil, nil, false
 	}
-	limit := min(n/2, 100000)
+	divisor, ratio := c.opts.DictLimits()
+	limit := min(n/divisor, 100000)
 	seen := make(map[string]uint32, 64)
 	var items []byte
 	offsets := []uint64{0}
@@ -832,15 +838,26 @@ func (c *column) autoDict(pv pageValues) (*pageDict, []byte, bool) {
 		block = values.AppendVariableBlock(nil, vi.offBits, offsets, items)
 		venc = &enc21pb.CompressiveEncoding{Compression: &enc21pb.CompressiveEncoding_Variable{Variable: &enc21pb.Variable{Offsets: values.FlatEncoding(vi.offBits)}}}
 	}
-	if est*10 >= raw*8 {
+	if float64(est) >= float64(raw)*ratio {
+		return nil, nil, false
+	}
+	if max := c.opts.DictMaxBytes; vi.kind == kindVariable && len(items) > max && (max > 0 || len(items) > 8<<20) {
 		return nil, nil, false
 	}
 	pd := &pageDict{n: d, items: block, encoding: venc}
-	// Like Lance 14, compress the items with LZ4 when that shrinks them.
-	if lz, err := values.AppendCompressed(nil, values.SchemeLZ4, 0, block); err == nil && len(lz) < len(block) {
-		pd.items = lz
+	// Like Lance 14, compress the items with LZ4 when that shrinks them
+	// (or with the scheme the column asks for).
+	scheme, level := values.SchemeLZ4, 0
+	switch c.opts.DictItems {
+	case selector.CompressionNone:
+		return pd, idx, true
+	case selector.CompressionZstd:
+		scheme, level = values.SchemeZstd, c.opts.Level
+	}
+	if z, err := values.AppendCompressed(nil, scheme, level, block); err == nil && (len(z) < len(block) || c.opts.DictItems != selector.CompressionAuto) {
+		pd.items = z
 		pd.encoding = &enc21pb.CompressiveEncoding{Compression: &enc21pb.CompressiveEncoding_General{General: &enc21pb.General{
-			Compression: &enc21pb.BufferCompression{Scheme: enc21pb.CompressionScheme_COMPRESSION_ALGORITHM_LZ4},
+			Compression: &enc21pb.BufferCompression{Scheme: enc21pb.CompressionScheme(scheme)},
 			Values:      venc,
 		}}}
 	}
@@ -850,32 +867,4 @@ func (c *column) autoDict(pv pageValues) (*pageDict, []byte, bool) {
 func (c *column) isUTF8() bool {
 	id := c.leaf.Field.Type.ID()
 	return id == arrow.STRING || id == arrow.LARGE_STRING
-}
-
-// maybeFsst FSST-codes the values of a string page in place when Lance would
-// (longest value at least 5 bytes, at least 32 KiB of values and offsets)
-// and the coded values are smaller.
-func (c *column) maybeFsst(pv *pageValues, plan *selector.Plan) {
-	n := pv.n
-	raw := int(pv.offsets[n]-pv.offsets[0]) + (n+1)*pv.info.offBits/8
-	if raw < 32<<10 || maxLen(pv.offsets) < 5 {
-		return
-	}
-	sample := make([][]byte, 0, 256)
-	step := max(1, n/256)
-	for i := 0; i < n; i += step {
-		sample = append(sample, pv.fixed[pv.offsets[i]:pv.offsets[i+1]])
-	}
-	t := values.BuildFsstTable(sample)
-	coded := make([]byte, 0, len(pv.fixed)/2)
-	offs := make([]uint64, 1, n+1)
-	for i := 0; i < n; i++ {
-		coded = t.AppendEncoded(coded, pv.fixed[pv.offsets[i]:pv.offsets[i+1]])
-		offs = append(offs, uint64(len(coded)))
-	}
-	if len(coded)+values.FsstTableSize >= int(pv.offsets[n]-pv.offsets[0]) {
-		return
-	}
-	pv.fixed, pv.offsets, pv.fsst = coded, offs, t.AppendBytes(nil)
-	plan.Reason += fmt.Sprintf("; fsst %d -> %d value bytes", raw, len(coded))
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/bitutil"
 
+	"github.com/planarlance/planar/selector"
 	"github.com/planarlance/planar/structural"
 )
 
@@ -31,6 +32,20 @@ type leafInfo struct {
 	dims     []int // FSL dimensions, outer first
 	itemType arrow.DataType
 	dict     *leafInfo // kindDict: how the dictionary items are laid out
+	float    bool      // floating-point values
+	utf8     bool      // strings (FSST applies)
+}
+
+// selectorType is what the selector checks column options against.
+func (l leafInfo) selectorType() selector.Type {
+	return selector.Type{
+		Fixed:    l.kind == kindFixed,
+		Bits:     l.bits,
+		Float:    l.float,
+		Variable: l.kind == kindVariable,
+		UTF8:     l.utf8,
+		Bool:     l.kind == kindBool,
+	}
 }
 
 func (l leafInfo) rowBits() int {
@@ -49,9 +64,13 @@ func classifyLeaf(dt arrow.DataType) (leafInfo, error) {
 		return leafInfo{kind: kindNull}, nil
 	case *arrow.BooleanType:
 		return leafInfo{kind: kindBool, bits: 1}, nil
-	case *arrow.StringType, *arrow.BinaryType:
+	case *arrow.StringType:
+		return leafInfo{kind: kindVariable, offBits: 32, utf8: true}, nil
+	case *arrow.BinaryType:
 		return leafInfo{kind: kindVariable, offBits: 32}, nil
-	case *arrow.LargeStringType, *arrow.LargeBinaryType:
+	case *arrow.LargeStringType:
+		return leafInfo{kind: kindVariable, offBits: 64, utf8: true}, nil
+	case *arrow.LargeBinaryType:
 		return leafInfo{kind: kindVariable, offBits: 64}, nil
 	case *arrow.FixedSizeListType:
 		var dims []int
@@ -98,7 +117,8 @@ func classifyLeaf(dt arrow.DataType) (leafInfo, error) {
 		if bits%8 != 0 || bits == 0 {
 			return leafInfo{}, fmt.Errorf("%d-bit values", bits)
 		}
-		return leafInfo{kind: kindFixed, bits: bits}, nil
+		id := dt.ID()
+		return leafInfo{kind: kindFixed, bits: bits, float: id == arrow.FLOAT16 || id == arrow.FLOAT32 || id == arrow.FLOAT64}, nil
 	}
 	return leafInfo{}, fmt.Errorf("type %s", dt)
 }

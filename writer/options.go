@@ -2,6 +2,12 @@ package writer
 
 import (
 	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+
+	"github.com/planarlance/planar/selector"
 )
 
 // Format selects the file version and the flavour of page metadata.
@@ -58,6 +64,7 @@ const DefaultMaxPageBytes = 8 << 20
 type config struct {
 	format       Format
 	maxPageBytes int64
+	columnOpts   []columnOpts
 }
 
 // Option configures a Writer.
@@ -85,4 +92,69 @@ func WithMaxPageBytes(n int64) Option {
 		c.maxPageBytes = n
 		return nil
 	}
+}
+
+// WithColumnOptions sets per-column encoding options from Go, with the same
+// keys and values as Lance field metadata (selector.Key*, e.g.
+// "lance-encoding:compression": "zstd"). path names a leaf column by its
+// dotted path ("a.b", "tags.item") or every leaf below a field ("a"). Options
+// set here override the field's metadata. An unknown path, key or value fails
+// New with an error naming the field and key.
+func WithColumnOptions(path string, kv map[string]string) Option {
+	return func(c *config) error {
+		if path == "" {
+			return fmt.Errorf("column options with an empty path: %w", ErrInvalidOption)
+		}
+		c.columnOpts = append(c.columnOpts, columnOpts{path: path, kv: kv})
+		return nil
+	}
+}
+
+type columnOpts struct {
+	path string
+	kv   map[string]string
+}
+
+func (o columnOpts) matches(path string) bool {
+	return path == o.path || strings.HasPrefix(path, o.path+".")
+}
+
+// selectorOptions resolves a leaf column's options: the metadata of every
+// field on its path (outer first), then WithColumnOptions in call order.
+func selectorOptions(path string, fields []arrow.Field, info leafInfo, cfg *config) (selector.Options, error) {
+	var o selector.Options
+	t := info.selectorType()
+	set := func(kv map[string]string) error {
+		keys := make([]string, 0, len(kv))
+		for k := range kv {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			if err := o.Set(path, t, k, kv[k]); err != nil {
+				return fmt.Errorf("%w (%w)", err, ErrInvalidOption)
+			}
+		}
+		return nil
+	}
+	for _, f := range fields {
+		if !f.HasMetadata() {
+			continue
+		}
+		kv := make(map[string]string, f.Metadata.Len())
+		for i, k := range f.Metadata.Keys() {
+			kv[k] = f.Metadata.Values()[i]
+		}
+		if err := set(kv); err != nil {
+			return o, err
+		}
+	}
+	for _, co := range cfg.columnOpts {
+		if co.matches(path) {
+			if err := set(co.kv); err != nil {
+				return o, err
+			}
+		}
+	}
+	return o, nil
 }

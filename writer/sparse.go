@@ -86,17 +86,44 @@ func (c *column) encodeStructuredConstant(d structural.Dense, scalar []byte, f F
 	return nil
 }
 
-// u64Sequence encodes a u64 sequence as a block: Constant{} when empty (no
-// payload), else raw Flat{64}.
+// u64Sequence encodes a u64 sequence (positions, counts) as a block:
+// Constant{} when empty (no payload), else the smallest of Flat{64}, Range
+// (arithmetic sequences, no payload), Delta over out-of-line bit packing
+// (sorted sequences, as Lance writes positions) and inline bit packing.
 func u64Sequence(xs []uint64) (*enc21pb.CompressiveEncoding, [][]byte) {
 	if len(xs) == 0 {
 		return &enc21pb.CompressiveEncoding{Compression: &enc21pb.CompressiveEncoding_Constant{Constant: &enc21pb.Constant{}}}, nil
 	}
-	b := make([]byte, 0, 8*len(xs))
+	raw := make([]byte, 0, 8*len(xs))
 	for _, x := range xs {
-		b = binary.LittleEndian.AppendUint64(b, x)
+		raw = binary.LittleEndian.AppendUint64(raw, x)
 	}
-	return values.FlatEncoding(64), [][]byte{b}
+	blk := values.Block{Bits: 64, N: len(xs), Data: raw}
+	cands := []values.Codec{values.BitpackCodec{Bits: 64}}
+	if len(xs) == 1 || xs[1] >= xs[0] {
+		step := uint64(0)
+		if len(xs) > 1 {
+			step = xs[1] - xs[0]
+		}
+		cands = append(cands, values.RangeCodec{Bits: 64, Start: xs[0], Step: step})
+	}
+	if d, err := values.NewDelta(blk); err == nil {
+		cands = append(cands, d)
+	}
+	best, bestBuf := values.Codec(values.FlatCodec{Bits: 64}), raw
+	for _, c := range cands {
+		if c.Check(blk) != nil {
+			continue
+		}
+		b, err := c.AppendBlock(nil, blk)
+		if err == nil && len(b) < len(bestBuf) {
+			best, bestBuf = c, b
+		}
+	}
+	if !values.HasPayload(best.Encoding()) {
+		return best.Encoding(), nil
+	}
+	return best.Encoding(), [][]byte{bestBuf}
 }
 
 // sparseValidity stores the cheaper of the null and the valid positions.

@@ -57,7 +57,7 @@ func New(dst io.Writer, schema *arrow.Schema, opts ...Option) (*Writer, error) {
 			if li >= len(leaves) {
 				return nil, fmt.Errorf("field %q: leaf columns disagree with the schema: %w", f.Name, ErrUnsupportedType)
 			}
-			c, err := newColumn(leaves[li], ti, path, &w.cfg)
+			c, err := newColumn(leaves[li], f, ti, path, &w.cfg)
 			if err != nil {
 				return nil, err
 			}
@@ -67,6 +67,15 @@ func New(dst io.Writer, schema *arrow.Schema, opts ...Option) (*Writer, error) {
 	}
 	if li != len(leaves) {
 		return nil, fmt.Errorf("schema has %d leaf columns, %d paths: %w", len(leaves), li, ErrUnsupportedType)
+	}
+	for _, co := range cfg.columnOpts {
+		found := false
+		for _, c := range w.cols {
+			found = found || co.matches(c.leaf.Path)
+		}
+		if !found {
+			return nil, fmt.Errorf("column options for %q: no such column: %w", co.path, ErrInvalidOption)
+		}
 	}
 	return w, nil
 }

@@ -50,7 +50,7 @@ func inspect(path string, verbose bool, out io.Writer) error {
 	fmt.Fprintf(out, "%s: Lance %d.%d, %d rows, %d columns\n", path, major, minor, f.NumRows(), f.NumColumns())
 	fmt.Fprintf(out, "schema: %s\n\n", strings.ReplaceAll(f.Schema().String(), "\n", "\n        "))
 	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "column\tpage\trows\tcell\tmetadata\tbuffers\tbytes")
+	fmt.Fprintln(tw, "column\tpage\trows\tcell\tmetadata\tencoding\tbuffers\tbytes")
 	for c := 0; c < f.NumColumns(); c++ {
 		for i, p := range f.Pages(c) {
 			var sizes []string
@@ -63,7 +63,7 @@ func inspect(path string, verbose bool, out io.Writer) error {
 			if p.Planar {
 				meta = "planar"
 			}
-			fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\t[%s]\t%d\n", f.ColumnPath(c), i, p.Rows, p.Cell, meta, strings.Join(sizes, " "), total)
+			fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\t%s\t[%s]\t%d\n", f.ColumnPath(c), i, p.Rows, p.Cell, meta, p.Encoding, strings.Join(sizes, " "), total)
 			if verbose {
 				tw.Flush()
 				fmt.Fprintf(out, "    %s\n", p.Layout)
