@@ -29,6 +29,9 @@ var (
 	// ErrUnsupported is wrapped for well-formed content planar cannot decode
 	// yet (a type or an encoding).
 	ErrUnsupported = errors.New("planar/reader: unsupported content")
+	// ErrNonCanonical is wrapped (with ErrCorrupt) for pages that break a
+	// planar canonicality rule.
+	ErrNonCanonical = format.ErrNonCanonical
 	// ErrOutOfRange is returned for row ranges or indices outside the file.
 	ErrOutOfRange = errors.New("planar/reader: row out of range")
 )

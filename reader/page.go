@@ -69,10 +69,13 @@ func (p *page) validate(minor uint16) error {
 		}
 		// The layers alone decide which level streams exist.
 		if (m.RepCompression != nil) != structural.HasRep(m.Layers) {
-			return fmt.Errorf("rep stream presence disagrees with layers %v: %w", m.Layers, ErrCorrupt)
+			return fmt.Errorf("rep stream presence disagrees with layers %v: %w (%w)", m.Layers, ErrNonCanonical, ErrCorrupt)
 		}
 		if (m.DefCompression != nil) != structural.HasDef(m.Layers) {
-			return fmt.Errorf("def stream presence disagrees with layers %v: %w", m.Layers, ErrCorrupt)
+			return fmt.Errorf("def stream presence disagrees with layers %v: %w (%w)", m.Layers, ErrNonCanonical, ErrCorrupt)
+		}
+		if (m.RepetitionIndexDepth > 0) != structural.HasRep(m.Layers) {
+			return fmt.Errorf("repetition index depth %d with layers %v: %w (%w)", m.RepetitionIndexDepth, m.Layers, ErrNonCanonical, ErrCorrupt)
 		}
 		want := 2
 		if m.Dictionary != nil {

@@ -64,6 +64,26 @@ func validateSparse(p *page) error {
 	if len(s.Layers) == 0 {
 		return fmt.Errorf("sparse structure without layers: %w", ErrCorrupt)
 	}
+	// Trivial structure is always dense and degenerate: a sparse page must
+	// have a list layer or some null.
+	trivial := true
+	for _, l := range s.Layers {
+		var v *enc23pb.SparseValiditySet
+		switch x := l.GetLayer().(type) {
+		case *enc23pb.SparseStructuralLayer_List:
+			trivial = false
+		case *enc23pb.SparseStructuralLayer_FixedSizeList:
+			v = x.FixedSizeList.GetValidity()
+		case *enc23pb.SparseStructuralLayer_Validity:
+			v = x.Validity
+		}
+		if v != nil && !(v.Meaning == enc23pb.SparseValiditySet_SPARSE_VALIDITY_NULL_POSITIONS && v.NumPositions == 0) {
+			trivial = false
+		}
+	}
+	if trivial {
+		return fmt.Errorf("sparse structure whose every layer is all-valid: %w (%w)", ErrNonCanonical, ErrCorrupt)
+	}
 	vb, err := sparseValueBuffers(p.sparse.GetValues())
 	if err != nil {
 		return err

@@ -204,7 +204,8 @@ func candidates(p Page, o Options) []Candidate {
 			base = append(base, values.RleCodec{Bits: p.Bits})
 		}
 		bssOK := p.Bits == 32 || p.Bits == 64
-		if bssOK && (o.Codec == "bss" || (p.Float && o.generalScheme() != 0 && o.BSS != BSSOff)) {
+		g := o.generalScheme() != 0
+		if bssOK && (o.Codec == "bss" || (g && (o.BSS == BSSOn || (p.Float && o.BSS == BSSAuto)))) {
 			if o.BSS == BSSOn || o.Codec == "bss" {
 				base = base[:0]
 			}

@@ -41,6 +41,17 @@ var ErrNotLance = errors.New("planar: not a Lance file")
 // inconsistent (bad offsets, truncated tables, undecodable protobufs).
 var ErrCorruptFile = errors.New("planar: corrupt Lance file")
 
+// ErrNonCanonical is wrapped (together with ErrCorruptFile) when a page
+// breaks one of the planar canonicality rules: sparse structure where every
+// layer is all-valid, dense x constant / dense x none under non-trivial
+// structure, level streams that disagree with the layers.
+var ErrNonCanonical = errors.New("planar: page is not in canonical form")
+
+// nonCanonical builds a canonicality error.
+func nonCanonical(format string, args ...any) error {
+	return fmt.Errorf("%s: %w (%w)", fmt.Sprintf(format, args...), ErrNonCanonical, ErrCorruptFile)
+}
+
 // ErrUnsupportedVersion is wrapped when the footer names a version planar
 // does not read.
 var ErrUnsupportedVersion = errors.New("planar: unsupported Lance file version")

@@ -117,13 +117,13 @@ func PB21FromPlanar(p *enc23pb.PlanarLayout) (*enc21pb.PageLayout, error) {
 		}
 		for _, l := range layers {
 			if l != enc21pb.RepDefLayer_REPDEF_ALL_VALID_ITEM {
-				return nil, fmt.Errorf("dense x constant with non-trivial structure: %w", ErrCorruptFile)
+				return nil, nonCanonical("dense x constant with non-trivial structure %v", layers)
 			}
 		}
 		return &enc21pb.PageLayout{Layout: &enc21pb.PageLayout_ConstantLayout{ConstantLayout: &enc21pb.ConstantLayout{Layers: layers, InlineValue: s}}}, nil
 	case *enc23pb.ValuePlane_None:
 		if len(layers) != 1 || layers[0] != enc21pb.RepDefLayer_REPDEF_NULLABLE_ITEM {
-			return nil, fmt.Errorf("dense x none requires a single nullable leaf layer: %w", ErrCorruptFile)
+			return nil, nonCanonical("dense x none requires a single nullable leaf layer, have %v", layers)
 		}
 		return &enc21pb.PageLayout{Layout: &enc21pb.PageLayout_ConstantLayout{ConstantLayout: &enc21pb.ConstantLayout{Layers: layers}}}, nil
 	case nil:

@@ -1,0 +1,135 @@
+package writer_test
+
+import (
+	"bytes"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/planarlance/planar/selector"
+	"github.com/planarlance/planar/writer"
+)
+
+func schemaWith(name string, dt arrow.DataType, kv ...string) *arrow.Schema {
+	var md arrow.Metadata
+	if len(kv) > 0 {
+		var k, v []string
+		for i := 0; i < len(kv); i += 2 {
+			k, v = append(k, kv[i]), append(v, kv[i+1])
+		}
+		md = arrow.NewMetadata(k, v)
+	}
+	return arrow.NewSchema([]arrow.Field{{Name: name, Type: dt, Nullable: true, Metadata: md}}, nil)
+}
+
+// TestOptionErrors: a bad option value, or one the column's type cannot
+// honour, fails New with ErrInvalidOption and a message naming the field and
+// the key; nothing is written.
+func TestOptionErrors(t *testing.T) {
+	i32, str, f64, b := arrow.PrimitiveTypes.Int32, arrow.BinaryTypes.String, arrow.PrimitiveTypes.Float64, arrow.FixedWidthTypes.Boolean
+	for _, tc := range []struct {
+		dt  arrow.DataType
+		key string
+		val string
+	}{
+		{i32, selector.KeyCompression, "brotli"},
+		{i32, selector.KeyCompression, "fsst"},
+		{i32, selector.KeyStructuralEncoding, "sparse-ish"},
+		{b, selector.KeyStructuralEncoding, "fullzip"},
+		{i32, selector.KeyCompressionLevel, "high"},
+		{i32, selector.KeyRleThreshold, "2"},
+		{str, selector.KeyDictDivisor, "0"},
+		{str, selector.KeyDictSizeRatio, "1.5"},
+		{str, selector.KeyBSS, "on"},
+		{f64, selector.KeyBSS, "maybe"},
+		{str, selector.KeyCodec, "bitpack"},
+		{i32, selector.KeyCodec, "zigzag"},
+		{str, selector.KeyDictValuesCompression, "snappy"},
+		{i32, "lance-encoding:no-such-key", "1"},
+		{arrow.BinaryTypes.Binary, selector.KeyBlob, "true"},
+	} {
+		name := tc.key + "=" + tc.val
+		t.Run(name, func(t *testing.T) {
+			var buf bytes.Buffer
+			_, err := writer.New(&buf, schemaWith("col_x", tc.dt, tc.key, tc.val))
+			if !errors.Is(err, writer.ErrInvalidOption) || !errors.Is(err, selector.ErrInvalidOption) {
+				t.Fatalf("New = %v, want ErrInvalidOption", err)
+			}
+			var oe *selector.OptionError
+			if !errors.As(err, &oe) || oe.Field != "col_x" || oe.Key != tc.key {
+				t.Fatalf("error %v does not name field and key", err)
+			}
+			if !strings.Contains(err.Error(), "col_x") || !strings.Contains(err.Error(), tc.key) {
+				t.Fatalf("message %q lacks field or key", err)
+			}
+			if buf.Len() != 0 {
+				t.Fatal("bytes written before the error")
+			}
+			// The same through WithColumnOptions.
+			_, err = writer.New(&buf, schemaWith("col_x", tc.dt), writer.WithColumnOptions("col_x", map[string]string{tc.key: tc.val}))
+			if !errors.As(err, &oe) || oe.Key != tc.key {
+				t.Fatalf("WithColumnOptions: %v", err)
+			}
+		})
+	}
+	if _, err := writer.New(&bytes.Buffer{}, schemaWith("a", i32), writer.WithColumnOptions("b", nil)); !errors.Is(err, writer.ErrInvalidOption) {
+		t.Fatalf("options for a missing column: %v", err)
+	}
+}
+
+// TestOptionsForceCodecs: each override changes the chosen tree as Lance's
+// key says, from metadata and from Go.
+func TestOptionsForceCodecs(t *testing.T) {
+	mem := newMem()
+	rec := intRecord(mem, 5000, func(i int) int32 { return int32(i % 50) })
+	for _, tc := range []struct {
+		kv   map[string]string
+		want string
+	}{
+		{nil, "values=bitpack32"},
+		{map[string]string{selector.KeyCompression: "none"}, "values=flat32"},
+		{map[string]string{selector.KeyCompression: "zstd"}, "values=general(zstd,"},
+		{map[string]string{selector.KeyCompression: "lz4"}, "values=general(lz4,"},
+		{map[string]string{selector.KeyCodec: "rle"}, "values=rle(flat32,flat8)"},
+		{map[string]string{selector.KeyCodec: "bss"}, "values=bss32"},
+		{map[string]string{selector.KeyCompression: "zstd", selector.KeyBSS: "on"}, "values=general(zstd,bss32)"},
+		{map[string]string{selector.KeyStructuralEncoding: "fullzip"}, "per-value flat32"},
+	} {
+		var buf bytes.Buffer
+		w, err := writer.New(&buf, rec.Schema(), writer.WithColumnOptions("v", tc.kv))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := w.WriteBatch(rec); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		got := w.Report()[0].Encoding
+		if !strings.HasPrefix(got, tc.want) {
+			t.Errorf("%v: encoding %q, want prefix %q", tc.kv, got, tc.want)
+		}
+		f := open(t, buf.Bytes())
+		if got2 := f.Pages(0)[0].Encoding; got2 != got && !strings.HasPrefix(got, "per-value") {
+			t.Errorf("%v: reader sees %q, writer reported %q", tc.kv, got2, got)
+		}
+	}
+}
+
+func newMem() memory.Allocator { return memory.NewGoAllocator() }
+
+func intRecord(mem memory.Allocator, n int, f func(int) int32) arrow.RecordBatch {
+	b := array.NewInt32Builder(mem)
+	defer b.Release()
+	for i := 0; i < n; i++ {
+		b.Append(f(i))
+	}
+	a := b.NewArray()
+	defer a.Release()
+	return array.NewRecordBatch(arrow.NewSchema([]arrow.Field{{Name: "v", Type: arrow.PrimitiveTypes.Int32}}, nil), []arrow.Array{a}, int64(n))
+}
