@@ -86,6 +86,10 @@ type Options struct {
 	DictItems CompressionMode
 	// DictMaxBytes bounds the dictionary's value bytes (0 = 8 MiB).
 	DictMaxBytes int
+	// Policy and Weights are writer-wide (writer.WithPolicy,
+	// writer.WithCostWeights).
+	Policy  Policy
+	Weights Weights
 	// Codec forces one value codec of fixed-width columns: "flat",
 	// "bitpack", "rle" or "bss" ("" lets the selector choose).
 	Codec string

@@ -75,11 +75,15 @@ const (
 // Candidate is one value codec tree the selector considered, with its
 // estimated size.
 type Candidate struct {
-	Codec values.Codec
-	Bytes int
+	Codec    values.Codec
+	Bytes    int     // estimated stored bytes of the values
+	ReadCost float64 // estimated read work, byte-equivalents
+	Cost     float64 // Bytes + Lambda·ReadCost
 }
 
-func (c Candidate) String() string { return fmt.Sprintf("%s=%d", c.Codec.Name(), c.Bytes) }
+func (c Candidate) String() string {
+	return fmt.Sprintf("%s=%dB/%.0f", c.Codec.Name(), c.Bytes, c.Cost)
+}
 
 // Plan is the selector's decision for one page.
 type Plan struct {
@@ -140,6 +144,9 @@ const (
 // options allow.
 func Choose(p Page, o Options) Plan {
 	plan := Plan{Structure: Dense, LevelComp: Flat}
+	if p.Profile == nil {
+		p.Profile = &values.Profile{N: p.NumVisible, Bits: p.Bits}
+	}
 	switch {
 	case p.NumVisible > 0 && p.AllNull && p.SingleNullable:
 		plan.Values, plan.Reason = None, "every value null, no other structure"
@@ -168,15 +175,24 @@ func Choose(p Page, o Options) Plan {
 		plan.LevelComp = Bitpacked
 	}
 	plan.Candidates = candidates(p, o)
-	// Smallest first; ties keep the simpler (earlier) codec.
-	sort.SliceStable(plan.Candidates, func(i, j int) bool { return plan.Candidates[i].Bytes < plan.Candidates[j].Bytes })
+	lambda := o.Weights.lambda()
+	if o.Policy == PolicyLance {
+		lambda = 0 // Lance compares sizes only
+	}
+	for i := range plan.Candidates {
+		c := &plan.Candidates[i]
+		c.ReadCost = readCost(c.Codec, c.Bytes, p.Profile)
+		c.Cost = float64(c.Bytes) + lambda*c.ReadCost
+	}
+	// Cheapest first; ties keep the simpler (earlier) codec.
+	sort.SliceStable(plan.Candidates, func(i, j int) bool { return plan.Candidates[i].Cost < plan.Candidates[j].Cost })
 	plan.Codec = plan.Candidates[0].Codec
 	if len(plan.Candidates) > 1 {
 		names := make([]string, len(plan.Candidates))
 		for i, c := range plan.Candidates {
 			names[i] = c.String()
 		}
-		plan.Reason += "; " + strings.Join(names, " < ")
+		plan.Reason += fmt.Sprintf("; %v policy: %s", o.Policy, strings.Join(names, " < "))
 	}
 	return plan
 }
@@ -211,8 +227,8 @@ func candidates(p Page, o Options) []Candidate {
 			}
 			base = append(base, values.BssCodec{Bits: p.Bits})
 		}
-		if o.Codec != "" && len(base) > 1 {
-			base = base[1:] // a forced codec replaces flat
+		if o.Codec != "" {
+			base = forced(base, o.Codec)
 		}
 	case KindBool:
 		base = []values.Codec{values.FlatCodec{Bits: 1}}
@@ -222,7 +238,7 @@ func candidates(p Page, o Options) []Candidate {
 			inner = values.FslCodec{Dim: p.Dims[k], HasValidity: k == 0 && p.ItemValidity && len(p.Dims) == 1, Values: inner}
 		}
 		// Lance keeps fixed-size lists uncompressed in chunks.
-		return []Candidate{{inner, prof.RawBytes() + b2i(p.ItemValidity)*(p.NumVisible*prod(p.Dims)+7)/8}}
+		return []Candidate{{Codec: inner, Bytes: prof.RawBytes() + b2i(p.ItemValidity)*(p.NumVisible*prod(p.Dims)+7)/8}}
 	case KindVariable:
 		v := values.VariableCodec{OffBits: prof.OffBits}
 		base = []values.Codec{v}
@@ -242,23 +258,59 @@ func candidates(p Page, o Options) []Candidate {
 			}
 		}
 	default:
-		return []Candidate{{values.FlatCodec{Bits: max(p.Bits, 8)}, 0}}
+		return []Candidate{{Codec: values.FlatCodec{Bits: max(p.Bits, 8)}}}
 	}
 	if g := o.generalScheme(); g != 0 {
 		for i, c := range base {
 			base[i] = values.GeneralCodec{Scheme: g, Level: o.Level, Inner: c}
 		}
+	} else if o.Policy == PolicyCost && o.Compression == CompressionAuto && o.Codec == "" && p.Kind != KindFSL {
+		// Beyond Lance's rules: general compression over each base
+		// candidate, left to the cost model.
+		n := len(base)
+		for _, c := range base[:n] {
+			if _, ok := c.(values.FsstCodec); ok {
+				continue
+			}
+			base = append(base, values.GeneralCodec{Scheme: values.SchemeLZ4, Inner: c}, values.GeneralCodec{Scheme: values.SchemeZstd, Inner: c})
+		}
+		if p.Kind == KindFixed && p.Float && (p.Bits == 32 || p.Bits == 64) && o.BSS != BSSOff {
+			bss := values.BssCodec{Bits: p.Bits}
+			base = append(base, values.GeneralCodec{Scheme: values.SchemeLZ4, Inner: bss}, values.GeneralCodec{Scheme: values.SchemeZstd, Inner: bss})
+		}
 	}
 	var out []Candidate
 	for _, c := range base {
 		if n, ok := c.Estimate(prof); ok {
-			out = append(out, Candidate{c, n})
+			out = append(out, Candidate{Codec: c, Bytes: n})
 		}
 	}
 	if len(out) == 0 {
-		out = append(out, Candidate{base[0], prof.RawBytes()})
+		out = append(out, Candidate{Codec: base[0], Bytes: prof.RawBytes()})
 	}
 	return out
+}
+
+// forced keeps the candidate of the forced codec kind (flat when none
+// matches, which Options.Set prevents for the column's type).
+func forced(base []values.Codec, codec string) []values.Codec {
+	for _, c := range base {
+		var kind string
+		switch c.(type) {
+		case values.FlatCodec:
+			kind = "flat"
+		case values.BitpackCodec:
+			kind = "bitpack"
+		case values.RleCodec:
+			kind = "rle"
+		case values.BssCodec:
+			kind = "bss"
+		}
+		if kind == codec {
+			return []values.Codec{c}
+		}
+	}
+	return base[:1]
 }
 
 func prod(d []int) int {

@@ -239,17 +239,20 @@ func ParseChunk(chunk []byte, l ChunkLayout) (ChunkParts, error) {
 	return c, nil
 }
 
-// FlatChunkLog2 returns Lance's chunk size for Flat values of the given width:
-// the largest power-of-two count ≤ 4096 whose raw size is ≤ 4096 bytes (at
-// least 2 values).
+// FlatChunkLog2 returns Lance's chunk size (log2 of the value count) for
+// Flat values of the given width: starting from 2 values (8 when values are
+// not byte aligned), double while twice the chunk stays under the 8186-byte
+// mini-block budget and the count stays at most 4096.
 func FlatChunkLog2(bitsPerValue int) uint8 {
-	lg := uint8(1)
-	for lg < 12 {
-		next := (1 << (lg + 1)) * bitsPerValue / 8
-		if next > 4096 {
-			break
-		}
-		lg++
+	size, num, lg := 2*bitsPerValue/8, 2, uint8(1)
+	if bitsPerValue%8 != 0 {
+		size, num, lg = bitsPerValue, 8, 3 // words of 8 values
+	}
+	for 2*size < maxChunkBytes && 2*num <= 4096 {
+		size, num, lg = 2*size, 2*num, lg+1
 	}
 	return lg
 }
+
+// maxChunkBytes is Lance's mini-block chunk budget.
+const maxChunkBytes = 8186

@@ -106,7 +106,7 @@ func TestChunkLimits(t *testing.T) {
 }
 
 func TestFlatChunkLog2(t *testing.T) {
-	for bits, want := range map[int]uint8{1: 12, 8: 12, 16: 11, 32: 10, 64: 9, 128: 8, 256: 7} {
+	for bits, want := range map[int]uint8{1: 12, 8: 12, 16: 11, 32: 10, 64: 9, 96: 9, 128: 8, 256: 7, 24: 11, 40: 10, 8 * 3000: 1} {
 		if got := FlatChunkLog2(bits); got != want {
 			t.Errorf("FlatChunkLog2(%d) = %d, want %d", bits, got, want)
 		}

@@ -290,7 +290,8 @@ func (c RleCodec) Check(b Block) error {
 
 // Estimate is the chunk-form size: per run its value and u8 length, runs
 // longer than 255 values split (assuming runs of the average length), and
-// one more run per 1024-value chunk boundary a run may cross.
+// one more run per chunk boundary (chunks of up to 4096 values) a run may
+// cross.
 func (c RleCodec) Estimate(p *Profile) (int, bool) {
 	st, ok := fixedStats(p, c.Bits)
 	if !ok || checkWord("", c.Bits) != nil {
@@ -305,7 +306,7 @@ func RleSize(st *stats.FixedStats) int {
 		return 0
 	}
 	avg := (st.N + st.Runs - 1) / max(st.Runs, 1)
-	runs := st.Runs*((avg+254)/255) + (st.N-1)/flBlock
+	runs := st.Runs*((avg+254)/255) + (st.N-1)/(4*flBlock)
 	return runs * (st.Bits/8 + 1)
 }
 
@@ -392,7 +393,7 @@ func (c GeneralCodec) Estimate(p *Profile) (int, bool) {
 	if !ok || p.Sample.N == 0 {
 		return 0, false
 	}
-	per := trialChunkValues(c.Inner, p.Sample)
+	per := trialChunkValues(c.Inner, p)
 	if c.Inner.Contexts()&InChunk == 0 {
 		per = p.Sample.N // block codecs compress the whole block
 	}
@@ -438,12 +439,23 @@ func (c GeneralCodec) Estimate(p *Profile) (int, bool) {
 
 // trialChunkValues is about how many values the writer puts in one chunk
 // for codec c (the unit general compression sees).
-func trialChunkValues(c Codec, b Block) int {
-	switch c.(type) {
+func trialChunkValues(c Codec, p *Profile) int {
+	b := p.Sample
+	switch x := c.(type) {
 	case BitpackCodec:
 		return flBlock
 	case RleCodec:
-		return 4 * flBlock
+		// Chunks are cut at the byte budget: about budget/(bytes per run)
+		// runs, rounded down to a power of two of values, at most 4096.
+		if p.Fixed == nil || p.Fixed.Runs == 0 {
+			return 4 * flBlock
+		}
+		perValue := float64(x.Bits/8+1) * float64(p.Fixed.Runs) / float64(p.N)
+		n := 4 * flBlock
+		for n > 1 && float64(n)*perValue > maxChunkBytes {
+			n /= 2
+		}
+		return n
 	}
 	if b.Variable() {
 		if b.N == 0 {

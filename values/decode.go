@@ -88,7 +88,7 @@ func decodeMiniBlock(enc *enc21pb.CompressiveEncoding, bufs [][]byte, n int, dep
 		if err := need(1); err != nil {
 			return Block{}, err
 		}
-		out, err := DecodeInlineBitpacked(make([]byte, 0, fixedLen(bits, n)), bits, bufs[0], n)
+		out, err := DecodeInlineBitpacked(nil, bits, bufs[0], n)
 		if err != nil {
 			return Block{}, err
 		}
@@ -200,7 +200,7 @@ func decodeRLEChunk(r *enc21pb.Rle, vbuf, lbuf []byte, n int, depth int) (Block,
 	if lbits > 32 {
 		return Block{}, fmt.Errorf("rle run lengths of %d bits: %w", lbits, ErrUnsupported)
 	}
-	out, err := DecodeRLE(make([]byte, 0, fixedLen(vbits, n)), vbits, lbits, vraw, lraw, n)
+	out, err := DecodeRLE(nil, vbits, lbits, vraw, lraw, n)
 	if err != nil {
 		return Block{}, err
 	}

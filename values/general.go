@@ -100,6 +100,14 @@ func decompressLZ4(dst, src []byte) ([]byte, error) {
 	if n > uint64(len(block))*lz4MaxRatio+16 {
 		return dst, fmt.Errorf("values: lz4 length prefix %d is impossible for a %d-byte block: %w", n, len(block), ErrCorrupt)
 	}
+	if n == 0 {
+		// liblz4 encodes empty input as the single token 0x00; the decoder
+		// library cannot be handed an empty destination.
+		if len(block) > 1 || len(block) == 1 && block[0] != 0 {
+			return dst, fmt.Errorf("values: lz4 block of %d bytes for 0 decoded bytes: %w", len(block), ErrCorrupt)
+		}
+		return dst, nil
+	}
 	start := len(dst)
 	dst = slices.Grow(dst, int(n))
 	out := dst[start : start+int(n)]

@@ -11,6 +11,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
 	"github.com/planarlance/planar/internal/corpus"
+	"github.com/planarlance/planar/selector"
 	"github.com/planarlance/planar/writer"
 )
 
@@ -27,12 +28,19 @@ func benchRecord() arrow.RecordBatch {
 
 func arrowBytes(rec arrow.RecordBatch) int64 {
 	var n int64
-	for _, c := range rec.Columns() {
-		for _, b := range c.Data().Buffers() {
+	var walk func(d arrow.ArrayData)
+	walk = func(d arrow.ArrayData) {
+		for _, b := range d.Buffers() {
 			if b != nil {
 				n += int64(b.Len())
 			}
 		}
+		for _, c := range d.Children() {
+			walk(c)
+		}
+	}
+	for _, c := range rec.Columns() {
+		walk(c.Data())
 	}
 	return n
 }
@@ -42,26 +50,9 @@ func BenchmarkWrite(b *testing.B) {
 	rec := benchRecord()
 	defer rec.Release()
 	in := arrowBytes(rec)
-	b.Run("planar/2.2", func(b *testing.B) {
-		var size int
-		b.SetBytes(in)
-		b.ReportAllocs()
-		for b.Loop() {
-			var buf bytes.Buffer
-			w, err := writer.New(&buf, rec.Schema(), writer.WithFormat(writer.Format2_2))
-			if err != nil {
-				b.Fatal(err)
-			}
-			if err := w.WriteBatch(rec); err != nil {
-				b.Fatal(err)
-			}
-			if err := w.Close(); err != nil {
-				b.Fatal(err)
-			}
-			size = buf.Len()
-		}
-		b.ReportMetric(float64(size)/float64(rec.NumRows()), "B/row")
-	})
+	for _, pol := range []selector.Policy{selector.PolicyCost, selector.PolicyLance} {
+		b.Run("planar/"+pol.String(), func(b *testing.B) { benchPlanar(b, rec, in, writer.WithPolicy(pol)) })
+	}
 	for _, c := range []struct {
 		name  string
 		codec compress.Compression
@@ -88,4 +79,25 @@ func BenchmarkWrite(b *testing.B) {
 			b.ReportMetric(float64(size)/float64(rec.NumRows()), "B/row")
 		})
 	}
+}
+
+func benchPlanar(b *testing.B, rec arrow.RecordBatch, in int64, opts ...writer.Option) {
+	var size int
+	b.SetBytes(in)
+	b.ReportAllocs()
+	for b.Loop() {
+		var buf bytes.Buffer
+		w, err := writer.New(&buf, rec.Schema(), opts...)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := w.WriteBatch(rec); err != nil {
+			b.Fatal(err)
+		}
+		if err := w.Close(); err != nil {
+			b.Fatal(err)
+		}
+		size = buf.Len()
+	}
+	b.ReportMetric(float64(size)/float64(rec.NumRows()), "B/row")
 }

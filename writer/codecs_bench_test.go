@@ -67,6 +67,11 @@ func BenchmarkCodecs(b *testing.B) {
 		}
 		seen[c.Column.Name] = true
 		var pq []byte
+		if c.Column.Name == "vectors" {
+			// Parquet cannot store a nullable fixed-size list whose null
+			// rows have (null) items; pqarrow refuses the column.
+			continue
+		}
 		b.Run("encode/"+c.Column.Name+"__pqarrow", func(b *testing.B) {
 			b.SetBytes(in)
 			for b.Loop() {
@@ -105,4 +110,3 @@ func BenchmarkCodecs(b *testing.B) {
 		})
 	}
 }
-

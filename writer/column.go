@@ -25,6 +25,21 @@ type PageReport struct {
 	Bytes       int    // page buffer bytes (unpadded)
 	Reason      string
 	BufferSizes []int
+	// Candidates are the value codec trees the selector weighed for a
+	// chunked page, the winner first, with their estimates.
+	Candidates []Candidate
+	// EstimatedValueBytes is the winner's estimated value size and
+	// ValueBytes what its chunks actually hold (value buffers only, without
+	// levels, chunk framing or dictionary).
+	EstimatedValueBytes, ValueBytes int
+}
+
+// Candidate is one codec tree the selector considered for a page.
+type Candidate struct {
+	Codec    string
+	Bytes    int     // estimated stored bytes
+	ReadCost float64 // estimated read work (byte-equivalents)
+	Cost     float64 // Bytes + λ·ReadCost
 }
 
 // Report returns one entry per written page, in file order.
@@ -49,6 +64,8 @@ type column struct {
 	vals, meta, data, rep, def []byte
 	offsets                    []uint64
 	chunkBufs                  [][]byte
+	sampleData                 []byte
+	sampleOffs                 []uint64
 	nulls                      []bool
 }
 
@@ -149,6 +166,19 @@ type encoded struct {
 	bufs   [][]byte
 	plan   selector.Plan
 	desc   string
+	// valueBytes is the size of the value buffers of a chunked page.
+	valueBytes int
+}
+
+func candidates(p selector.Plan) []Candidate {
+	if p.Values != selector.Chunked {
+		return nil
+	}
+	out := make([]Candidate, len(p.Candidates))
+	for i, c := range p.Candidates {
+		out[i] = Candidate{Codec: c.Codec.Name(), Bytes: c.Bytes, ReadCost: c.ReadCost, Cost: c.Cost}
+	}
+	return out
 }
 
 // flush encodes the pending arrays as one page and writes its buffers.
@@ -186,7 +216,11 @@ func (c *column) flush(w *Writer) error {
 		Column: c.leaf.Path, Page: len(c.pages), Rows: dense.NumRows,
 		Cell:     enc.plan.Structure.String() + " x " + enc.plan.Values.String(),
 		Encoding: enc.desc, Bytes: total, Reason: enc.plan.Reason, BufferSizes: sizes,
+		Candidates: candidates(enc.plan), ValueBytes: enc.valueBytes,
 	})
+	if len(enc.plan.Candidates) > 0 && enc.plan.Values == selector.Chunked {
+		w.report[len(w.report)-1].EstimatedValueBytes = enc.plan.Candidates[0].Bytes
+	}
 	c.pages = append(c.pages, page)
 	c.firstRow += int64(dense.NumRows)
 	c.pendBytes = 0

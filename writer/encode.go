@@ -141,7 +141,7 @@ func (c *column) encode(d structural.Dense, segs []structural.Segment, f Format)
 	c.describeValues(&sp, pv)
 	plan := selector.Choose(sp, c.opts)
 	dictCandidate := pv.info.kind == kindVariable || (pv.info.kind == kindFixed && (pv.info.bits == 64 || pv.info.bits == 128))
-	if plan.Values == selector.Chunked && dictCandidate && c.opts.Compression != selector.CompressionFsst {
+	if plan.Values == selector.Chunked && dictCandidate && c.opts.Compression != selector.CompressionFsst && !tooManyDistinct(sp.Profile, c.opts) {
 		if pd, idx, ok := c.autoDict(pv); ok {
 			// Dictionary-encode the page: the chunks hold u32 indices, the
 			// page dictionary the distinct values. The column's leaf info is
@@ -205,7 +205,7 @@ func (c *column) describeValues(sp *selector.Page, pv pageValues) {
 			st := stats.Fixed(pv.fixed, bits, pv.n, pv.nulls)
 			prof.Fixed = &st
 		}
-		prof.Sample = values.Block{Bits: pv.info.bits, N: sample, Data: pv.fixed[:sample*pv.info.bits/8]}
+		prof.Sample = c.spreadSample(pv, sample)
 	case kindBool:
 		sp.Kind = selector.KindBool
 		prof.Sample = values.Block{Bits: 1, N: sample, Data: pv.fixed[:(sample+7)/8]}
@@ -218,12 +218,45 @@ func (c *column) describeValues(sp *selector.Page, pv pageValues) {
 		prof.Bits, prof.OffBits = 0, pv.info.offBits
 		st := stats.Variable(pv.offsets, pv.fixed, pv.nulls)
 		prof.Var = &st
-		prof.Sample = values.Block{N: sample, Data: pv.fixed, Offsets: pv.offsets[:sample+1]}
+		prof.Sample = c.spreadSample(pv, sample)
 		if pv.info.utf8 && st.MaxLen >= selector.FsstMinMaxLen && (c.opts.Compression == selector.CompressionFsst ||
 			(c.opts.Compression == selector.CompressionAuto && prof.RawBytes() >= selector.FsstMinBytes)) {
 			sp.Fsst = c.trainFsst(pv)
 		}
 	}
+}
+
+// spreadSample copies n values of the page, taken as four runs spread over
+// it, so trial encodings see more than the page's first values.
+func (c *column) spreadSample(pv pageValues, n int) values.Block {
+	const parts = 4
+	if n == pv.n || n < parts {
+		if pv.info.kind == kindVariable {
+			return values.Block{N: n, Data: pv.fixed, Offsets: pv.offsets[:n+1]}
+		}
+		return values.Block{Bits: pv.info.bits, N: n, Data: pv.fixed[:n*pv.info.bits/8]}
+	}
+	per := n / parts
+	out := values.Block{Bits: pv.info.bits, N: per * parts}
+	if pv.info.kind == kindVariable {
+		out.Bits, out.Offsets = 0, append(c.sampleOffs[:0], 0)
+	}
+	data := c.sampleData[:0]
+	for k := 0; k < parts; k++ {
+		start := k * (pv.n - per) / (parts - 1)
+		if pv.info.kind == kindVariable {
+			for i := start; i < start+per; i++ {
+				data = append(data, pv.fixed[pv.offsets[i]:pv.offsets[i+1]]...)
+				out.Offsets = append(out.Offsets, uint64(len(data)))
+			}
+			continue
+		}
+		bw := pv.info.bits / 8
+		data = append(data, pv.fixed[start*bw:(start+per)*bw]...)
+	}
+	out.Data = data
+	c.sampleData, c.sampleOffs = data, out.Offsets
+	return out
 }
 
 // trainFsst builds a symbol table from about 256 values spread over the page.
@@ -235,6 +268,25 @@ func (c *column) trainFsst(pv pageValues) *values.FsstTable {
 		sample = append(sample, pv.fixed[pv.offsets[i]:pv.offsets[i+1]])
 	}
 	return values.BuildFsstTable(sample)
+}
+
+// tooManyDistinct reports whether the stats pass already shows more
+// distinct values than a page dictionary may hold (the HyperLogLog estimate
+// is within a few percent; 10% of slack keeps borderline pages for the exact
+// count in autoDict).
+func tooManyDistinct(p *values.Profile, o selector.Options) bool {
+	divisor, _ := o.DictLimits()
+	limit := float64(min(p.N/divisor, 100000))
+	var d uint64
+	switch {
+	case p.Fixed != nil:
+		d = p.Fixed.Distinct
+	case p.Var != nil:
+		d = p.Var.Distinct
+	default:
+		return false
+	}
+	return float64(d) > 1.1*limit
 }
 
 // errTooManyLevels reports a chunk that would need more than 65535 levels.
@@ -391,6 +443,9 @@ func (c *column) encodeChunked(d structural.Dense, pv pageValues, enc *encoded) 
 		if parts.Values, err = c.chunkValues(pv, value, cnt, codec); err != nil {
 			return err
 		}
+		for _, b := range parts.Values {
+			enc.valueBytes += len(b)
+		}
 		if c.meta, c.data, err = values.AppendChunk(c.meta, c.data, cl, parts); err != nil {
 			return err
 		}
@@ -398,6 +453,9 @@ func (c *column) encodeChunked(d structural.Dense, pv pageValues, enc *encoded) 
 			repIndex, prevPartial = appendRepIndex(repIndex, d.Rep[lstart:level], uint16(R), last, prevPartial)
 		}
 		value += cnt
+	}
+	if pv.fsst {
+		enc.valueBytes += values.FsstTableSize // the symbol table is stored too
 	}
 	mb := &enc21pb.MiniBlockLayout{
 		ValueCompression: venc,

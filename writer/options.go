@@ -65,6 +65,8 @@ type config struct {
 	format       Format
 	maxPageBytes int64
 	columnOpts   []columnOpts
+	policy       selector.Policy
+	weights      selector.Weights
 }
 
 // Option configures a Writer.
@@ -122,7 +124,7 @@ func (o columnOpts) matches(path string) bool {
 // selectorOptions resolves a leaf column's options: the metadata of every
 // field on its path (outer first), then WithColumnOptions in call order.
 func selectorOptions(path string, fields []arrow.Field, info leafInfo, cfg *config) (selector.Options, error) {
-	var o selector.Options
+	o := selector.Options{Policy: cfg.policy, Weights: cfg.weights}
 	t := info.selectorType()
 	set := func(kv map[string]string) error {
 		keys := make([]string, 0, len(kv))
@@ -157,4 +159,30 @@ func selectorOptions(path string, fields []arrow.Field, info leafInfo, cfg *conf
 		}
 	}
 	return o, nil
+}
+
+// WithPolicy selects how pages' codecs are chosen: selector.PolicyCost (the
+// default: Lance's candidates plus general compression, judged by bytes +
+// λ·read cost) or selector.PolicyLance (Lance's own rules).
+func WithPolicy(p selector.Policy) Option {
+	return func(c *config) error {
+		switch p {
+		case selector.PolicyCost, selector.PolicyLance:
+			c.policy = p
+			return nil
+		}
+		return fmt.Errorf("policy %d: %w", int(p), ErrInvalidOption)
+	}
+}
+
+// WithCostWeights sets the cost model's weights (selector.Weights; Lambda 0
+// is the default selector.DefaultLambda, negative means bytes only).
+func WithCostWeights(w selector.Weights) Option {
+	return func(c *config) error {
+		if w.Lambda != w.Lambda { // NaN
+			return fmt.Errorf("cost weight lambda is NaN: %w", ErrInvalidOption)
+		}
+		c.weights = w
+		return nil
+	}
 }

@@ -100,7 +100,7 @@ func TestOptionsForceCodecs(t *testing.T) {
 		{map[string]string{selector.KeyStructuralEncoding: "fullzip"}, "per-value flat32"},
 	} {
 		var buf bytes.Buffer
-		w, err := writer.New(&buf, rec.Schema(), writer.WithColumnOptions("v", tc.kv))
+		w, err := writer.New(&buf, rec.Schema(), writer.WithColumnOptions("v", tc.kv), writer.WithPolicy(selector.PolicyLance))
 		if err != nil {
 			t.Fatal(err)
 		}

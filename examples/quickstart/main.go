@@ -1,7 +1,7 @@
 // Command quickstart writes a small Arrow table as a Lance file with planar,
 // prints what was chosen for every column and page, and reads it back.
 //
-//	go run ./examples/quickstart [-format 2.3|2.2|2.3-interim] [-o out.lance]
+//	go run ./examples/quickstart [-format 2.3|2.2|2.3-interim] [-policy cost|lance] [-o out.lance]
 package main
 
 import (
@@ -19,6 +19,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/planarlance/planar/reader"
+	"github.com/planarlance/planar/selector"
 	"github.com/planarlance/planar/writer"
 )
 
@@ -26,7 +27,16 @@ func main() {
 	out := flag.String("o", filepath.Join(os.TempDir(), "planar-quickstart.lance"), "output file")
 	fmtName := flag.String("format", "2.3", "file format: 2.3, 2.2 or 2.3-interim")
 	rows := flag.Int("rows", 20000, "rows to write")
+	policy := flag.String("policy", "cost", "codec policy: cost (bytes + λ·read cost) or lance (Lance's rules)")
 	flag.Parse()
+	pol := selector.PolicyCost
+	switch *policy {
+	case "cost":
+	case "lance":
+		pol = selector.PolicyLance
+	default:
+		log.Fatalf("unknown policy %q", *policy)
+	}
 	format, err := writer.ParseFormat(*fmtName)
 	if err != nil {
 		log.Fatal(err)
@@ -43,7 +53,7 @@ func main() {
 	rec := build(schema, *rows)
 	defer rec.Release()
 
-	w, err := writer.Create(*out, schema, writer.WithFormat(format), writer.WithMaxPageBytes(1<<20))
+	w, err := writer.Create(*out, schema, writer.WithFormat(format), writer.WithMaxPageBytes(1<<20), writer.WithPolicy(pol))
 	if err != nil {
 		log.Fatal(err)
 	}
