@@ -25,6 +25,7 @@ import (
 	"github.com/planarlance/planar/proto/file2pb"
 	"github.com/planarlance/planar/proto/filepb"
 	"github.com/planarlance/planar/reader"
+	"github.com/planarlance/planar/selector"
 	"github.com/planarlance/planar/writer"
 )
 
@@ -331,7 +332,7 @@ func TestGoldenFlatInt32(t *testing.T) {
 	path := filepath.Join("..", "testdata", "golden", "flat-int32-2.2.lance")
 	rec := goldenRecord(memory.NewGoAllocator())
 	defer rec.Release()
-	got := writeFile(t, rec, writer.WithFormat(writer.Format2_2))
+	got := writeFile(t, rec, writer.WithFormat(writer.Format2_2), writer.WithPolicy(selector.PolicyLance))
 	if *update {
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 			t.Fatal(err)

@@ -6,6 +6,7 @@ package selector
 
 import (
 	"fmt"
+	"math"
 	"math/bits"
 	"sort"
 	"strings"
@@ -117,9 +118,9 @@ type Page struct {
 	// Profile holds the values' statistics and a sample (Fixed for 8..64-bit
 	// fixed values, Var for variable ones).
 	Profile *values.Profile
-	// GenericOffsets: the format admits variable-width chunks whose offsets
-	// are block-encoded on their own (Lance 2.3).
-	GenericOffsets bool
+	// Format23: the file is Lance 2.3, which admits variable-width chunks
+	// whose offsets are block-encoded on their own and u16 RLE run lengths.
+	Format23 bool
 	// Fsst, when set, is a symbol table trained on the page (strings only);
 	// the selector decides whether to use it.
 	Fsst *values.FsstTable
@@ -151,7 +152,7 @@ func Choose(p Page, o Options) Plan {
 	case p.NumVisible > 0 && p.AllNull && p.SingleNullable:
 		plan.Values, plan.Reason = None, "every value null, no other structure"
 		return plan
-	case p.NumVisible > 0 && p.Degenerate && p.Scalar != nil && o.Structural == StructuralAuto:
+	case p.NumVisible > 0 && p.Degenerate && p.Scalar != nil && (o.Structural == StructuralAuto || o.Policy == PolicyLance):
 		plan.Values, plan.Reason = Constant, "every value equal, trivial structure"
 		return plan
 	case (p.NumVisible == 0 || p.AllNull) && o.Structural == StructuralAuto:
@@ -202,10 +203,12 @@ func Choose(p Page, o Options) Plan {
 // codec of the kind is the fallback when no estimate is possible.
 func candidates(p Page, o Options) []Candidate {
 	prof := p.Profile
-	if prof == nil {
-		prof = &values.Profile{N: p.NumVisible, Bits: p.Bits}
-	}
+	lance := o.Policy == PolicyLance
+	g := o.generalScheme()
 	var base []values.Codec
+	// bssOnly: Lance's rule when general compression is asked for and byte
+	// stream split applies: the values are split, then compressed.
+	bssOnly := false
 	switch p.Kind {
 	case KindFixed:
 		base = []values.Codec{values.FlatCodec{Bits: p.Bits}}
@@ -218,20 +221,33 @@ func candidates(p Page, o Options) []Candidate {
 		}
 		if word && o.allows("rle") && o.rleAllowed(prof.Fixed.Runs, prof.N) {
 			base = append(base, values.RleCodec{Bits: p.Bits})
-		}
-		bssOK := p.Bits == 32 || p.Bits == 64
-		g := o.generalScheme() != 0
-		if bssOK && (o.Codec == "bss" || (g && (o.BSS == BSSOn || (p.Float && o.BSS == BSSAuto)))) {
-			if o.BSS == BSSOn || o.Codec == "bss" {
-				base = base[:0]
+			if p.Format23 {
+				base = append(base, values.RleCodec{Bits: p.Bits, LenBits: 16})
 			}
-			base = append(base, values.BssCodec{Bits: p.Bits})
+		}
+		if p.Bits == 32 || p.Bits == 64 {
+			switch {
+			case o.Codec == "bss":
+				base = append(base, values.BssCodec{Bits: p.Bits})
+			case g != 0 && o.BSS == BSSOn:
+				bssOnly = true
+			case g != 0 && o.BSS == BSSAuto && lance:
+				bssOnly = ByteEntropy(prof.Sample) < 4
+			case g != 0 && o.BSS == BSSAuto:
+				base = append(base, values.BssCodec{Bits: p.Bits})
+			}
+			if bssOnly {
+				base = []values.Codec{values.BssCodec{Bits: p.Bits}}
+			}
 		}
 		if o.Codec != "" {
 			base = forced(base, o.Codec)
 		}
 	case KindBool:
 		base = []values.Codec{values.FlatCodec{Bits: 1}}
+		if lance {
+			g = 0 // Lance leaves booleans uncompressed
+		}
 	case KindFSL:
 		var inner values.Codec = values.FlatCodec{Bits: p.Bits}
 		for k := len(p.Dims) - 1; k >= 0; k-- {
@@ -242,31 +258,37 @@ func candidates(p Page, o Options) []Candidate {
 	case KindVariable:
 		v := values.VariableCodec{OffBits: prof.OffBits}
 		base = []values.Codec{v}
-		if p.GenericOffsets && prof.Var != nil && o.generalScheme() == 0 {
+		if p.Format23 && prof.Var != nil && g == 0 {
 			// Lance 2.3's form: each chunk's offsets as a delta block (base
 			// 0) over out-of-line bit packing at the page's longest value.
 			w := bits.Len64(uint64(prof.Var.MaxLen))
 			base = append(base, values.VariableCodec{OffBits: prof.OffBits, Offsets: values.DeltaCodec{
 				Bits: prof.OffBits, Deltas: values.OutOfLineCodec{Bits: prof.OffBits, Width: w}}})
 		}
-		useFsst := p.Fsst != nil && (o.Compression == CompressionFsst ||
-			(o.Compression == CompressionAuto && prof.Var != nil && prof.RawBytes() >= FsstMinBytes && prof.Var.MaxLen >= FsstMinMaxLen))
-		if useFsst {
-			base = append(base, values.FsstCodec{Table: p.Fsst, Values: v})
-			if o.Compression == CompressionFsst {
-				base = base[1:]
+		if useFsst(p, o) {
+			f := values.FsstCodec{Table: p.Fsst, Values: v}
+			if o.Compression == CompressionFsst || lance {
+				base = base[:0] // Lance's rule: FSST whenever it applies
 			}
+			base = append(base, f)
 		}
 	default:
 		return []Candidate{{Codec: values.FlatCodec{Bits: max(p.Bits, 8)}}}
 	}
-	if g := o.generalScheme(); g != 0 {
-		for i, c := range base {
-			base[i] = values.GeneralCodec{Scheme: g, Level: o.Level, Inner: c}
+	switch {
+	case g != 0:
+		// Compression the field asks for wraps every candidate; like Lance,
+		// the plain candidates stay in case it does not pay.
+		n := len(base)
+		for _, c := range base[:n] {
+			base = append(base, values.GeneralCodec{Scheme: g, Level: o.Level, Inner: c})
 		}
-	} else if o.Policy == PolicyCost && o.Compression == CompressionAuto && o.Codec == "" && p.Kind != KindFSL {
-		// Beyond Lance's rules: general compression over each base
-		// candidate, left to the cost model.
+		if bssOnly {
+			base = base[n:]
+		}
+	case !lance && o.Compression == CompressionAuto && o.Codec == "":
+		// Beyond Lance's rules: general compression over each candidate,
+		// left to the cost model.
 		n := len(base)
 		for _, c := range base[:n] {
 			if _, ok := c.(values.FsstCodec); ok {
@@ -274,7 +296,7 @@ func candidates(p Page, o Options) []Candidate {
 			}
 			base = append(base, values.GeneralCodec{Scheme: values.SchemeLZ4, Inner: c}, values.GeneralCodec{Scheme: values.SchemeZstd, Inner: c})
 		}
-		if p.Kind == KindFixed && p.Float && (p.Bits == 32 || p.Bits == 64) && o.BSS != BSSOff {
+		if p.Kind == KindFixed && (p.Bits == 32 || p.Bits == 64) && o.BSS != BSSOff {
 			bss := values.BssCodec{Bits: p.Bits}
 			base = append(base, values.GeneralCodec{Scheme: values.SchemeLZ4, Inner: bss}, values.GeneralCodec{Scheme: values.SchemeZstd, Inner: bss})
 		}
@@ -289,6 +311,42 @@ func candidates(p Page, o Options) []Candidate {
 		out = append(out, Candidate{Codec: base[0], Bytes: prof.RawBytes()})
 	}
 	return out
+}
+
+// useFsst is Lance's FSST rule: asked for, or (automatically) a string page
+// of at least FsstMinBytes whose longest value has FsstMinMaxLen bytes.
+func useFsst(p Page, o Options) bool {
+	prof := p.Profile
+	return p.Fsst != nil && (o.Compression == CompressionFsst ||
+		(o.Compression == CompressionAuto && prof.Var != nil && prof.RawBytes() >= FsstMinBytes && prof.Var.MaxLen >= FsstMinMaxLen))
+}
+
+// ByteEntropy is the mean Shannon entropy, in bits, of each byte position of
+// the fixed-width values of b (Lance's test for byte stream split: below 4
+// bits per byte position, splitting helps general compression).
+func ByteEntropy(b values.Block) float64 {
+	w := b.Bits / 8
+	if b.Variable() || w == 0 || b.N == 0 {
+		return 8
+	}
+	var hist [8][256]int
+	for i := 0; i < b.N; i++ {
+		for j := 0; j < w && j < 8; j++ {
+			hist[j][b.Data[i*w+j]]++
+		}
+	}
+	total := 0.0
+	for j := 0; j < w && j < 8; j++ {
+		h := 0.0
+		for _, c := range hist[j] {
+			if c > 0 {
+				q := float64(c) / float64(b.N)
+				h -= q * math.Log2(q)
+			}
+		}
+		total += h
+	}
+	return total / float64(min(w, 8))
 }
 
 // forced keeps the candidate of the forced codec kind (flat when none

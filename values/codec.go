@@ -273,41 +273,60 @@ func (c OutOfLineCodec) Encoding() *enc21pb.CompressiveEncoding {
 		OutOfLineBitpacking: &enc21pb.OutOfLineBitpacking{UncompressedBitsPerValue: uint64(c.Bits), Values: FlatEncoding(c.Width)}}}
 }
 
-// RleCodec is run-length encoding with flat run values and u8 run lengths
-// (runs longer than 255 values split). In a chunk it stores two buffers
-// (values, lengths); as a block one buffer with a u64 prefix.
-type RleCodec struct{ Bits int }
+// RleCodec is run-length encoding with flat run values and LenBits-wide
+// run lengths (8, the default, or 16; longer runs split). In a chunk it
+// stores two buffers (values, lengths); as a block one buffer with a u64
+// prefix.
+type RleCodec struct{ Bits, LenBits int }
 
-func (c RleCodec) Name() string    { return fmt.Sprintf("rle(flat%d,flat8)", c.Bits) }
+func (c RleCodec) lenBits() int {
+	if c.LenBits == 0 {
+		return 8
+	}
+	return c.LenBits
+}
+
+// MaxChunkValues is the most values the writer puts in one RLE chunk: 4096
+// with u8 run lengths, 2048 with u16 (Lance's composite limit).
+func (c RleCodec) MaxChunkValues() int {
+	if c.lenBits() == 16 {
+		return 2 * flBlock
+	}
+	return 4 * flBlock
+}
+
+func (c RleCodec) Name() string    { return fmt.Sprintf("rle(flat%d,flat%d)", c.Bits, c.lenBits()) }
 func (RleCodec) Contexts() Context { return InChunk | InBlock }
 func (RleCodec) NumBuffers() int   { return 2 }
 func (c RleCodec) Check(b Block) error {
 	if err := checkWord("rle", c.Bits); err != nil {
 		return err
 	}
+	if l := c.lenBits(); l != 8 && l != 16 {
+		return notApplicable("rle", "%d-bit run lengths (8 or 16 only)", l)
+	}
 	return checkFixed("rle", b, c.Bits)
 }
 
-// Estimate is the chunk-form size: per run its value and u8 length, runs
-// longer than 255 values split (assuming runs of the average length), and
-// one more run per chunk boundary (chunks of up to 4096 values) a run may
-// cross.
+// Estimate is the chunk-form size: per run its value and length, runs
+// longer than the length width allows split (assuming runs of the average
+// length), and one more run per chunk boundary a run may cross.
 func (c RleCodec) Estimate(p *Profile) (int, bool) {
 	st, ok := fixedStats(p, c.Bits)
 	if !ok || checkWord("", c.Bits) != nil {
 		return 0, false
 	}
-	return RleSize(st), true
+	return c.size(st), true
 }
 
-// RleSize is the estimated RLE size of values with the given statistics.
-func RleSize(st *stats.FixedStats) int {
+func (c RleCodec) size(st *stats.FixedStats) int {
 	if st.N == 0 {
 		return 0
 	}
+	maxRun := 1<<c.lenBits() - 1
 	avg := (st.N + st.Runs - 1) / max(st.Runs, 1)
-	runs := st.Runs*((avg+254)/255) + (st.N-1)/(4*flBlock)
-	return runs * (st.Bits/8 + 1)
+	runs := st.Runs*((avg+maxRun-1)/maxRun) + (st.N-1)/c.MaxChunkValues()
+	return runs * (st.Bits/8 + c.lenBits()/8)
 }
 
 func (c RleCodec) AppendChunk(bufs [][]byte, b Block) ([][]byte, error) {
@@ -315,7 +334,7 @@ func (c RleCodec) AppendChunk(bufs [][]byte, b Block) ([][]byte, error) {
 		return bufs, err
 	}
 	bufs = growBufs(bufs, 2)
-	v, l, err := AppendRLE(bufs[0], bufs[1], c.Bits, 8, b.Data, b.N)
+	v, l, err := AppendRLE(bufs[0], bufs[1], c.Bits, c.lenBits(), b.Data, b.N)
 	bufs[0], bufs[1] = v, l
 	return bufs, err
 }
@@ -323,11 +342,11 @@ func (c RleCodec) AppendBlock(dst []byte, b Block) ([]byte, error) {
 	if err := c.Check(b); err != nil {
 		return dst, err
 	}
-	return AppendRLEBlock(dst, c.Bits, 8, b.Data, b.N)
+	return AppendRLEBlock(dst, c.Bits, c.lenBits(), b.Data, b.N)
 }
 func (c RleCodec) Encoding() *enc21pb.CompressiveEncoding {
 	return &enc21pb.CompressiveEncoding{Compression: &enc21pb.CompressiveEncoding_Rle{Rle: &enc21pb.Rle{
-		Values: FlatEncoding(c.Bits), RunLengths: FlatEncoding(8)}}}
+		Values: FlatEncoding(c.Bits), RunLengths: FlatEncoding(c.lenBits())}}}
 }
 
 // BssCodec is byte stream split of 32- or 64-bit values: alone it does not
@@ -446,12 +465,12 @@ func trialChunkValues(c Codec, p *Profile) int {
 		return flBlock
 	case RleCodec:
 		// Chunks are cut at the byte budget: about budget/(bytes per run)
-		// runs, rounded down to a power of two of values, at most 4096.
+		// runs, rounded down to a power of two of values.
 		if p.Fixed == nil || p.Fixed.Runs == 0 {
-			return 4 * flBlock
+			return x.MaxChunkValues()
 		}
-		perValue := float64(x.Bits/8+1) * float64(p.Fixed.Runs) / float64(p.N)
-		n := 4 * flBlock
+		perValue := float64(x.Bits/8+x.lenBits()/8) * float64(p.Fixed.Runs) / float64(p.N)
+		n := x.MaxChunkValues()
 		for n > 1 && float64(n)*perValue > maxChunkBytes {
 			n /= 2
 		}

@@ -193,7 +193,7 @@ func (c *column) encode(d structural.Dense, segs []structural.Segment, f Format)
 // estimated by trial.
 func (c *column) describeValues(sp *selector.Page, pv pageValues) {
 	sp.Bits, sp.Float, sp.Dims, sp.ItemValidity = pv.info.bits, pv.info.float, pv.info.dims, pv.itemNull != nil
-	sp.GenericOffsets = c.cfg.format.planarMetadata()
+	sp.Format23 = c.cfg.format.planarMetadata()
 	sp.Fsst = nil
 	prof := &values.Profile{N: pv.n, Bits: pv.info.rowBits()}
 	sp.Profile = prof
@@ -328,7 +328,7 @@ func (c *column) chunkCounts(pv pageValues, codec values.Codec) []int {
 		}
 		return counts
 	case values.RleCodec:
-		return rleChunkCounts(pv.fixed, pv.info.bits, n)
+		return rleChunkCounts(pv.fixed, pv.info.bits, n, codec.(values.RleCodec))
 	}
 	if pv.info.kind == kindVariable {
 		w := pv.info.offBits / 8
@@ -487,30 +487,31 @@ func (c *column) encodeChunked(d structural.Dense, pv pageValues, enc *encoded) 
 // rleChunk is the value count of bit-packed chunks: one FastLanes block.
 const rleChunk = 1024
 
-// rleMaxChunkValues and rleMaxChunkBytes bound an RLE chunk (Lance's value
-// cap and mini-block byte budget).
-const (
-	rleMaxChunkValues = 4096
-	rleMaxChunkBytes  = 8186
-)
+// rleMaxChunkBytes bounds an RLE chunk (Lance's mini-block byte budget).
+const rleMaxChunkBytes = 8186
 
 // rleChunkCounts cuts n values into RLE chunks as Lance does: each chunk the
 // largest power-of-two prefix whose runs fit the byte budget, the last chunk
 // whatever remains when it fits.
-func rleChunkCounts(data []byte, bits, n int) []int {
+func rleChunkCounts(data []byte, bits, n int, codec values.RleCodec) []int {
 	bw := bits / 8
+	lw, maxRun := 1, 255
+	if codec.LenBits == 16 {
+		lw, maxRun = 2, 65535
+	}
+	maxVals := codec.MaxChunkValues()
 	size := func(start, cnt int) int {
 		runs := values.RunCount(bits, data[start*bw:(start+cnt)*bw], cnt)
-		return runs*(bw+1) + cnt/256*(bw+1)
+		return runs*(bw+lw) + cnt/maxRun*(bw+lw)
 	}
 	var counts []int
 	for start := 0; start < n; {
 		rest := n - start
-		if rest <= rleMaxChunkValues && size(start, rest) <= rleMaxChunkBytes {
+		if rest <= maxVals && size(start, rest) <= rleMaxChunkBytes {
 			counts = append(counts, rest)
 			break
 		}
-		p := rleMaxChunkValues
+		p := maxVals
 		for p > 1 && (p > rest || size(start, p) > rleMaxChunkBytes) {
 			p /= 2
 		}
@@ -518,17 +519,6 @@ func rleChunkCounts(data []byte, bits, n int) []int {
 		start += p
 	}
 	return counts
-}
-
-// rleSize estimates the RLE bytes of a page: per run its value and a u8
-// length; runs over 255 values and runs crossing a chunk boundary split.
-func rleSize(st stats.FixedStats) int {
-	if st.N == 0 {
-		return 0
-	}
-	bw := st.Bits / 8
-	runs := st.Runs + (st.N+rleChunk-1)/rleChunk + st.N/255
-	return runs * (bw + 1)
 }
 
 // packBits is the value width bit packing applies to (0 if none).
@@ -541,17 +531,6 @@ func (l leafInfo) packBits() int {
 		}
 	}
 	return 0
-}
-
-// packedSize is the size of a page inline bit packed: per 1024-value window
-// one width word plus 1024·W/T words (a short last window is padded).
-func packedSize(st stats.FixedStats) int {
-	bw := st.Bits / 8
-	total := 0
-	for _, w := range st.WindowWidths {
-		total += (1 + 1024*w/st.Bits) * bw
-	}
-	return total
 }
 
 type levelPacker func(dst []byte, levels []uint16) ([]byte, error)

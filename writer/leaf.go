@@ -190,6 +190,9 @@ func gatherVariable(offsets []uint64, data []byte, segs []structural.Segment) ([
 // gatherFSL flattens visible fixed-size-list values: item data (null rows and
 // null items zeroed) and, if any item is null under a valid row, the item
 // validity bitmap (bit per item).
+// zeroes backs the zeroed value slots of nulls.
+var zeroes [64]byte
+
 func gatherFSL(data []byte, segs []structural.Segment, li leafInfo) ([]byte, []byte, bool) {
 	per := 1
 	for _, d := range li.dims {
@@ -205,13 +208,15 @@ func gatherFSL(data []byte, segs []structural.Segment, li leafInfo) ([]byte, []b
 			d := items.arr.Data()
 			for k := 0; k < per; k++ {
 				j := items.start + k
-				null := rowNull || items.arr.IsNull(j)
+				// Item validity is the child's own, as Lance stores it (items
+				// under a null row keep theirs); their values are zeroed.
+				itemNull := items.arr.IsNull(j)
 				if nItems%8 == 0 {
 					valid = append(valid, 0)
 				}
-				if !null {
+				if !itemNull {
 					valid[nItems/8] |= 1 << (nItems % 8)
-				} else if !rowNull {
+				} else {
 					anyNull = true
 				}
 				nItems++
@@ -219,8 +224,8 @@ func gatherFSL(data []byte, segs []structural.Segment, li leafInfo) ([]byte, []b
 					continue
 				}
 				bw := li.bits / 8
-				if null {
-					data = append(data, make([]byte, bw)...)
+				if rowNull || itemNull {
+					data = append(data, zeroes[:bw]...)
 					continue
 				}
 				buf := d.Buffers()[1].Bytes()
