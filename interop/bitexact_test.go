@@ -10,6 +10,7 @@ import (
 
 	"github.com/planarlance/planar/internal/corpus"
 	"github.com/planarlance/planar/reader"
+	"github.com/planarlance/planar/selector"
 	"github.com/planarlance/planar/writer"
 )
 
@@ -51,7 +52,7 @@ func TestBitExactWithPylance(t *testing.T) {
 		rec := c.rec
 		ds := dataset{Arrow: filepath.Join(dir, c.name+".arrow")}
 		writeIPC(t, ds.Arrow, []arrow.RecordBatch{rec})
-		writePlanar(t, filepath.Join(dir, c.name+".planar.lance"), []arrow.RecordBatch{rec}, writer.WithFormat(writer.Format2_2))
+		writePlanar(t, filepath.Join(dir, c.name+".planar.lance"), []arrow.RecordBatch{rec}, writer.WithFormat(writer.Format2_2), writer.WithPolicy(selector.PolicyLance))
 		ds.Pylance = []pylanceSpec{{File: filepath.Join(dir, c.name+".pylance.lance"), Version: "2.2"}}
 		manifest.Datasets = append(manifest.Datasets, ds)
 	}

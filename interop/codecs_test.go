@@ -12,6 +12,8 @@ import (
 
 	"github.com/planarlance/planar/internal/corpus"
 	"github.com/planarlance/planar/reader"
+	"github.com/planarlance/planar/selector"
+	"github.com/planarlance/planar/writer"
 )
 
 const goldenCodecRows = 1200 // as in writer/golden_test.go
@@ -58,6 +60,7 @@ func TestCodecCorpus(t *testing.T) {
 		c      corpus.CodecCase
 		rec    arrow.RecordBatch
 		planar string
+		lance  string // written with the lance policy
 		py     string
 	}
 	var entries []entry
@@ -75,11 +78,14 @@ func TestCodecCorpus(t *testing.T) {
 				p = filepath.Join(dir, name+".planar.lance")
 				writePlanar(t, p, []arrow.RecordBatch{rec})
 			}
-			ds.Planar = []fileSpec{{File: p, Format: "2.3"}}
+			// The same data under the lance policy, to compare choices.
+			lp := filepath.Join(dir, name+".planar-lance.lance")
+			writePlanar(t, lp, []arrow.RecordBatch{rec}, writer.WithPolicy(selector.PolicyLance))
+			ds.Planar = []fileSpec{{File: p, Format: "2.3"}, {File: lp, Format: "2.3"}}
 			pp := filepath.Join(dir, name+".pylance.lance")
 			ds.Pylance = []pylanceSpec{{File: pp, Version: "2.3"}}
 			datasets = append(datasets, ds)
-			entries = append(entries, entry{c, rec, p, pp})
+			entries = append(entries, entry{c, rec, p, lp, pp})
 		}
 	}
 	res := runCheck(t, py, dir, datasets)
@@ -105,7 +111,7 @@ func TestCodecCorpus(t *testing.T) {
 			continue
 		}
 		lance++
-		pe, pb := pageEncodings(t, e.planar)
+		pe, pb := pageEncodings(t, e.lance)
 		ye, yb := pageEncodings(t, w.File)
 		if strings.Join(pe, "|") != strings.Join(ye, "|") {
 			t.Logf("%-36s %6d rows: planar %v, pylance %v", e.c.Name(), e.rec.NumRows(), pe, ye)
