@@ -45,6 +45,13 @@ func pageEncodings(t *testing.T, path string) ([]string, [][]byte) {
 	return out, bufs
 }
 
+// knownPolicyDiffs are the cases where the lance policy does not yet choose
+// what pylance 14.0.2 chooses, and why.
+var knownPolicyDiffs = map[string]string{
+	"float_random__zstd3":       "Lance 2.3 tries RLE with general-compressed children on floats when general compression is asked for; planar does not write that composite",
+	"float_random__lz4-bss-off": "same composite RLE",
+}
+
 // TestCodecCorpus: for every codec planar can force (the codec corpus of
 // internal/corpus), pylance reads planar's file exactly: the checked-in
 // golden file (1200 rows) and a fresh 20000-row file. pylance also writes the
@@ -82,6 +89,12 @@ func TestCodecCorpus(t *testing.T) {
 			lp := filepath.Join(dir, name+".planar-lance.lance")
 			writePlanar(t, lp, []arrow.RecordBatch{rec}, writer.WithPolicy(selector.PolicyLance))
 			ds.Planar = []fileSpec{{File: p, Format: "2.3"}, {File: lp, Format: "2.3"}}
+			if rows != goldenCodecRows {
+				// The same forces in a 2.2 file, whose reader admits fewer forms.
+				p22 := filepath.Join(dir, name+".planar-2.2.lance")
+				writePlanar(t, p22, []arrow.RecordBatch{rec}, writer.WithFormat(writer.Format2_2))
+				ds.Planar = append(ds.Planar, fileSpec{File: p22, Format: "2.2"})
+			}
 			pp := filepath.Join(dir, name+".pylance.lance")
 			ds.Pylance = []pylanceSpec{{File: pp, Version: "2.3"}}
 			datasets = append(datasets, ds)
@@ -114,7 +127,11 @@ func TestCodecCorpus(t *testing.T) {
 		pe, pb := pageEncodings(t, e.lance)
 		ye, yb := pageEncodings(t, w.File)
 		if strings.Join(pe, "|") != strings.Join(ye, "|") {
-			t.Logf("%-36s %6d rows: planar %v, pylance %v", e.c.Name(), e.rec.NumRows(), pe, ye)
+			if why, ok := knownPolicyDiffs[e.c.Name()]; ok {
+				t.Logf("%-36s %6d rows: known difference (%s): planar %v, pylance %v", e.c.Name(), e.rec.NumRows(), why, pe, ye)
+			} else {
+				t.Errorf("%-36s %6d rows: lance policy chose %v, pylance %v", e.c.Name(), e.rec.NumRows(), pe, ye)
+			}
 			continue
 		}
 		same++

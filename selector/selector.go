@@ -104,7 +104,7 @@ type Page struct {
 	SingleNullable bool   // exactly one layer, a nullable leaf
 	NumVisible     int    // leaf value slots
 	AllNull        bool   // every visible value is null
-	Scalar         []byte // non-nil: every visible value is non-null and equal to this inline scalar
+	Scalar         []byte // non-nil: every non-null visible value (at least one) equals this inline scalar
 	MaxValueBytes  int    // largest visible value in bytes
 	CanZip         bool   // values are byte aligned, so per-record storage is possible
 	NullFree       bool   // no visible value is null (so a scalar needs no leaf validity)
@@ -149,23 +149,29 @@ func Choose(p Page, o Options) Plan {
 		p.Profile = &values.Profile{N: p.NumVisible, Bits: p.Bits}
 	}
 	switch {
-	case p.NumVisible > 0 && p.AllNull && p.SingleNullable:
+	case p.NumVisible > 0 && p.AllNull && p.SingleNullable && !p.Format23:
 		plan.Values, plan.Reason = None, "every value null, no other structure"
 		return plan
-	case p.NumVisible > 0 && p.Degenerate && p.Scalar != nil && (o.Structural == StructuralAuto || o.Policy == PolicyLance):
+	case p.NumVisible > 0 && p.AllNull && p.SingleNullable:
+		// In planar metadata a null leaf is structure: all-null is sparse.
+		plan.Structure, plan.Values, plan.Reason = Sparse, SparseNone, "every value null"
+		return plan
+	case p.NumVisible > 0 && p.Degenerate && p.Scalar != nil && p.NullFree && (o.Structural == StructuralAuto || o.Policy == PolicyLance):
 		plan.Values, plan.Reason = Constant, "every value equal, trivial structure"
 		return plan
 	case (p.NumVisible == 0 || p.AllNull) && o.Structural == StructuralAuto:
 		plan.Structure, plan.Values, plan.Reason = Sparse, SparseNone, "no non-null values under non-trivial structure"
 		return plan
-	case p.Scalar != nil && p.NullFree && o.Structural == StructuralAuto:
+	case p.Scalar != nil && (p.NullFree || p.Format23) && o.Structural == StructuralAuto:
 		plan.Structure, plan.Values, plan.Reason = Sparse, SparseConstant, "every value equal under non-trivial structure"
 		return plan
 	case o.Structural == StructuralFullZip && p.CanZip:
 		plan.Values, plan.Reason = Zipped, "structural-encoding=fullzip"
+		plan.Codec = zippedCodec(p, o)
 		return plan
 	case o.Structural == StructuralAuto && p.MaxValueBytes >= WideValueBytes && p.CanZip:
 		plan.Values, plan.Reason = Zipped, "wide values (>= 256 bytes)"
+		plan.Codec = zippedCodec(p, o)
 		return plan
 	}
 	plan.Values, plan.Reason = Chunked, "narrow values"
@@ -265,6 +271,11 @@ func candidates(p Page, o Options) []Candidate {
 			base = append(base, values.VariableCodec{OffBits: prof.OffBits, Offsets: values.DeltaCodec{
 				Bits: prof.OffBits, Deltas: values.OutOfLineCodec{Bits: prof.OffBits, Width: w}}})
 		}
+		if st := prof.Var; p.Format23 && st != nil && g == 0 && st.Nulls == 0 && st.N > 0 && st.MinLen == st.MaxLen {
+			// Every value has one length: the offsets are a range.
+			base = append(base, values.VariableCodec{OffBits: prof.OffBits, Offsets: values.RangeCodec{
+				Bits: prof.OffBits, Step: uint64(st.MaxLen)}})
+		}
 		if useFsst(p, o) {
 			f := values.FsstCodec{Table: p.Fsst, Values: v}
 			if o.Compression == CompressionFsst || lance {
@@ -311,6 +322,31 @@ func candidates(p Page, o Options) []Candidate {
 		out = append(out, Candidate{Codec: base[0], Bytes: prof.RawBytes()})
 	}
 	return out
+}
+
+// ZstdPerValueMinLen is the longest value from which Lance compresses the
+// records of a zipped variable-width page with Zstd unasked (32 KiB).
+const ZstdPerValueMinLen = 32 << 10
+
+// zippedCodec is the per-value codec of a zipped variable-width page, by
+// Lance's rules: FSST where it applies, else Zstd per value when the field
+// asks for general compression (Lance writes Zstd for any scheme here) or
+// values reach ZstdPerValueMinLen, else plain Variable. Fixed-width zipped
+// pages have no per-value codec choice (nil).
+func zippedCodec(p Page, o Options) values.Codec {
+	if p.Kind != KindVariable || p.Profile == nil || p.Profile.Var == nil {
+		return nil
+	}
+	v := values.VariableCodec{OffBits: p.Profile.OffBits}
+	switch {
+	case o.Compression == CompressionNone:
+		return v
+	case useFsst(p, o):
+		return values.FsstCodec{Table: p.Fsst, Values: v}
+	case o.generalScheme() != 0 || p.Profile.Var.MaxLen >= ZstdPerValueMinLen:
+		return values.GeneralCodec{Scheme: values.SchemeZstd, Level: o.Level, Inner: v}
+	}
+	return v
 }
 
 // useFsst is Lance's FSST rule: asked for, or (automatically) a string page

@@ -14,24 +14,13 @@ import (
 	"errors"
 	"fmt"
 	mbits "math/bits"
-	"os"
 	"runtime/metrics"
 	"slices"
 	"testing"
 
 	"github.com/planarlance/planar/proto/enc21pb"
+	"google.golang.org/protobuf/proto"
 )
-
-var fzTmpSkip = os.Getenv("FZ_KNOWN") != "" // TEMP
-
-func fzTmpLZ4(bs ...[]byte) bool { // TEMP
-	for _, b := range bs {
-		if len(b) >= 4 && binary.LittleEndian.Uint32(b) == 0 {
-			return true
-		}
-	}
-	return false
-}
 
 // ---- shared helpers ----
 
@@ -234,11 +223,13 @@ func fzBlockBytes(b Block) int {
 }
 
 // fzCheckAlloc bounds what one decode may allocate: a fixed slack, a
-// multiple of the input (large when general compression may legitimately
-// expand it), the offset arrays of n values, and a multiple of the output.
+// multiple of the input (as much as the input can legitimately expand to:
+// an inline bit-packing width word of 0 stands for 1024 values, general
+// compression expands further), the offset arrays of n values, and a
+// multiple of the output.
 func fzCheckAlloc(t *testing.T, what string, alloc uint64, inBytes, n, outBytes int, general bool) {
 	t.Helper()
-	perByte := 64
+	perByte := 1024 + 64
 	if general {
 		// zstd: 128 KiB from a 3-byte block header.
 		perByte = 3 * (128 << 10) / 3
@@ -872,9 +863,6 @@ func FuzzDecodeMiniBlockTree(f *testing.F) {
 	fzWarmZstd()
 	f.Fuzz(func(t *testing.T, which uint8, n uint16, nbuf uint8, b0, b1, b2 []byte) {
 		tr := trees[int(which)%len(trees)]
-		if fzTmpSkip && (int(which)%len(trees) < 2 || fzTmpLZ4(b0, b1, b2)) { // TEMP
-			return
-		}
 		bufs := [][]byte{b0, b1, b2}[:nbuf%4]
 		orig := fzCloneAll(bufs)
 		before := fzHeapAllocs()
@@ -910,9 +898,6 @@ func FuzzDecodeBlockTree(f *testing.F) {
 	fzWarmZstd()
 	f.Fuzz(func(t *testing.T, which uint8, n uint16, buf []byte) {
 		tr := trees[int(which)%len(trees)]
-		if fzTmpSkip && (fzTmpLZ4(buf)) { // TEMP
-			return
-		}
 		orig := bytes.Clone(buf)
 		before := fzHeapAllocs()
 		got, err := DecodeBlock(tr.e, buf, int(n))
@@ -1748,5 +1733,102 @@ func FuzzParseZipRepIndex(f *testing.F) {
 		if !bytes.Equal(re, index) {
 			t.Fatalf("index re-serializes to % x, was % x", re, index)
 		}
+	})
+}
+
+// ---- arbitrary encoding trees ----
+
+// fzTreeSize bounds the values an arbitrary tree can expand n values to
+// (fixed-size-list dimensions multiply, constants repeat their value), so
+// that legitimately huge decodes are skipped rather than run.
+func fzTreeSize(e *enc21pb.CompressiveEncoding, depth int) int {
+	if depth > 16 {
+		return 1
+	}
+	sub := func(es ...*enc21pb.CompressiveEncoding) int {
+		m := 8
+		for _, x := range es {
+			m = max(m, fzTreeSize(x, depth+1))
+		}
+		return m
+	}
+	switch c := e.GetCompression().(type) {
+	case *enc21pb.CompressiveEncoding_FixedSizeList:
+		return int(min(c.FixedSizeList.ItemsPerValue, 1<<21)) * sub(c.FixedSizeList.Values)
+	case *enc21pb.CompressiveEncoding_Constant:
+		return max(8, len(c.Constant.Value))
+	case *enc21pb.CompressiveEncoding_General:
+		return sub(c.General.Values)
+	case *enc21pb.CompressiveEncoding_Rle:
+		return sub(c.Rle.Values, c.Rle.RunLengths)
+	case *enc21pb.CompressiveEncoding_Fsst:
+		return sub(c.Fsst.Values)
+	case *enc21pb.CompressiveEncoding_Variable:
+		return sub(c.Variable.Offsets)
+	case *enc21pb.CompressiveEncoding_Delta:
+		return sub(c.Delta.Deltas)
+	case *enc21pb.CompressiveEncoding_Flat:
+		return max(8, int(min(c.Flat.BitsPerValue, 1<<20)/8))
+	}
+	return 8
+}
+
+// FuzzDecodeProtoTree unmarshals fuzzer bytes as a CompressiveEncoding (any
+// tree a file could carry) and runs every descriptor consumer on it:
+// EncodingName, ParsePackedStruct, ParseVariablePackedStruct, DecodeMiniBlock
+// and DecodeBlock over fuzzer buffers. Nothing may panic, errors must be
+// classified and successful decodes structurally sound.
+func FuzzDecodeProtoTree(f *testing.F) {
+	add := func(e *enc21pb.CompressiveEncoding, n int, bufs [][]byte) {
+		pb, err := proto.Marshal(e)
+		if err != nil {
+			f.Fatal(err)
+		}
+		b := append(slices.Clone(bufs), nil, nil, nil)
+		f.Add(pb, uint16(n), uint8(len(bufs)), b[0], b[1], b[2])
+	}
+	for _, tr := range append(fzTrees(fzMiniCases()), fzTrees(fzBlockCases())...) {
+		if len(tr.seed) <= 3 {
+			add(tr.e, tr.n, tr.seed)
+		}
+	}
+	add(PackedStructEncoding([]int{32, 8, 64}), 2, [][]byte{make([]byte, 26)})
+	add(VariablePackedStructEncoding([]VarPackedFieldEncoding{
+		{PackedLayout: PackedLayout{Bits: 32}},
+		{PackedLayout: PackedLayout{Variable: true, Bits: 32}},
+	}), 2, [][]byte{{1, 0, 0, 0, 1, 0, 0, 0, 'a'}})
+	f.Fuzz(func(t *testing.T, pb []byte, n uint16, nbuf uint8, b0, b1, b2 []byte) {
+		e := &enc21pb.CompressiveEncoding{}
+		if err := proto.Unmarshal(pb, e); err != nil {
+			return
+		}
+		_ = EncodingName(e)
+		if bits, err := ParsePackedStruct(e); err != nil {
+			fzCheckErr(t, "ParsePackedStruct", err)
+		} else if again, err := ParsePackedStruct(PackedStructEncoding(bits)); err != nil || !slices.Equal(again, bits) {
+			t.Fatalf("packed struct widths %v do not survive PackedStructEncoding: %v %v", bits, again, err)
+		}
+		if fields, err := ParseVariablePackedStruct(e); err != nil {
+			fzCheckErr(t, "ParseVariablePackedStruct", err)
+		} else if len(VarPackedLayouts(fields)) != len(fields) {
+			t.Fatal("VarPackedLayouts lost fields")
+		}
+		if int(n)*fzTreeSize(e, 0) > 1<<26 {
+			return
+		}
+		bufs := [][]byte{b0, b1, b2}[:nbuf%4]
+		orig := fzCloneAll(bufs)
+		name := EncodingName(e)
+		if got, err := DecodeMiniBlock(e, bufs, int(n)); err != nil {
+			fzCheckErr(t, name, err)
+		} else {
+			fzCheckBlock(t, name, got, int(n), -1)
+		}
+		if got, err := DecodeBlock(e, b0, int(n)); err != nil {
+			fzCheckErr(t, name, err)
+		} else {
+			fzCheckBlock(t, name, got, int(n), -1)
+		}
+		fzUnchanged(t, name, bufs, orig)
 	})
 }

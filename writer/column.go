@@ -66,6 +66,8 @@ type column struct {
 	chunkBufs                  [][]byte
 	sampleData                 []byte
 	sampleOffs                 []uint64
+	zvals                      []byte
+	zoffs                      []uint64
 	nulls                      []bool
 }
 

@@ -83,40 +83,45 @@ func (c *column) gather(segs []structural.Segment, n int) pageValues {
 	return pv
 }
 
-// scalar returns the inline constant of a page whose visible values are all
-// non-null and equal (fixed-width values of at most 32 bytes), or nil.
-func (c *column) scalar(pv pageValues) []byte {
-	if pv.n == 0 {
-		return nil
-	}
-	for _, null := range pv.nulls {
+// scalar returns the inline constant of a page whose non-null visible values
+// are all equal (at least one; fixed-width values of at most 32 bytes), or
+// nil, and whether no visible value is null.
+func (c *column) scalar(pv pageValues) ([]byte, bool) {
+	nullFree := true
+	first := -1
+	for i, null := range pv.nulls[:pv.n] {
 		if null {
-			return nil
+			nullFree = false
+		} else if first < 0 {
+			first = i
 		}
+	}
+	if first < 0 {
+		return nil, nullFree
 	}
 	switch pv.info.kind {
 	case kindFixed:
 		w := pv.info.bits / 8
 		if w > 32 {
-			return nil
+			return nil, nullFree
 		}
-		first := pv.fixed[:w]
-		for i := 1; i < pv.n; i++ {
-			if !bytes.Equal(pv.fixed[i*w:(i+1)*w], first) {
-				return nil
+		v := pv.fixed[first*w : (first+1)*w]
+		for i := first + 1; i < pv.n; i++ {
+			if !pv.nulls[i] && !bytes.Equal(pv.fixed[i*w:(i+1)*w], v) {
+				return nil, nullFree
 			}
 		}
-		return append([]byte(nil), first...)
+		return append([]byte(nil), v...), nullFree
 	case kindBool:
-		v := pv.fixed[0] & 1
-		for i := 1; i < pv.n; i++ {
-			if (pv.fixed[i/8]>>(i%8))&1 != v {
-				return nil
+		v := (pv.fixed[first/8] >> (first % 8)) & 1
+		for i := first + 1; i < pv.n; i++ {
+			if !pv.nulls[i] && (pv.fixed[i/8]>>(i%8))&1 != v {
+				return nil, nullFree
 			}
 		}
-		return []byte{v}
+		return []byte{v}, nullFree
 	}
-	return nil
+	return nil, nullFree
 }
 
 func (c *column) encode(d structural.Dense, segs []structural.Segment, f Format) (encoded, error) {
@@ -135,9 +140,8 @@ func (c *column) encode(d structural.Dense, segs []structural.Segment, f Format)
 	case kindNull, kindDict:
 	default:
 		sp.MaxValueBytes = pv.info.rowBits() / 8
-		sp.Scalar = c.scalar(pv)
+		sp.Scalar, sp.NullFree = c.scalar(pv)
 	}
-	sp.NullFree = sp.Scalar != nil
 	c.describeValues(&sp, pv)
 	plan := selector.Choose(sp, c.opts)
 	dictCandidate := pv.info.kind == kindVariable || (pv.info.kind == kindFixed && (pv.info.bits == 64 || pv.info.bits == 128))
@@ -378,8 +382,9 @@ func (c *column) encodeChunked(d structural.Dense, pv pageValues, enc *encoded) 
 	}
 	nbuf := codec.NumBuffers()
 	counts := c.chunkCounts(pv, codec)
-	repEnc, repPack := levelCodec(d.Rep, d.NumItems, plan)
-	defEnc, defPack := levelCodec(d.Def, d.NumItems, plan)
+	f23 := c.cfg.format.planarMetadata()
+	repEnc, repPack := levelCodec(d.Rep, d.NumItems, len(counts), plan, f23)
+	defEnc, defPack := levelCodec(d.Def, d.NumItems, len(counts), plan, f23)
 	R := structural.NumLists(d.Layers)
 	maxVis := structural.MaxVisibleDef(d.Layers)
 	visible := func(i int) bool { return R == 0 || int(d.Def[i]) <= maxVis }
@@ -539,17 +544,28 @@ type levelPacker func(dst []byte, levels []uint16) ([]byte, error)
 // that encodes a chunk's slice of it: flat u16, inline bit packing when the
 // whole stream fits one 1024-level block, else out-of-line bit packing at the
 // stream's width.
-func levelCodec(levels []uint16, n int, plan selector.Plan) (*enc21pb.CompressiveEncoding, levelPacker) {
+func levelCodec(levels []uint16, n, chunks int, plan selector.Plan, rleLevels bool) (*enc21pb.CompressiveEncoding, levelPacker) {
 	flat := func(dst []byte, l []uint16) ([]byte, error) { return values.AppendFlatLevels(dst, l), nil }
 	if levels == nil || plan.LevelComp != selector.Bitpacked {
 		return values.FlatEncoding(16), flat
 	}
 	var raw []byte
-	w := stats.Levels(levels).BitWidth
+	ls := stats.Levels(levels)
+	w := ls.BitWidth
 	// Keep flat levels when packing would not shrink them (tiny pages).
 	packed := (n*w + 7) / 8
 	if n <= 1024 {
 		packed = (1 + 64*w) * 2
+	}
+	// Long runs of one level (leading or trailing nulls): u16 runs, as
+	// Lance 2.3 writes them, when smaller than packing (Lance 2.2 readers
+	// accept only u8 run lengths over flat values).
+	if rle := (ls.Runs+chunks)*4 + 8*chunks; rleLevels && rle < packed && rle < 2*n {
+		codec := values.RleCodec{Bits: 16, LenBits: 16}
+		return codec.Encoding(), func(dst []byte, l []uint16) ([]byte, error) {
+			raw = values.AppendFlatLevels(raw[:0], l)
+			return codec.AppendBlock(dst, values.Block{Bits: 16, N: len(l), Data: raw})
+		}
 	}
 	if packed >= 2*n {
 		return values.FlatEncoding(16), flat
@@ -687,7 +703,28 @@ func (c *column) encodeZipped(d structural.Dense, pv pageValues, enc *encoded) e
 	case kindVariable:
 		fz.Details = &enc21pb.FullZipLayout_BitsPerOffset{BitsPerOffset: uint32(pv.info.offBits)}
 		fz.ValueCompression, _ = c.plainEncoding(pv)
-		data, idx, err = values.AppendZippedVariable(c.data[:0], lv, d.Rep, d.Def, pv.offsets, pv.fixed, pv.info.offBits)
+		offs, vals := pv.offsets, pv.fixed
+		switch pc := enc.plan.Codec.(type) {
+		case values.FsstCodec:
+			if pv.fsst { // coded by encode
+				fz.ValueCompression = pc.Encoding()
+			}
+		case values.GeneralCodec:
+			// Each value compressed on its own (empty values stay empty).
+			fz.ValueCompression = pc.Encoding()
+			vals = c.zvals[:0]
+			offs = append(c.zoffs[:0], 0)
+			for i := 0; i < pv.n; i++ {
+				if v := pv.fixed[pv.offsets[i]:pv.offsets[i+1]]; len(v) > 0 {
+					if vals, err = values.AppendCompressed(vals, pc.Scheme, pc.Level, v); err != nil {
+						return err
+					}
+				}
+				offs = append(offs, uint64(len(vals)))
+			}
+			c.zvals, c.zoffs = vals, offs
+		}
+		data, idx, err = values.AppendZippedVariable(c.data[:0], lv, d.Rep, d.Def, offs, vals, pv.info.offBits)
 	default:
 		width, rows := c.zipRecords(pv)
 		fz.Details = &enc21pb.FullZipLayout_BitsPerValue{BitsPerValue: uint32(8 * width)}
@@ -813,6 +850,7 @@ func (c *column) gatherDict(segs []structural.Segment) ([]byte, *pageDict) {
 		pd.items = fixed
 		pd.encoding = values.FlatEncoding(vi.bits)
 	}
+	c.compressDictItems(pd)
 	return idx, pd
 }
 
@@ -882,23 +920,29 @@ func (c *column) autoDict(pv pageValues) (*pageDict, []byte, bool) {
 		return nil, nil, false
 	}
 	pd := &pageDict{n: d, items: block, encoding: venc}
-	// Like Lance 14, compress the items with LZ4 when that shrinks them
-	// (or with the scheme the column asks for).
+	c.compressDictItems(pd)
+	return pd, idx, true
+}
+
+// compressDictItems compresses page dictionary items like Lance 14: LZ4
+// (or the scheme the column asks for), always under the lance policy, when
+// it shrinks them under the cost policy.
+func (c *column) compressDictItems(pd *pageDict) {
 	scheme, level := values.SchemeLZ4, 0
 	switch c.opts.DictItems {
 	case selector.CompressionNone:
-		return pd, idx, true
+		return
 	case selector.CompressionZstd:
 		scheme, level = values.SchemeZstd, c.opts.Level
 	}
-	if z, err := values.AppendCompressed(nil, scheme, level, block); err == nil && (len(z) < len(block) || c.opts.DictItems != selector.CompressionAuto) {
+	always := c.opts.DictItems != selector.CompressionAuto || c.opts.Policy == selector.PolicyLance
+	if z, err := values.AppendCompressed(nil, scheme, level, pd.items); err == nil && (len(z) < len(pd.items) || always) {
 		pd.items = z
 		pd.encoding = &enc21pb.CompressiveEncoding{Compression: &enc21pb.CompressiveEncoding_General{General: &enc21pb.General{
 			Compression: &enc21pb.BufferCompression{Scheme: enc21pb.CompressionScheme(scheme)},
-			Values:      venc,
+			Values:      pd.encoding,
 		}}}
 	}
-	return pd, idx, true
 }
 
 func (c *column) isUTF8() bool {

@@ -3,6 +3,8 @@ package writer
 import (
 	"encoding/binary"
 	"fmt"
+	"google.golang.org/protobuf/proto"
+	"math/bits"
 
 	"github.com/planarlance/planar/proto/enc21pb"
 	"github.com/planarlance/planar/proto/enc23pb"
@@ -99,7 +101,11 @@ func u64Sequence(xs []uint64) (*enc21pb.CompressiveEncoding, [][]byte) {
 		raw = binary.LittleEndian.AppendUint64(raw, x)
 	}
 	blk := values.Block{Bits: 64, N: len(xs), Data: raw}
-	cands := []values.Codec{values.BitpackCodec{Bits: 64}}
+	var or uint64
+	for _, x := range xs {
+		or |= x
+	}
+	cands := []values.Codec{values.OutOfLineCodec{Bits: 64, Width: bits.Len64(or)}, values.BitpackCodec{Bits: 64}}
 	if len(xs) == 1 || xs[1] >= xs[0] {
 		step := uint64(0)
 		if len(xs) > 1 {
@@ -126,7 +132,9 @@ func u64Sequence(xs []uint64) (*enc21pb.CompressiveEncoding, [][]byte) {
 	return best.Encoding(), [][]byte{bestBuf}
 }
 
-// sparseValidity stores the cheaper of the null and the valid positions.
+// sparseValidity stores the cheaper of the null and the valid positions:
+// fewer stored bits (positions times packed width), then the smaller
+// description, then the null positions (the choices Lance 14 makes).
 func sparseValidity(valid []bool, n int) (*enc23pb.SparseValiditySet, [][]byte) {
 	var nulls, ok []uint64
 	for i := 0; i < n; i++ {
@@ -136,10 +144,24 @@ func sparseValidity(valid []bool, n int) (*enc23pb.SparseValiditySet, [][]byte) 
 			ok = append(ok, uint64(i))
 		}
 	}
-	meaning, ps := enc23pb.SparseValiditySet_SPARSE_VALIDITY_NULL_POSITIONS, nulls
-	if len(ok) < len(nulls) {
-		meaning, ps = enc23pb.SparseValiditySet_SPARSE_VALIDITY_VALID_POSITIONS, ok
+	ve, vb := u64Sequence(ok)
+	ne, nb := u64Sequence(nulls)
+	vs, ns := seqBits(ve, len(ok)), seqBits(ne, len(nulls))
+	if vs < ns || (vs == ns && proto.Size(ve) < proto.Size(ne)) {
+		return &enc23pb.SparseValiditySet{Meaning: enc23pb.SparseValiditySet_SPARSE_VALIDITY_VALID_POSITIONS, Positions: ve, NumPositions: uint64(len(ok))}, vb
 	}
-	e, b := u64Sequence(ps)
-	return &enc23pb.SparseValiditySet{Meaning: meaning, Positions: e, NumPositions: uint64(len(ps))}, b
+	return &enc23pb.SparseValiditySet{Meaning: enc23pb.SparseValiditySet_SPARSE_VALIDITY_NULL_POSITIONS, Positions: ne, NumPositions: uint64(len(nulls))}, nb
+}
+
+// seqBits is the ideal stored size of n positions under e, in bits.
+func seqBits(e *enc21pb.CompressiveEncoding, n int) int {
+	switch c := e.GetCompression().(type) {
+	case *enc21pb.CompressiveEncoding_Constant, *enc21pb.CompressiveEncoding_Range:
+		return 0
+	case *enc21pb.CompressiveEncoding_Delta:
+		return seqBits(c.Delta.GetDeltas(), n)
+	case *enc21pb.CompressiveEncoding_OutOfLineBitpacking:
+		return n * int(c.OutOfLineBitpacking.GetValues().GetFlat().GetBitsPerValue())
+	}
+	return 64 * n
 }
