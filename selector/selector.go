@@ -297,20 +297,6 @@ func candidates(p Page, o Options) []Candidate {
 		if bssOnly {
 			base = base[n:]
 		}
-	case !lance && o.Compression == CompressionAuto && o.Codec == "":
-		// Beyond Lance's rules: general compression over each candidate,
-		// left to the cost model.
-		n := len(base)
-		for _, c := range base[:n] {
-			if _, ok := c.(values.FsstCodec); ok {
-				continue
-			}
-			base = append(base, values.GeneralCodec{Scheme: values.SchemeLZ4, Inner: c}, values.GeneralCodec{Scheme: values.SchemeZstd, Inner: c})
-		}
-		if p.Kind == KindFixed && (p.Bits == 32 || p.Bits == 64) && o.BSS != BSSOff {
-			bss := values.BssCodec{Bits: p.Bits}
-			base = append(base, values.GeneralCodec{Scheme: values.SchemeLZ4, Inner: bss}, values.GeneralCodec{Scheme: values.SchemeZstd, Inner: bss})
-		}
 	}
 	var out []Candidate
 	for _, c := range base {
@@ -318,11 +304,60 @@ func candidates(p Page, o Options) []Candidate {
 			out = append(out, Candidate{Codec: c, Bytes: n})
 		}
 	}
+	if !lance && g == 0 && o.Compression == CompressionAuto && o.Codec == "" && len(out) > 0 {
+		// Beyond Lance's rules: general compression, left to the cost
+		// model, over the smallest candidate and over the plain one (and
+		// byte stream split for 32/64-bit values). Each is a trial
+		// compression of the sample, so the list is kept short. Zstd runs
+		// at its fastest level: most of the gain at a fraction of the time.
+		best := out[0]
+		for _, c := range out[1:] {
+			if c.Bytes < best.Bytes {
+				best = c
+			}
+		}
+		inner := []values.Codec{best.Codec}
+		if out[0].Codec != best.Codec {
+			inner = append(inner, out[0].Codec)
+		}
+		if p.Kind == KindFixed && (p.Bits == 32 || p.Bits == 64) && o.BSS != BSSOff {
+			inner = append(inner, values.BssCodec{Bits: p.Bits})
+		}
+		for _, c := range inner {
+			if _, ok := c.(values.FsstCodec); ok {
+				continue
+			}
+			inner, ok := c.Estimate(prof)
+			if !ok {
+				continue
+			}
+			lz := values.GeneralCodec{Scheme: values.SchemeLZ4, Inner: c}
+			n, ok := lz.Estimate(prof)
+			if ok {
+				out = append(out, Candidate{Codec: lz, Bytes: n})
+			}
+			_, isBss := c.(values.BssCodec)
+			if ok && !isBss && n*20 > inner*19 {
+				// LZ4 found no repetition; Zstd's entropy coder could
+				// still gain on skewed bytes, but those are what bit
+				// packing and byte stream split already take.
+				continue
+			}
+			zs := values.GeneralCodec{Scheme: values.SchemeZstd, Level: AutoZstdLevel, Inner: c}
+			if n, ok := zs.Estimate(prof); ok {
+				out = append(out, Candidate{Codec: zs, Bytes: n})
+			}
+		}
+	}
 	if len(out) == 0 {
 		out = append(out, Candidate{Codec: base[0], Bytes: prof.RawBytes()})
 	}
 	return out
 }
+
+// AutoZstdLevel is the Zstd level of general compression the cost policy
+// adds on its own (the field did not ask for it): the fastest level.
+const AutoZstdLevel = 1
 
 // ZstdPerValueMinLen is the longest value from which Lance compresses the
 // records of a zipped variable-width page with Zstd unasked (32 KiB).

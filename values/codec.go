@@ -420,7 +420,13 @@ func (c GeneralCodec) Estimate(p *Profile) (int, bool) {
 	s := getScratch()
 	defer putScratch(s)
 	var bufs [][]byte
-	for start := 0; start < p.Sample.N; start += per {
+	// At most trialPieces chunk-sized pieces, spread over the sample: each
+	// compression call has a fixed cost, and a few chunks give the ratio.
+	stride := per
+	if pieces := (p.Sample.N + per - 1) / per; pieces > trialPieces {
+		stride = per * (pieces / trialPieces)
+	}
+	for start := 0; start < p.Sample.N; start += stride {
 		piece := sliceBlock(p.Sample, start, min(per, p.Sample.N-start))
 		var b []byte
 		if c.Inner.Contexts()&InChunk != 0 {
@@ -455,6 +461,10 @@ func (c GeneralCodec) Estimate(p *Profile) (int, bool) {
 	}
 	return int(int64(inner) * int64(packed) / int64(raw)), true
 }
+
+// trialPieces bounds the chunk-sized pieces a general-compression estimate
+// compresses.
+const trialPieces = 4
 
 // trialChunkValues is about how many values the writer puts in one chunk
 // for codec c (the unit general compression sees).
