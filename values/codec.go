@@ -631,10 +631,25 @@ func (c VariableCodec) Estimate(p *Profile) (int, bool) {
 	if c.Offsets == nil {
 		return p.RawBytes(), true
 	}
-	// Generic offsets are encoded per chunk: assume chunks of about
-	// VariableChunkBytes, each with its own offsets block.
-	chunks := max(1, (p.Var.Bytes+VariableChunkBytes-1)/VariableChunkBytes)
-	per := (p.N+chunks-1)/chunks + 1
+	// Generic offsets are encoded per chunk: chunks hold a power-of-two
+	// count of values (at most 4096) of about VariableChunkBytes of data
+	// and packed offsets, each chunk with its own offsets block.
+	obits := c.OffBits
+	switch oc := c.Offsets.(type) {
+	case RangeCodec:
+		obits = 0
+	case DeltaCodec:
+		if ool, ok := oc.Deltas.(OutOfLineCodec); ok {
+			obits = ool.Width
+		}
+	}
+	perValue := float64(p.Var.Bytes)/float64(max(p.N, 1)) + float64(obits)/8
+	vals := 2
+	for vals < 4096 && float64(2*vals)*perValue <= VariableChunkBytes {
+		vals *= 2
+	}
+	chunks := max(1, (p.N+vals-1)/vals)
+	per := min(vals, p.N) + 1
 	var offs int
 	switch oc := c.Offsets.(type) {
 	case RangeCodec:

@@ -335,13 +335,25 @@ func (c *column) chunkCounts(pv pageValues, codec values.Codec) []int {
 		return rleChunkCounts(pv.fixed, pv.info.bits, n, codec.(values.RleCodec))
 	}
 	if pv.info.kind == kindVariable {
-		w := pv.info.offBits / 8
+		// Offset bits per value: the offset width, or what the offsets
+		// codec packs them to.
+		wbits := pv.info.offBits
+		if v, ok := codec.(values.VariableCodec); ok && v.Offsets != nil {
+			switch oc := v.Offsets.(type) {
+			case values.RangeCodec:
+				wbits = 0
+			case values.DeltaCodec:
+				if ool, ok := oc.Deltas.(values.OutOfLineCodec); ok {
+					wbits = ool.Width
+				}
+			}
+		}
 		for start := 0; start < n; {
 			cnt := 2
 			for cnt < 4096 {
 				next := cnt * 2
 				end := min(start+next, n)
-				size := (end-start+1)*w + int(pv.offsets[end]-pv.offsets[start])
+				size := (end-start+1)*wbits/8 + int(pv.offsets[end]-pv.offsets[start])
 				if size > values.VariableChunkBytes || start+next > n {
 					break
 				}
