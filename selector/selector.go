@@ -264,7 +264,9 @@ func candidates(p Page, o Options) []Candidate {
 	case KindVariable:
 		v := values.VariableCodec{OffBits: prof.OffBits}
 		base = []values.Codec{v}
-		if p.Format23 && prof.Var != nil && g == 0 {
+		// (The lance policy keeps wide values, forced into chunks, on flat
+		// offsets, as pylance does.)
+		if p.Format23 && prof.Var != nil && g == 0 && !(lance && prof.Var.MaxLen >= WideValueBytes) {
 			// Lance 2.3's form: each chunk's offsets as a delta block (base
 			// 0) over out-of-line bit packing at the page's longest value.
 			w := bits.Len64(uint64(prof.Var.MaxLen))
