@@ -50,6 +50,7 @@ func pageEncodings(t *testing.T, path string) ([]string, [][]byte) {
 var knownPolicyDiffs = map[string]string{
 	"float_random__zstd3":       "Lance 2.3 tries RLE with general-compressed children on floats when general compression is asked for; planar does not write that composite",
 	"float_random__lz4-bss-off": "same composite RLE",
+	"packed_struct__default":    "Lance 14 gives the children of a nullable struct a definition level of their own even when they hold no nulls; planar classifies layers by the nulls present (FORMAT.md), one level fewer",
 }
 
 // TestCodecCorpus: for every codec planar can force (the codec corpus of
@@ -115,7 +116,12 @@ func TestCodecCorpus(t *testing.T) {
 	for i, e := range entries {
 		w := res.Writes[i]
 		if !w.OK {
-			t.Errorf("pylance could not write %s: %s", filepath.Base(w.File), *w.Error)
+			if why, ok := pylanceCannot(filepath.Base(w.File), *w.Error); ok {
+				t.Logf("pylance cannot write %s (%s)", filepath.Base(w.File), why)
+			} else {
+				t.Errorf("pylance could not write %s: %s", filepath.Base(w.File), *w.Error)
+			}
+			checkPlanarRead(t, e.planar, e.rec)
 			continue
 		}
 		checkPlanarRead(t, w.File, e.rec)

@@ -387,6 +387,7 @@ var knownPylanceLimits = []struct{ file, err, why string }{
 	{"map_str_i32", "Map data type is not enabled", "maps need file version 2.2+"},
 	{"fsl_struct", "FixedSizeList<Struct> is not enabled", "fixed-size lists of structs need file version 2.2+"},
 	{"fsl_bool_8", "range end index", "pylance 14.0.2 panics forcing full-zip on fixed-size lists of booleans"},
+	{"packed_struct__packed-fullzip", "Per-value compression not yet supported for block type Nullable", "pylance 14.0.2 cannot write full-zip packed structs with nullable children"},
 }
 
 func pylanceCannot(file, err string) (string, bool) {

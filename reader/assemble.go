@@ -21,7 +21,7 @@ func (f *File) fieldLayout() ([]fieldColumns, error) {
 	var out []fieldColumns
 	ci := 0
 	for _, fld := range f.schema.Fields() {
-		paths := structural.LeafPaths(fld.Type)
+		paths := structural.LeafPathsField(fld)
 		fc := fieldColumns{field: fld, paths: paths}
 		for range paths {
 			if ci >= len(f.columns) {
@@ -141,6 +141,11 @@ func merge(dt arrow.DataType, parts []arrow.Array, paths [][]structural.Step, de
 		return nil, fmt.Errorf("no columns for %s: %w", dt, ErrCorrupt)
 	}
 	p0 := parts[0]
+	if len(paths) == 1 && depth < len(paths[0]) && paths[0][depth].Kind == structural.StepLeaf {
+		// The column holds this whole value (a packed struct).
+		p0.Retain()
+		return p0, nil
+	}
 	switch t := dt.(type) {
 	case *arrow.StructType:
 		if t.NumFields() == 0 {

@@ -192,7 +192,7 @@ func (f *File) open() error {
 	// (rows times the dimensions).
 	dims := make([]uint64, 0, n)
 	for _, fld := range f.schema.Fields() {
-		for _, path := range structural.LeafPaths(fld.Type) {
+		for _, path := range structural.LeafPathsField(fld) {
 			d := uint64(1)
 			for _, st := range path {
 				if st.Kind == structural.StepFSL {

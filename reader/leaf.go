@@ -143,6 +143,8 @@ func leafArray(dt arrow.DataType, pd *pageData, valid []bool) (arrow.ArrayData, 
 		return array.NewData(dt, n, []*memory.Buffer{vb, memory.NewBufferBytes(offs), memory.NewBufferBytes(vals.Data)}, nil, nulls, 0), nil
 	case *arrow.FixedSizeListType:
 		return fslLeaf(t, vals, n, vb, nulls)
+	case *arrow.StructType:
+		return packedLeaf(t, vals, n, vb, nulls)
 	}
 	bits := bitWidth(dt)
 	if bits == 0 || bits%8 != 0 {
@@ -300,4 +302,30 @@ func dictLeaf(t *arrow.DictionaryType, pd *pageData, valid []bool, vb *memory.Bu
 	d := array.NewData(t, n, []*memory.Buffer{vb, memory.NewBufferBytes(keys)}, nil, nulls, 0)
 	d.SetDictionary(dict)
 	return d, nil
+}
+
+// packedLeaf builds a packed struct (one column holding every child) from
+// its rows: each child's fixed-width value back to back.
+func packedLeaf(t *arrow.StructType, vals values.Block, n int, vb *memory.Buffer, nulls int) (arrow.ArrayData, error) {
+	bits := make([]int, t.NumFields())
+	sum := 0
+	for i, f := range t.Fields() {
+		bits[i] = bitWidth(f.Type)
+		if bits[i] == 0 || bits[i]%8 != 0 {
+			return nil, fmt.Errorf("packed struct child %q of type %s: %w", f.Name, f.Type, ErrUnsupported)
+		}
+		sum += bits[i]
+	}
+	if vals.Variable() || vals.Bits != sum || len(vals.Data) < n*sum/8 {
+		return nil, fmt.Errorf("packed struct of %d-bit rows decoded as %d-bit values: %w", sum, vals.Bits, ErrCorrupt)
+	}
+	cols, err := values.DecodePackedStruct(vals.Data[:n*sum/8], bits, n)
+	if err != nil {
+		return nil, err
+	}
+	children := make([]arrow.ArrayData, len(cols))
+	for i, c := range cols {
+		children[i] = array.NewData(t.Field(i).Type, n, []*memory.Buffer{nil, memory.NewBufferBytes(c)}, nil, 0, 0)
+	}
+	return array.NewData(t, n, []*memory.Buffer{vb}, children, nulls, 0), nil
 }

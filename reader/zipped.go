@@ -88,6 +88,19 @@ func perValueFixed(e *enc21pb.CompressiveEncoding, data []byte, n, bits int) (va
 			return values.Block{}, fmt.Errorf("zipped flat of %d bits in %d-bit records: %w", c.Flat.BitsPerValue, bits, ErrCorrupt)
 		}
 		return values.Block{Bits: bits, N: n, Data: data}, nil
+	case *enc21pb.CompressiveEncoding_PackedStruct:
+		fb, err := values.ParsePackedStruct(e)
+		if err != nil {
+			return values.Block{}, err
+		}
+		sum := 0
+		for _, b := range fb {
+			sum += b
+		}
+		if sum != bits {
+			return values.Block{}, fmt.Errorf("zipped packed struct of %d bits in %d-bit records: %w", sum, bits, ErrCorrupt)
+		}
+		return values.Block{Bits: bits, N: n, Data: data}, nil
 	case *enc21pb.CompressiveEncoding_FixedSizeList:
 		var dims []int
 		var hasValid []bool

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/planarlance/planar/values"
 )
@@ -248,13 +249,12 @@ func (o *Options) Set(field string, t Type, key, value string) error {
 			return bad("want an integer")
 		}
 	case KeyPacked, "packed":
-		switch value {
-		case "true", "false":
+		// Honoured by the schema walk (structural.Packed): a struct marked
+		// packed is one column. Here only the value is checked.
+		switch strings.ToLower(value) {
+		case "1", "true", "on", "yes", "y", "0", "false", "off", "no", "n":
 		default:
 			return bad("want true or false")
-		}
-		if value == "true" {
-			return bad("packed structs are not written by planar yet; remove the key to store the struct's children as separate columns")
 		}
 	case KeyBlob:
 		if value == "true" {

@@ -71,6 +71,7 @@ const (
 	KindBool                 // one bit per value
 	KindFSL                  // fixed-size lists of Bits-wide items, Dims outer first
 	KindNull                 // Arrow null type: no values
+	KindPacked               // packed struct rows of PackedBits children
 )
 
 // Candidate is one value codec tree the selector considered, with its
@@ -115,6 +116,7 @@ type Page struct {
 	Dims         []int // KindFSL
 	ItemValidity bool  // KindFSL: some item is null
 	Float        bool  // floating-point values (byte stream split applies)
+	PackedBits   []int // KindPacked: the bits of each child
 	// Profile holds the values' statistics and a sample (Fixed for 8..64-bit
 	// fixed values, Var for variable ones).
 	Profile *values.Profile
@@ -249,6 +251,9 @@ func candidates(p Page, o Options) []Candidate {
 		if o.Codec != "" {
 			base = forced(base, o.Codec)
 		}
+	case KindPacked:
+		// Lance stores packed rows as they are (no general compression).
+		return []Candidate{{Codec: values.PackedStructCodec{Bits: p.PackedBits}, Bytes: prof.RawBytes()}}
 	case KindBool:
 		base = []values.Codec{values.FlatCodec{Bits: 1}}
 		if lance {

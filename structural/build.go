@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -69,6 +70,34 @@ func LeafPaths(dt arrow.DataType) [][]Step {
 	return out
 }
 
+// LeafPathsField is LeafPaths for a field: a struct field marked packed
+// (Packed) is one leaf, its children stored together in each value.
+func LeafPathsField(f arrow.Field) [][]Step {
+	if Packed(f) {
+		return [][]Step{{{Kind: StepLeaf}}}
+	}
+	return LeafPaths(f.Type)
+}
+
+// Packed reports whether f is a struct whose children Lance stores packed
+// into one column: metadata "lance-encoding:packed" or "packed" set to
+// "true" (any case). Lance's schema code accepts other truthy spellings, but
+// pylance 14's reader aborts on files where the legacy key says "yes", so
+// planar only treats "true" as packed.
+func Packed(f arrow.Field) bool {
+	if st, ok := f.Type.(*arrow.StructType); !ok || st.NumFields() == 0 {
+		return false
+	}
+	for _, k := range []string{"packed", "lance-encoding:packed"} {
+		if i := f.Metadata.FindKey(k); i >= 0 {
+			if strings.EqualFold(f.Metadata.Values()[i], "true") {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 func leafPaths(dt arrow.DataType, prefix []Step, out *[][]Step) {
 	switch t := dt.(type) {
 	case arrow.ExtensionType:
@@ -77,6 +106,10 @@ func leafPaths(dt arrow.DataType, prefix []Step, out *[][]Step) {
 	case *arrow.StructType:
 		if t.NumFields() > 0 {
 			for i, f := range t.Fields() {
+				if Packed(f) {
+					*out = append(*out, append(slices.Clone(prefix), Step{Kind: StepStruct, Child: i}, Step{Kind: StepLeaf}))
+					continue
+				}
 				leafPaths(f.Type, append(prefix, Step{Kind: StepStruct, Child: i}), out)
 			}
 			return

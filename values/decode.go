@@ -121,6 +121,24 @@ func decodeMiniBlock(enc *enc21pb.CompressiveEncoding, bufs [][]byte, n int, dep
 		return FsstDecodeBlock(c.Fsst.SymbolTable, inner)
 	case *enc21pb.CompressiveEncoding_FixedSizeList:
 		return decodeFSLChunk(c.FixedSizeList, bufs, n, depth)
+	case *enc21pb.CompressiveEncoding_PackedStruct:
+		// Rows of the children's values back to back: to the page, flat
+		// values of the row width.
+		bits, err := ParsePackedStruct(enc)
+		if err != nil {
+			return Block{}, err
+		}
+		if err := need(1); err != nil {
+			return Block{}, err
+		}
+		sum := 0
+		for _, b := range bits {
+			sum += b
+		}
+		if want := fixedLen(sum, n); len(bufs[0]) < want {
+			return Block{}, fmt.Errorf("packed struct chunk has %d bytes, %d rows of %d bits need %d: %w", len(bufs[0]), n, sum, want, ErrCorrupt)
+		}
+		return Block{Bits: sum, N: n, Data: bufs[0][:fixedLen(sum, n)]}, nil
 	case *enc21pb.CompressiveEncoding_General:
 		if len(bufs) < 1 {
 			return Block{}, fmt.Errorf("general chunk without buffers: %w", ErrCorrupt)

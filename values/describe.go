@@ -46,6 +46,9 @@ func EncodingName(e *enc21pb.CompressiveEncoding) string {
 	case *enc21pb.CompressiveEncoding_Delta:
 		return fmt.Sprintf("delta%d(%s)", c.Delta.UncompressedBitsPerValue, EncodingName(c.Delta.Deltas))
 	case *enc21pb.CompressiveEncoding_PackedStruct:
+		if bits, err := ParsePackedStruct(e); err == nil {
+			return fmt.Sprintf("packed-struct%v", bits)
+		}
 		return "packed-struct"
 	case *enc21pb.CompressiveEncoding_VariablePackedStruct:
 		return "variable-packed-struct"

@@ -3,10 +3,14 @@ package values
 // Fuzz targets filling the gaps left by the per-codec test files: the
 // encoding-tree entry points (DecodeMiniBlock, DecodeBlock, DecodeLevels,
 // FsstDecodeBlock) driven by a fuzzer-chosen tree from a fixed set of valid
-// encodings, round trips of every encoder with fuzzer-chosen data, strict
-// checks of the chunk and zipped framing, and allocation bounds for the
-// general-purpose decompressors. Helpers are prefixed fz to stay clear of the
-// other test files.
+// encodings or by arbitrary protobuf bytes, round trips of every encoder with
+// fuzzer-chosen data, strict checks of the chunk and zipped framing, and
+// allocation bounds for the decoders and general-purpose decompressors.
+// Helpers are prefixed fz to stay clear of the other test files.
+//
+// Seed files under testdata/fuzz/ select decode-only trees by index; those
+// trees come first in fzMiniCases and fzBlockCases so that adding cases
+// (append them after the decode-only ones) keeps the indices valid.
 
 import (
 	"bytes"

@@ -72,7 +72,13 @@ type column struct {
 }
 
 func newColumn(leaf format.Column, top arrow.Field, ti int, path []structural.Step, cfg *config) (*column, error) {
-	info, err := classifyLeaf(leaf.Field.Type)
+	var info leafInfo
+	var err error
+	if structural.Packed(leaf.Field) {
+		info, err = packedInfo(leaf.Field.Type.(*arrow.StructType))
+	} else {
+		info, err = classifyLeaf(leaf.Field.Type)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("field %q: %v: %w", leaf.Path, err, ErrUnsupportedType)
 	}

@@ -76,6 +76,11 @@ func (c *column) gather(segs []structural.Segment, n int) pageValues {
 		}
 	case kindDict:
 		pv.fixed, pv.dict = c.gatherDict(segs)
+	case kindPacked:
+		if need := n * c.info.bits / 8; cap(c.vals) < need {
+			c.vals = make([]byte, 0, need)
+		}
+		pv.fixed = gatherPacked(c.vals[:0], segs, c.info)
 	}
 	c.vals = pv.fixed
 	c.offsets = pv.offsets
@@ -217,6 +222,8 @@ func (c *column) describeValues(sp *selector.Page, pv pageValues) {
 		sp.Kind = selector.KindFSL
 	case kindNull:
 		sp.Kind = selector.KindNull
+	case kindPacked:
+		sp.Kind, sp.PackedBits = selector.KindPacked, pv.info.fields
 	case kindVariable:
 		sp.Kind = selector.KindVariable
 		prof.Bits, prof.OffBits = 0, pv.info.offBits
@@ -797,6 +804,8 @@ func (c *column) zipEncoding(pv pageValues) *enc21pb.CompressiveEncoding {
 		return e
 	case kindBool, kindNull:
 		return values.FlatEncoding(8)
+	case kindPacked:
+		return values.PackedStructEncoding(pv.info.fields)
 	}
 	return values.FlatEncoding(pv.info.bits)
 }

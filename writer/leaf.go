@@ -22,6 +22,7 @@ const (
 	kindFSL                      // fixed-size list of fixed-width items (possibly nested)
 	kindNull                     // the null type: no values
 	kindDict                     // dictionary-encoded: indices in chunks, items in a page dictionary
+	kindPacked                   // packed struct: each row the children's fixed-width values back to back
 )
 
 // leafInfo describes one leaf type.
@@ -34,6 +35,82 @@ type leafInfo struct {
 	dict     *leafInfo // kindDict: how the dictionary items are laid out
 	float    bool      // floating-point values
 	utf8     bool      // strings (FSST applies)
+	fields   []int     // kindPacked: bits of each child (bits is their sum)
+}
+
+// packedInfo describes a packed struct column: every child must be a
+// fixed-width value of whole bytes.
+func packedInfo(t *arrow.StructType) (leafInfo, error) {
+	li := leafInfo{kind: kindPacked}
+	for _, f := range t.Fields() {
+		ci, err := classifyLeaf(f.Type)
+		if err != nil {
+			return leafInfo{}, err
+		}
+		if ci.kind != kindFixed {
+			return leafInfo{}, fmt.Errorf("packed struct child %q of type %s (packed structs hold fixed-width children only)", f.Name, f.Type)
+		}
+		li.fields = append(li.fields, ci.bits)
+		li.bits += ci.bits
+	}
+	return li, nil
+}
+
+// gatherPacked appends the visible rows of packed structs: each child's value
+// (zero for null rows) back to back.
+func gatherPacked(dst []byte, segs []structural.Segment, li leafInfo) []byte {
+	for _, s := range segs {
+		st := s.Arr.(*array.Struct)
+		for i := s.Start; i < s.End; i++ {
+			for k, bits := range li.fields {
+				bw := bits / 8
+				if st.IsNull(i) {
+					dst = append(dst, zeroes[:bw]...)
+					continue
+				}
+				d := st.Field(k).Data()
+				buf := d.Buffers()[1].Bytes()
+				dst = append(dst, buf[(d.Offset()+i)*bw:(d.Offset()+i+1)*bw]...)
+			}
+		}
+	}
+	return dst
+}
+
+// packedNulls reports the first child of a packed struct column that is null
+// in a valid struct row (packed rows have no child validity).
+func packedNulls(a arrow.Array, path []structural.Step) error {
+	if len(path) == 0 {
+		return nil
+	}
+	switch path[0].Kind {
+	case structural.StepLeaf:
+		st, ok := a.(*array.Struct)
+		if !ok {
+			return nil
+		}
+		for k := 0; k < st.NumField(); k++ {
+			ch := st.Field(k)
+			if ch.NullN() == 0 {
+				continue
+			}
+			for i := 0; i < st.Len(); i++ {
+				if st.IsValid(i) && ch.IsNull(i) {
+					return fmt.Errorf("packed struct child %d is null in row %d; packed children cannot be null", k, i)
+				}
+			}
+		}
+	case structural.StepStruct:
+		if st, ok := a.(*array.Struct); ok {
+			return packedNulls(st.Field(path[0].Child), path[1:])
+		}
+	case structural.StepList, structural.StepFSL:
+		switch l := a.(type) {
+		case array.ListLike:
+			return packedNulls(l.ListValues(), path[1:])
+		}
+	}
+	return nil
 }
 
 // selectorType is what the selector checks column options against.

@@ -53,7 +53,7 @@ func New(dst io.Writer, schema *arrow.Schema, opts ...Option) (*Writer, error) {
 	w := &Writer{cfg: cfg, schema: schema, lschema: ls, sink: sink{w: dst}}
 	li := 0
 	for ti, f := range schema.Fields() {
-		for _, path := range structural.LeafPaths(f.Type) {
+		for _, path := range structural.LeafPathsField(f) {
 			if li >= len(leaves) {
 				return nil, fmt.Errorf("field %q: leaf columns disagree with the schema: %w", f.Name, ErrUnsupportedType)
 			}
@@ -143,6 +143,13 @@ func (w *Writer) WriteBatch(rec arrow.RecordBatch) error {
 		}
 		if err := validateArray(a, w.schema.Field(i).Name); err != nil {
 			return err
+		}
+	}
+	for _, c := range w.cols {
+		if c.info.kind == kindPacked {
+			if err := packedNulls(rec.Column(c.top), c.path); err != nil {
+				return fmt.Errorf("column %q: %v: %w", c.leaf.Path, err, ErrInvalidBatch)
+			}
 		}
 	}
 	if n == 0 {

@@ -17,6 +17,8 @@ type CodecColumn struct {
 	Type arrow.DataType
 	gen  func(r *rand.Rand, i int, b array.Builder)
 	null float64 // fraction of null rows
+	// nullGen, when set, appends a null row (else the builder's AppendNull).
+	nullGen func(b array.Builder)
 }
 
 // CodecForce is one way of forcing the value codec of a column: field
@@ -49,7 +51,11 @@ func (c CodecCase) Record(mem memory.Allocator) arrow.RecordBatch {
 	defer b.Release()
 	for i := 0; i < c.Rows; i++ {
 		if c.Column.null > 0 && r.Float64() < c.Column.null {
-			b.AppendNull()
+			if c.Column.nullGen != nil {
+				c.Column.nullGen(b)
+			} else {
+				b.AppendNull()
+			}
 			continue
 		}
 		c.Column.gen(r, i, b)
@@ -130,6 +136,25 @@ func CodecColumns() []CodecColumn {
 				vb.Append(float32(r.NormFloat64()))
 			}
 		}},
+		{Name: "packed_struct", Type: arrow.StructOf(
+			arrow.Field{Name: "a", Type: arrow.PrimitiveTypes.Int32},
+			arrow.Field{Name: "b", Type: arrow.PrimitiveTypes.Int64},
+			arrow.Field{Name: "c", Type: arrow.PrimitiveTypes.Uint8}), null: 0.05,
+			// Null rows keep valid (zero) children: the builder's
+			// AppendNull would null the non-nullable children too.
+			nullGen: func(b array.Builder) {
+				sb := b.(*array.StructBuilder)
+				sb.AppendValues([]bool{false}) // the bitmap only
+				sb.FieldBuilder(0).(*array.Int32Builder).Append(0)
+				sb.FieldBuilder(1).(*array.Int64Builder).Append(0)
+				sb.FieldBuilder(2).(*array.Uint8Builder).Append(0)
+			}, gen: func(r *rand.Rand, i int, b array.Builder) {
+				sb := b.(*array.StructBuilder)
+				sb.Append(true)
+				sb.FieldBuilder(0).(*array.Int32Builder).Append(int32(r.IntN(1000)))
+				sb.FieldBuilder(1).(*array.Int64Builder).Append(int64(i) * 1000)
+				sb.FieldBuilder(2).(*array.Uint8Builder).Append(uint8(i))
+			}},
 		{Name: "constant", Type: arrow.PrimitiveTypes.Int64, gen: i64(func(*rand.Rand, int) int64 { return 42 })},
 		{Name: "wide_binary", Type: arrow.BinaryTypes.Binary, gen: func(r *rand.Rand, _ int, b array.Builder) {
 			v := make([]byte, 300+r.IntN(100))
@@ -196,11 +221,16 @@ func CodecCases(rows int) []CodecCase {
 			{Name: "dict-zstd", Metadata: md(dictV, "zstd"), Lance: true},
 			{Name: "dict-none", Metadata: md(dictV, "none"), Lance: true},
 			{Name: "no-dict", Metadata: md(dictD, "1000000"), Lance: true}, miniblock},
-		"urls":        {def, {Name: "fsst", Metadata: md(comp, "fsst", dictD, "1000000"), Lance: true}, zstd, fullzip},
-		"random_str":  {def, lz4, none},
-		"bools":       {def, zstd},
-		"vectors":     {def, fullzip},
-		"constant":    {def, miniblock},
+		"urls":       {def, {Name: "fsst", Metadata: md(comp, "fsst", dictD, "1000000"), Lance: true}, zstd, fullzip},
+		"random_str": {def, lz4, none},
+		"bools":      {def, zstd},
+		"vectors":    {def, fullzip},
+		"constant":   {def, miniblock},
+		"packed_struct": {
+			{Name: "packed", Metadata: md("lance-encoding:packed", "true"), Lance: true},
+			{Name: "packed-legacy-key", Metadata: md("packed", "true"), Lance: true},
+			{Name: "packed-fullzip", Metadata: md("lance-encoding:packed", "true", st, "fullzip"), Lance: true},
+			def},
 		"wide_binary": {def, miniblock, lz4},
 	}
 	var out []CodecCase

@@ -3,6 +3,7 @@ package format
 import (
 	"errors"
 	"fmt"
+	"github.com/planarlance/planar/structural"
 	"strconv"
 	"strings"
 
@@ -61,6 +62,19 @@ func SchemaToLance(s *arrow.Schema) (*filepb.Schema, []Column, error) {
 		}
 		out.Fields = append(out.Fields, pf)
 		children := lanceChildren(f.Type)
+		if structural.Packed(f) {
+			// One column holds the whole struct; its children are fields
+			// of the schema without columns of their own.
+			cols = append(cols, Column{Path: path, Field: f, ID: pf.Id})
+			saved := len(cols)
+			for _, c := range children {
+				if err := walk(c, pf.Id, path+"."+c.Name); err != nil {
+					return err
+				}
+			}
+			cols = cols[:saved]
+			return nil
+		}
 		if len(children) == 0 {
 			cols = append(cols, Column{Path: path, Field: f, ID: pf.Id})
 			return nil
@@ -392,6 +406,7 @@ func SchemaFromLance(ps *filepb.Schema) (*arrow.Schema, []Column, error) {
 			return arrow.Field{}, fmt.Errorf("schema nested too deep: %w", ErrCorruptFile)
 		}
 		var kids []arrow.Field
+		at := len(cols)
 		for _, c := range n.children {
 			k, err := build(c, path+"."+c.f.Name, depth+1)
 			if err != nil {
@@ -415,8 +430,9 @@ func SchemaFromLance(ps *filepb.Schema) (*arrow.Schema, []Column, error) {
 			md = arrow.MetadataFrom(m)
 		}
 		f := arrow.Field{Name: n.f.Name, Type: dt, Nullable: n.f.Nullable, Metadata: md}
-		if len(n.children) == 0 {
-			cols = append(cols, Column{Path: path, Field: f, ID: n.f.Id})
+		if len(n.children) == 0 || structural.Packed(f) {
+			// A packed struct is one column: drop its children's.
+			cols = append(cols[:at], Column{Path: path, Field: f, ID: n.f.Id})
 		}
 		return f, nil
 	}
