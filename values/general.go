@@ -338,6 +338,10 @@ func zstdScan(src []byte) (uint64, error) {
 				if size > len(src)-p {
 					return 0, corrupt("truncated compressed block", p)
 				}
+				if size == 0 {
+					// A compressed block holds at least its literals header.
+					return 0, corrupt("empty compressed block", p-3)
+				}
 				p += size
 				bound += maxBlock
 			default:
