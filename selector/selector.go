@@ -77,10 +77,11 @@ const (
 // Candidate is one value codec tree the selector considered, with its
 // estimated size.
 type Candidate struct {
-	Codec    values.Codec
-	Bytes    int     // estimated stored bytes of the values
-	ReadCost float64 // estimated read work, byte-equivalents
-	Cost     float64 // Bytes + Lambda·ReadCost
+	Codec     values.Codec
+	Bytes     int     // estimated stored bytes of the values
+	ReadCost  float64 // estimated read work, byte-equivalents
+	WriteCost float64 // estimated encoding work, byte-equivalents
+	Cost      float64 // Bytes + Lambda·ReadCost + Mu·WriteCost
 }
 
 func (c Candidate) String() string {
@@ -184,14 +185,15 @@ func Choose(p Page, o Options) Plan {
 		plan.LevelComp = Bitpacked
 	}
 	plan.Candidates = candidates(p, o)
-	lambda := o.Weights.lambda()
+	lambda, mu := o.Weights.lambda(), o.Weights.mu()
 	if o.Policy == PolicyLance {
-		lambda = 0 // Lance compares sizes only
+		lambda, mu = 0, 0 // Lance compares sizes only
 	}
 	for i := range plan.Candidates {
 		c := &plan.Candidates[i]
 		c.ReadCost = readCost(c.Codec, c.Bytes, p.Profile)
-		c.Cost = float64(c.Bytes) + lambda*c.ReadCost
+		c.WriteCost = writeCost(c.Codec, p.Profile)
+		c.Cost = float64(c.Bytes) + lambda*c.ReadCost + mu*c.WriteCost
 	}
 	// Cheapest first; ties keep the simpler (earlier) codec.
 	sort.SliceStable(plan.Candidates, func(i, j int) bool { return plan.Candidates[i].Cost < plan.Candidates[j].Cost })

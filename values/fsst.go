@@ -239,8 +239,8 @@ func (s fsstSym) concat(o fsstSym) (fsstSym, bool) {
 	return fsstSym{v: s.v | o.v<<(8*uint(s.l)), l: s.l + o.l}, true
 }
 
-// fsstTrainBytes caps how much of the sample is used for training.
-const fsstTrainBytes = 1 << 16
+// FsstTrainBytes caps how much of the sample is used for training.
+const FsstTrainBytes = 1 << 16
 
 // BuildFsstTable builds a symbol table from sample strings. It follows the
 // shape of the FSST training loop: a few rounds of compressing the sample
@@ -252,11 +252,11 @@ func BuildFsstTable(sample [][]byte) *FsstTable {
 	var train [][]byte
 	total := 0
 	for _, s := range sample {
-		if total >= fsstTrainBytes {
+		if total >= FsstTrainBytes {
 			break
 		}
-		if len(s) > fsstTrainBytes-total {
-			s = s[:fsstTrainBytes-total]
+		if len(s) > FsstTrainBytes-total {
+			s = s[:FsstTrainBytes-total]
 		}
 		train = append(train, s)
 		total += len(s)

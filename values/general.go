@@ -161,6 +161,7 @@ func getZstdEncoder(i int) (*zstd.Encoder, error) {
 		zstd.WithEncoderConcurrency(1),
 		zstd.WithZeroFrames(true),
 		zstd.WithEncoderCRC(false), // libzstd's default: no content checksum
+		zstd.WithLowerEncoderMem(true),
 	)
 }
 

@@ -36,10 +36,11 @@ type PageReport struct {
 
 // Candidate is one codec tree the selector considered for a page.
 type Candidate struct {
-	Codec    string
-	Bytes    int     // estimated stored bytes
-	ReadCost float64 // estimated read work (byte-equivalents)
-	Cost     float64 // Bytes + λ·ReadCost
+	Codec     string
+	Bytes     int     // estimated stored bytes
+	ReadCost  float64 // estimated read work (byte-equivalents)
+	WriteCost float64 // estimated encoding work (byte-equivalents)
+	Cost      float64 // Bytes + λ·ReadCost + μ·WriteCost
 }
 
 // Report returns one entry per written page, in file order.
@@ -184,7 +185,7 @@ func candidates(p selector.Plan) []Candidate {
 	}
 	out := make([]Candidate, len(p.Candidates))
 	for i, c := range p.Candidates {
-		out[i] = Candidate{Codec: c.Codec.Name(), Bytes: c.Bytes, ReadCost: c.ReadCost, Cost: c.Cost}
+		out[i] = Candidate{Codec: c.Codec.Name(), Bytes: c.Bytes, ReadCost: c.ReadCost, WriteCost: c.WriteCost, Cost: c.Cost}
 	}
 	return out
 }

@@ -270,13 +270,29 @@ func (c *column) spreadSample(pv pageValues, n int) values.Block {
 	return out
 }
 
-// trainFsst builds a symbol table from about 256 values spread over the page.
+// trainFsst builds a symbol table from values spread over the page, up to
+// the trainer's byte budget (runs of consecutive values from evenly spaced
+// places, so both local and page-wide repetition is seen).
 func (c *column) trainFsst(pv pageValues) *values.FsstTable {
 	n := pv.n
-	sample := make([][]byte, 0, 256)
-	step := max(1, n/256)
-	for i := 0; i < n; i += step {
-		sample = append(sample, pv.fixed[pv.offsets[i]:pv.offsets[i+1]])
+	total := int(pv.offsets[n] - pv.offsets[0])
+	sample := make([][]byte, 0, 1024)
+	if total <= values.FsstTrainBytes {
+		for i := 0; i < n; i++ {
+			sample = append(sample, pv.fixed[pv.offsets[i]:pv.offsets[i+1]])
+		}
+		return values.BuildFsstTable(sample)
+	}
+	const runs = 64
+	budget := values.FsstTrainBytes / runs
+	for k := 0; k < runs; k++ {
+		start := k * n / runs
+		got := 0
+		for i := start; i < n && got < budget; i++ {
+			v := pv.fixed[pv.offsets[i]:pv.offsets[i+1]]
+			sample = append(sample, v)
+			got += len(v)
+		}
 	}
 	return values.BuildFsstTable(sample)
 }

@@ -175,12 +175,13 @@ func WithPolicy(p selector.Policy) Option {
 	}
 }
 
-// WithCostWeights sets the cost model's weights (selector.Weights; Lambda 0
-// is the default selector.DefaultLambda, negative means bytes only).
+// WithCostWeights sets the cost model's weights (selector.Weights: Lambda
+// for read cost, Mu for write cost; 0 means the default, negative means the
+// term is left out).
 func WithCostWeights(w selector.Weights) Option {
 	return func(c *config) error {
-		if w.Lambda != w.Lambda { // NaN
-			return fmt.Errorf("cost weight lambda is NaN: %w", ErrInvalidOption)
+		if w.Lambda != w.Lambda || w.Mu != w.Mu { // NaN
+			return fmt.Errorf("cost weights %+v include NaN: %w", w, ErrInvalidOption)
 		}
 		c.weights = w
 		return nil
