@@ -70,7 +70,9 @@ func (c *column) gather(segs []structural.Segment, n int) pageValues {
 		pv.offsets, pv.fixed = gatherVariable(pv.offsets, c.vals[:0], segs)
 	case kindFSL:
 		var any bool
-		pv.fixed, pv.itemNull, any = gatherFSL(c.vals[:0], segs, c.info)
+		// Lance stores item validity whenever the child has nulls; the
+		// cost policy only when a null item is visible.
+		pv.fixed, pv.itemNull, any = gatherFSL(c.vals[:0], segs, c.info, c.opts.Policy == selector.PolicyCost)
 		if !any {
 			pv.itemNull = nil
 		}

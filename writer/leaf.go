@@ -270,7 +270,10 @@ func gatherVariable(offsets []uint64, data []byte, segs []structural.Segment) ([
 // zeroes backs the zeroed value slots of nulls.
 var zeroes [64]byte
 
-func gatherFSL(data []byte, segs []structural.Segment, li leafInfo) ([]byte, []byte, bool) {
+// gatherFSL gathers fixed-size-list values and their item validity, and
+// reports whether validity must be stored: for any null item, or with
+// visibleOnly only for null items in valid rows (the others are never read).
+func gatherFSL(data []byte, segs []structural.Segment, li leafInfo, visibleOnly bool) ([]byte, []byte, bool) {
 	per := 1
 	for _, d := range li.dims {
 		per *= d
@@ -293,7 +296,7 @@ func gatherFSL(data []byte, segs []structural.Segment, li leafInfo) ([]byte, []b
 				}
 				if !itemNull {
 					valid[nItems/8] |= 1 << (nItems % 8)
-				} else {
+				} else if !rowNull || !visibleOnly {
 					anyNull = true
 				}
 				nItems++
