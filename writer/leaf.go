@@ -264,15 +264,14 @@ func gatherVariable(offsets []uint64, data []byte, segs []structural.Segment) ([
 	return offsets, data
 }
 
-// gatherFSL flattens visible fixed-size-list values: item data (null rows and
-// null items zeroed) and, if any item is null under a valid row, the item
-// validity bitmap (bit per item).
 // zeroes backs the zeroed value slots of nulls.
 var zeroes [64]byte
 
-// gatherFSL gathers fixed-size-list values and their item validity, and
-// reports whether validity must be stored: for any null item, or with
-// visibleOnly only for null items in valid rows (the others are never read).
+// gatherFSL flattens visible fixed-size-list values: item data (null rows and
+// null items zeroed) and the item validity bitmap (bit per item, the child's
+// own), and reports whether the validity must be stored: for any null item,
+// or with visibleOnly only for null items in valid rows (the others are
+// never read).
 func gatherFSL(data []byte, segs []structural.Segment, li leafInfo, visibleOnly bool) ([]byte, []byte, bool) {
 	per := 1
 	for _, d := range li.dims {
