@@ -307,6 +307,21 @@ func dictLeaf(t *arrow.DictionaryType, pd *pageData, valid []bool, vb *memory.Bu
 // packedLeaf builds a packed struct (one column holding every child) from
 // its rows: each child's fixed-width value back to back.
 func packedLeaf(t *arrow.StructType, vals values.Block, n int, vb *memory.Buffer, nulls int) (arrow.ArrayData, error) {
+	if vals.Children != nil {
+		// VariablePackedStruct records, already split into fields.
+		if len(vals.Children) != t.NumFields() {
+			return nil, fmt.Errorf("packed struct of %d fields decoded into %d: %w", t.NumFields(), len(vals.Children), ErrCorrupt)
+		}
+		children := make([]arrow.ArrayData, len(vals.Children))
+		for i, cb := range vals.Children {
+			cd, err := leafArray(t.Field(i).Type, &pageData{numVisible: n, vals: cb}, nil)
+			if err != nil {
+				return nil, fmt.Errorf("packed struct field %q: %w", t.Field(i).Name, err)
+			}
+			children[i] = cd
+		}
+		return array.NewData(t, n, []*memory.Buffer{vb}, children, nulls, 0), nil
+	}
 	bits := make([]int, t.NumFields())
 	sum := 0
 	for i, f := range t.Fields() {

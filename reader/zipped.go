@@ -172,7 +172,39 @@ func perValueFixed(e *enc21pb.CompressiveEncoding, data []byte, n, bits int) (va
 
 // perValueVariable undoes the per-value codec of a variable zipped page.
 func perValueVariable(e *enc21pb.CompressiveEncoding, in values.Block) (values.Block, error) {
+	return perValueVariableDepth(e, in, 0)
+}
+
+func perValueVariableDepth(e *enc21pb.CompressiveEncoding, in values.Block, depth int) (values.Block, error) {
+	if depth > 4 {
+		return values.Block{}, fmt.Errorf("per-value encoding nested too deep: %w", ErrCorrupt)
+	}
 	switch c := e.GetCompression().(type) {
+	case *enc21pb.CompressiveEncoding_VariablePackedStruct:
+		fields, err := values.ParseVariablePackedStruct(e)
+		if err != nil {
+			return values.Block{}, err
+		}
+		cols, err := values.DecodeVariablePackedStruct(in.Data, in.Offsets, values.VarPackedLayouts(fields))
+		if err != nil {
+			return values.Block{}, err
+		}
+		out := values.Block{N: in.N, Children: make([]values.Block, len(cols))}
+		for j, col := range cols {
+			if !col.Variable {
+				if f := fields[j].Value.GetFlat(); f == nil || int(f.BitsPerValue) != col.Bits {
+					return values.Block{}, fmt.Errorf("packed struct field %d encoded as %s: %w", j, values.EncodingName(fields[j].Value), ErrUnsupported)
+				}
+				out.Children[j] = values.Block{Bits: col.Bits, N: in.N, Data: col.Data}
+				continue
+			}
+			b, err := perValueVariableDepth(fields[j].Value, values.Block{N: in.N, Offsets: col.Offsets, Data: col.Data}, depth+1)
+			if err != nil {
+				return values.Block{}, fmt.Errorf("packed struct field %d: %w", j, err)
+			}
+			out.Children[j] = b
+		}
+		return out, nil
 	case *enc21pb.CompressiveEncoding_Variable:
 		return in, nil
 	case *enc21pb.CompressiveEncoding_Fsst:

@@ -72,6 +72,7 @@ const (
 	KindFSL                  // fixed-size lists of Bits-wide items, Dims outer first
 	KindNull                 // Arrow null type: no values
 	KindPacked               // packed struct rows of PackedBits children
+	KindVarPacked            // packed struct records with variable-width children (zipped only)
 )
 
 // Candidate is one value codec tree the selector considered, with its
@@ -167,6 +168,9 @@ func Choose(p Page, o Options) Plan {
 		return plan
 	case p.Scalar != nil && (p.NullFree || p.Format23) && o.Structural == StructuralAuto:
 		plan.Structure, plan.Values, plan.Reason = Sparse, SparseConstant, "every value equal under non-trivial structure"
+		return plan
+	case p.Kind == KindVarPacked:
+		plan.Values, plan.Reason = Zipped, "packed struct with variable-width children (Lance reads it per value only)"
 		return plan
 	case o.Structural == StructuralFullZip && p.CanZip:
 		plan.Values, plan.Reason = Zipped, "structural-encoding=fullzip"

@@ -20,6 +20,10 @@ type Block struct {
 	Offsets   []uint64
 	ItemValid [][]byte
 	Dims      []int // fixed-size-list dimensions, outer first (nil otherwise)
+	// Children holds the fields of packed struct values decoded from
+	// VariablePackedStruct records, one block of N values per field (the
+	// block's own Bits, Data and Offsets are then unused).
+	Children []Block
 }
 
 // Variable reports whether the block is variable width.

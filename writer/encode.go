@@ -29,6 +29,7 @@ type pageValues struct {
 	fsst     bool   // kindVariable: the values are FSST coded (with the plan's table)
 	nulls    []bool // visible leaf nulls (own validity only)
 	allNull  bool
+	err      error // gathering failed (records that cannot be encoded)
 }
 
 func (c *column) gather(segs []structural.Segment, n int) pageValues {
@@ -83,6 +84,12 @@ func (c *column) gather(segs []structural.Segment, n int) pageValues {
 			c.vals = make([]byte, 0, need)
 		}
 		pv.fixed = gatherPacked(c.vals[:0], segs, c.info)
+	case kindVarPacked:
+		var err error
+		pv.fixed, pv.offsets, err = gatherVarPacked(c.vals[:0], c.offsets[:0], segs, c.info, n)
+		if err != nil {
+			pv.err = err
+		}
 	}
 	c.vals = pv.fixed
 	c.offsets = pv.offsets
@@ -133,6 +140,9 @@ func (c *column) scalar(pv pageValues) ([]byte, bool) {
 
 func (c *column) encode(d structural.Dense, segs []structural.Segment, f Format) (encoded, error) {
 	pv := c.gather(segs, d.NumVisible)
+	if pv.err != nil {
+		return encoded{}, pv.err
+	}
 	sp := selector.Page{
 		Degenerate:     structural.IsDegenerate(d.Layers),
 		SingleNullable: len(d.Layers) == 1 && d.Layers[0] == structural.NullableItem,
@@ -142,7 +152,7 @@ func (c *column) encode(d structural.Dense, segs []structural.Segment, f Format)
 		HasLevels:      d.Rep != nil || d.Def != nil,
 	}
 	switch pv.info.kind {
-	case kindVariable:
+	case kindVariable, kindVarPacked:
 		sp.MaxValueBytes = maxLen(pv.offsets)
 	case kindNull, kindDict:
 	default:
@@ -226,6 +236,8 @@ func (c *column) describeValues(sp *selector.Page, pv pageValues) {
 		sp.Kind = selector.KindNull
 	case kindPacked:
 		sp.Kind, sp.PackedBits = selector.KindPacked, pv.info.fields
+	case kindVarPacked:
+		sp.Kind = selector.KindVarPacked
 	case kindVariable:
 		sp.Kind = selector.KindVariable
 		prof.Bits, prof.OffBits = 0, pv.info.offBits
@@ -737,6 +749,15 @@ func (c *column) encodeZipped(d structural.Dense, pv pageValues, enc *encoded) e
 	var data, idx []byte
 	var err error
 	switch pv.info.kind {
+	case kindVarPacked:
+		ob := values.VariablePackedOffsetBits(pv.offsets)
+		fz.Details = &enc21pb.FullZipLayout_BitsPerOffset{BitsPerOffset: uint32(ob)}
+		fe := make([]values.VarPackedFieldEncoding, len(pv.info.layouts))
+		for k, l := range pv.info.layouts {
+			fe[k].PackedLayout = l
+		}
+		fz.ValueCompression = values.VariablePackedStructEncoding(fe)
+		data, idx, err = values.AppendZippedVariable(c.data[:0], lv, d.Rep, d.Def, pv.offsets, pv.fixed, ob)
 	case kindVariable:
 		fz.Details = &enc21pb.FullZipLayout_BitsPerOffset{BitsPerOffset: uint32(pv.info.offBits)}
 		fz.ValueCompression, _ = c.plainEncoding(pv)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/planarlance/planar/selector"
 	"github.com/planarlance/planar/structural"
+	"github.com/planarlance/planar/values"
 )
 
 // leafKind is how a leaf's values are laid out.
@@ -23,6 +24,7 @@ const (
 	kindNull                     // the null type: no values
 	kindDict                     // dictionary-encoded: indices in chunks, items in a page dictionary
 	kindPacked                   // packed struct: each row the children's fixed-width values back to back
+	kindVarPacked                // packed struct with variable-width children: one record per row (zipped pages)
 )
 
 // leafInfo describes one leaf type.
@@ -36,6 +38,9 @@ type leafInfo struct {
 	float    bool      // floating-point values
 	utf8     bool      // strings (FSST applies)
 	fields   []int     // kindPacked: bits of each child (bits is their sum)
+	// layouts: kindVarPacked, each child's record layout (fixed bits, or
+	// variable with a 32/64-bit length prefix).
+	layouts []values.PackedLayout
 }
 
 // packedInfo describes a packed struct column: every child must be a
@@ -47,13 +52,65 @@ func packedInfo(t *arrow.StructType) (leafInfo, error) {
 		if err != nil {
 			return leafInfo{}, err
 		}
-		if ci.kind != kindFixed {
-			return leafInfo{}, fmt.Errorf("packed struct child %q of type %s (packed structs hold fixed-width children only)", f.Name, f.Type)
+		switch ci.kind {
+		case kindFixed:
+			li.fields = append(li.fields, ci.bits)
+			li.layouts = append(li.layouts, values.PackedLayout{Bits: ci.bits})
+			li.bits += ci.bits
+		case kindVariable:
+			li.kind = kindVarPacked
+			li.layouts = append(li.layouts, values.PackedLayout{Variable: true, Bits: ci.offBits})
+		default:
+			return leafInfo{}, fmt.Errorf("packed struct child %q of type %s (packed structs hold fixed-width and string/binary children)", f.Name, f.Type)
 		}
-		li.fields = append(li.fields, ci.bits)
-		li.bits += ci.bits
 	}
 	return li, nil
+}
+
+// gatherVarPacked builds the VariablePackedStruct records of the visible rows
+// (null rows: zero fixed values, empty variable ones) and their n+1 offsets.
+func gatherVarPacked(dst []byte, offs []uint64, segs []structural.Segment, li leafInfo, n int) ([]byte, []uint64, error) {
+	fields := make([]values.VarPackedField, len(li.layouts))
+	for k, l := range li.layouts {
+		fields[k].PackedLayout = l
+		if l.Variable {
+			fields[k].Offsets = make([]uint64, 1, n+1)
+		}
+	}
+	for _, s := range segs {
+		st := s.Arr.(*array.Struct)
+		for k, l := range li.layouts {
+			f := &fields[k]
+			ch := st.Field(k)
+			d := ch.Data()
+			for i := s.Start; i < s.End; i++ {
+				null := st.IsNull(i)
+				if !l.Variable {
+					bw := l.Bits / 8
+					if null {
+						f.Data = append(f.Data, zeroes[:bw]...)
+					} else {
+						f.Data = append(f.Data, d.Buffers()[1].Bytes()[(d.Offset()+i)*bw:(d.Offset()+i+1)*bw]...)
+					}
+					continue
+				}
+				if !null {
+					switch a := ch.(type) {
+					case *array.String:
+						f.Data = append(f.Data, a.Value(i)...)
+					case *array.LargeString:
+						f.Data = append(f.Data, a.Value(i)...)
+					case *array.Binary:
+						f.Data = append(f.Data, a.Value(i)...)
+					case *array.LargeBinary:
+						f.Data = append(f.Data, a.Value(i)...)
+					}
+				}
+				f.Offsets = append(f.Offsets, uint64(len(f.Data)))
+			}
+		}
+	}
+	return values.AppendVariablePackedStruct(dst, offs, fields, n)
 }
 
 // gatherPacked appends the visible rows of packed structs: each child's value

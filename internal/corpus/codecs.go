@@ -155,6 +155,23 @@ func CodecColumns() []CodecColumn {
 				sb.FieldBuilder(1).(*array.Int64Builder).Append(int64(i) * 1000)
 				sb.FieldBuilder(2).(*array.Uint8Builder).Append(uint8(i))
 			}},
+		{Name: "packed_varstruct", Type: arrow.StructOf(
+			arrow.Field{Name: "id", Type: arrow.PrimitiveTypes.Int32},
+			arrow.Field{Name: "name", Type: arrow.BinaryTypes.String},
+			arrow.Field{Name: "blob", Type: arrow.BinaryTypes.Binary}), null: 0.05,
+			nullGen: func(b array.Builder) {
+				sb := b.(*array.StructBuilder)
+				sb.AppendValues([]bool{false})
+				sb.FieldBuilder(0).(*array.Int32Builder).Append(0)
+				sb.FieldBuilder(1).(*array.StringBuilder).Append("")
+				sb.FieldBuilder(2).(*array.BinaryBuilder).Append(nil)
+			}, gen: func(r *rand.Rand, i int, b array.Builder) {
+				sb := b.(*array.StructBuilder)
+				sb.Append(true)
+				sb.FieldBuilder(0).(*array.Int32Builder).Append(int32(i))
+				sb.FieldBuilder(1).(*array.StringBuilder).Append(lowCardWords[r.IntN(len(lowCardWords))] + fmt.Sprint(r.IntN(100)))
+				sb.FieldBuilder(2).(*array.BinaryBuilder).Append([]byte{byte(i), byte(i >> 8)})
+			}},
 		{Name: "constant", Type: arrow.PrimitiveTypes.Int64, gen: i64(func(*rand.Rand, int) int64 { return 42 })},
 		{Name: "wide_binary", Type: arrow.BinaryTypes.Binary, gen: func(r *rand.Rand, _ int, b array.Builder) {
 			v := make([]byte, 300+r.IntN(100))
@@ -230,6 +247,9 @@ func CodecCases(rows int) []CodecCase {
 			{Name: "packed", Metadata: md("lance-encoding:packed", "true"), Lance: true},
 			{Name: "packed-legacy-key", Metadata: md("packed", "true"), Lance: true},
 			{Name: "packed-fullzip", Metadata: md("lance-encoding:packed", "true", st, "fullzip"), Lance: true},
+			def},
+		"packed_varstruct": {
+			{Name: "packed", Metadata: md("lance-encoding:packed", "true"), Lance: true},
 			def},
 		"wide_binary": {def, miniblock, lz4},
 	}
