@@ -66,13 +66,13 @@ type Kind int
 
 // Value kinds.
 const (
-	KindFixed    Kind = iota // fixed-width values of Bits bits (dictionary indices too)
-	KindVariable             // variable-width values with OffBits-wide offsets
-	KindBool                 // one bit per value
-	KindFSL                  // fixed-size lists of Bits-wide items, Dims outer first
-	KindNull                 // Arrow null type: no values
-	KindPacked               // packed struct rows of PackedBits children
-	KindVarPacked            // packed struct records with variable-width children (zipped only)
+	KindFixed     Kind = iota // fixed-width values of Bits bits (dictionary indices too)
+	KindVariable              // variable-width values with OffBits-wide offsets
+	KindBool                  // one bit per value
+	KindFSL                   // fixed-size lists of Bits-wide items, Dims outer first
+	KindNull                  // Arrow null type: no values
+	KindPacked                // packed struct rows of PackedBits children
+	KindVarPacked             // packed struct records with variable-width children (zipped only)
 )
 
 // Candidate is one value codec tree the selector considered, with its

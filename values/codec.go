@@ -1111,4 +1111,6 @@ func (c PackedStructCodec) AppendChunk(bufs [][]byte, b Block) ([][]byte, error)
 func (c PackedStructCodec) AppendBlock(dst []byte, _ Block) ([]byte, error) {
 	return dst, notApplicable("packed struct", "Lance reads it only in chunks and zipped records")
 }
-func (c PackedStructCodec) Encoding() *enc21pb.CompressiveEncoding { return PackedStructEncoding(c.Bits) }
+func (c PackedStructCodec) Encoding() *enc21pb.CompressiveEncoding {
+	return PackedStructEncoding(c.Bits)
+}

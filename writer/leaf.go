@@ -17,14 +17,14 @@ import (
 type leafKind int
 
 const (
-	kindFixed    leafKind = iota // fixed-width values of bits bits (multiple of 8)
-	kindBool                     // bit-packed booleans
-	kindVariable                 // offsets + bytes
-	kindFSL                      // fixed-size list of fixed-width items (possibly nested)
-	kindNull                     // the null type: no values
-	kindDict                     // dictionary-encoded: indices in chunks, items in a page dictionary
-	kindPacked                   // packed struct: each row the children's fixed-width values back to back
-	kindVarPacked                // packed struct with variable-width children: one record per row (zipped pages)
+	kindFixed     leafKind = iota // fixed-width values of bits bits (multiple of 8)
+	kindBool                      // bit-packed booleans
+	kindVariable                  // offsets + bytes
+	kindFSL                       // fixed-size list of fixed-width items (possibly nested)
+	kindNull                      // the null type: no values
+	kindDict                      // dictionary-encoded: indices in chunks, items in a page dictionary
+	kindPacked                    // packed struct: each row the children's fixed-width values back to back
+	kindVarPacked                 // packed struct with variable-width children: one record per row (zipped pages)
 )
 
 // leafInfo describes one leaf type.
