@@ -240,7 +240,7 @@ func (s fsstSym) concat(o fsstSym) (fsstSym, bool) {
 }
 
 // FsstTrainBytes caps how much of the sample is used for training.
-const FsstTrainBytes = 1 << 16
+const FsstTrainBytes = 16 << 10
 
 // BuildFsstTable builds a symbol table from sample strings. It follows the
 // shape of the FSST training loop: a few rounds of compressing the sample
