@@ -333,7 +333,9 @@ func candidates(p Page, o Options) []Candidate {
 		if out[0].Codec != best.Codec {
 			inner = append(inner, out[0].Codec)
 		}
-		if p.Kind == KindFixed && (p.Bits == 32 || p.Bits == 64) && o.BSS != BSSOff {
+		// Byte stream split is tried for floats, and for other values whose
+		// byte positions are skewed enough to gain from it.
+		if p.Kind == KindFixed && (p.Bits == 32 || p.Bits == 64) && o.BSS != BSSOff && (p.Float || ByteEntropy(prof.Sample) < 5) {
 			inner = append(inner, values.BssCodec{Bits: p.Bits})
 		}
 		for _, c := range inner {

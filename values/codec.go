@@ -464,7 +464,7 @@ func (c GeneralCodec) Estimate(p *Profile) (int, bool) {
 
 // trialPieces bounds the chunk-sized pieces a general-compression estimate
 // compresses.
-const trialPieces = 4
+const trialPieces = 2
 
 // trialChunkValues is about how many values the writer puts in one chunk
 // for codec c (the unit general compression sees).
