@@ -204,6 +204,9 @@ func (c BitpackCodec) AppendChunk(bufs [][]byte, b Block) ([][]byte, error) {
 		return bufs, notApplicable("inline bitpacking", "chunk of %d values exceeds %d", b.N, flBlock)
 	}
 	bufs = growBufs(bufs, 1)
+	if b.N == 0 {
+		return bufs, nil // no block: nothing to decode either
+	}
 	var err error
 	bufs[0], err = AppendInlineBitpacked(bufs[0], c.Bits, b.Data, b.N)
 	return bufs, err
@@ -464,7 +467,7 @@ func (c GeneralCodec) Estimate(p *Profile) (int, bool) {
 
 // trialPieces bounds the chunk-sized pieces a general-compression estimate
 // compresses.
-const trialPieces = 2
+const trialPieces = 3
 
 // trialChunkValues is about how many values the writer puts in one chunk
 // for codec c (the unit general compression sees).

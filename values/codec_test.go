@@ -296,7 +296,14 @@ func FuzzCodecRoundTrip(f *testing.F) {
 	f.Add(uint8(3), uint8(3), bytes.Repeat([]byte{9, 0, 0, 0, 0, 0, 0, 0}, 300))
 	f.Add(uint8(7), uint8(1), []byte("hello world, hello fuzz"))
 	f.Add(uint8(9), uint8(3), []byte{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16})
-	f.Fuzz(func(t *testing.T, which, width uint8, raw []byte) {
+	f.Fuzz(codecCheckOnce)
+}
+
+func codecCheckOnce(t *testing.T, which, width uint8, raw []byte) {
+	{
+		if len(raw) > 1<<14 {
+			raw = raw[:1<<14]
+		}
 		bits := 8 << (width % 4)
 		n := len(raw) / (bits / 8)
 		if n > 1024 {
@@ -391,7 +398,7 @@ func FuzzCodecRoundTrip(f *testing.F) {
 			}
 			blocksEqual(t, c.Name(), got, b)
 		}
-	})
+	}
 }
 
 // TestEncodingNameMatchesCodec: the name a reader prints from the stored
