@@ -295,6 +295,14 @@ func candidates(p Page, o Options) []Candidate {
 				base = base[:0] // Lance's rule: FSST whenever it applies
 			}
 			base = append(base, f)
+			if !lance && p.Format23 && prof.Var != nil {
+				// Beyond Lance's writer (its reader takes any Variable
+				// under FSST): coded values with delta-packed offsets. A
+				// coded value is at most twice its raw length.
+				w := bits.Len64(uint64(2 * prof.Var.MaxLen))
+				base = append(base, values.FsstCodec{Table: p.Fsst, Values: values.VariableCodec{OffBits: prof.OffBits, Offsets: values.DeltaCodec{
+					Bits: prof.OffBits, Deltas: values.OutOfLineCodec{Bits: prof.OffBits, Width: w}}}})
+			}
 		}
 	default:
 		return []Candidate{{Codec: values.FlatCodec{Bits: max(p.Bits, 8)}}}

@@ -748,7 +748,17 @@ func (c FsstCodec) Estimate(p *Profile) (int, bool) {
 		coded += len(buf.b)
 	}
 	bytes := int(int64(p.Var.Bytes) * int64(coded) / int64(raw))
-	return bytes + (p.N+1)*c.Values.OffBits/8 + FsstTableSize, true
+	if c.Values.Offsets == nil {
+		return bytes + (p.N+1)*c.Values.OffBits/8 + FsstTableSize, true
+	}
+	// Generic offsets: the Variable estimate over the coded bytes.
+	vs := *p.Var
+	vs.Bytes = bytes
+	vs.MaxLen = min(2*vs.MaxLen, vs.MaxLen*coded/raw+1)
+	q := *p
+	q.Var = &vs
+	n, ok := c.Values.Estimate(&q)
+	return n + FsstTableSize, ok
 }
 
 // Code returns the FSST-coded form of a variable block.
