@@ -237,6 +237,12 @@ func candidates(p Page, o Options) []Candidate {
 			base = append(base, values.RleCodec{Bits: p.Bits})
 			if p.Format23 {
 				base = append(base, values.RleCodec{Bits: p.Bits, LenBits: 16})
+				if w := prof.Fixed.BitWidth; w > 0 && w < p.Bits && (!lance || rlePlainLoses(p.Bits, prof)) {
+					// Lance 2.3's composite RLE: run values bit packed
+					// (Lance tries it only when plain RLE loses to the raw
+					// or bit-packed size).
+					base = append(base, values.RleCodec{Bits: p.Bits, ValueWidth: w})
+				}
 			}
 		}
 		if p.Bits == 32 || p.Bits == 64 {
@@ -441,6 +447,14 @@ func ByteEntropy(b values.Block) float64 {
 		total += h
 	}
 	return total / float64(min(w, 8))
+}
+
+// rlePlainLoses reports whether plain RLE is estimated no smaller than the
+// raw values or larger than bit packing.
+func rlePlainLoses(bits int, prof *values.Profile) bool {
+	rle, ok1 := values.RleCodec{Bits: bits}.Estimate(prof)
+	bp, ok2 := values.BitpackCodec{Bits: bits}.Estimate(prof)
+	return ok1 && (rle >= prof.RawBytes() || ok2 && bp < rle)
 }
 
 // forced keeps the candidate of the forced codec kind (flat when none

@@ -276,11 +276,12 @@ func (c OutOfLineCodec) Encoding() *enc21pb.CompressiveEncoding {
 		OutOfLineBitpacking: &enc21pb.OutOfLineBitpacking{UncompressedBitsPerValue: uint64(c.Bits), Values: FlatEncoding(c.Width)}}}
 }
 
-// RleCodec is run-length encoding with flat run values and LenBits-wide
-// run lengths (8, the default, or 16; longer runs split). In a chunk it
-// stores two buffers (values, lengths); as a block one buffer with a u64
-// prefix.
-type RleCodec struct{ Bits, LenBits int }
+// RleCodec is run-length encoding with LenBits-wide run lengths (8, the
+// default, or 16; longer runs split) and run values stored flat or, with
+// ValueWidth > 0, out-of-line bit packed to ValueWidth bits (Lance's
+// composite RLE). In a chunk it stores two buffers (values, lengths); as a
+// block one buffer with a u64 prefix (flat children only).
+type RleCodec struct{ Bits, LenBits, ValueWidth int }
 
 func (c RleCodec) lenBits() int {
 	if c.LenBits == 0 {
@@ -290,17 +291,32 @@ func (c RleCodec) lenBits() int {
 }
 
 // MaxChunkValues is the most values the writer puts in one RLE chunk: 4096
-// with u8 run lengths, 2048 with u16 (Lance's composite limit).
+// with flat u8 run lengths, 2048 with u16 lengths or bit-packed values
+// (Lance's composite limit).
 func (c RleCodec) MaxChunkValues() int {
-	if c.lenBits() == 16 {
+	if c.lenBits() == 16 || c.ValueWidth > 0 {
 		return 2 * flBlock
 	}
 	return 4 * flBlock
 }
 
-func (c RleCodec) Name() string    { return fmt.Sprintf("rle(flat%d,flat%d)", c.Bits, c.lenBits()) }
-func (RleCodec) Contexts() Context { return InChunk | InBlock }
-func (RleCodec) NumBuffers() int   { return 2 }
+func (c RleCodec) valuesEncoding() *enc21pb.CompressiveEncoding {
+	if c.ValueWidth > 0 {
+		return OutOfLineCodec{Bits: c.Bits, Width: c.ValueWidth}.Encoding()
+	}
+	return FlatEncoding(c.Bits)
+}
+
+func (c RleCodec) Name() string {
+	return "rle(" + EncodingName(c.valuesEncoding()) + fmt.Sprintf(",flat%d)", c.lenBits())
+}
+func (c RleCodec) Contexts() Context {
+	if c.ValueWidth > 0 {
+		return InChunk
+	}
+	return InChunk | InBlock
+}
+func (RleCodec) NumBuffers() int { return 2 }
 func (c RleCodec) Check(b Block) error {
 	if err := checkWord("rle", c.Bits); err != nil {
 		return err
@@ -308,15 +324,29 @@ func (c RleCodec) Check(b Block) error {
 	if l := c.lenBits(); l != 8 && l != 16 {
 		return notApplicable("rle", "%d-bit run lengths (8 or 16 only)", l)
 	}
-	return checkFixed("rle", b, c.Bits)
+	if c.ValueWidth < 0 || c.ValueWidth > c.Bits {
+		return notApplicable("rle", "run values packed to %d bits", c.ValueWidth)
+	}
+	if err := checkFixed("rle", b, c.Bits); err != nil {
+		return err
+	}
+	if c.ValueWidth > 0 && c.ValueWidth < c.Bits {
+		for i := 0; i < b.N; i++ {
+			if loadWord(b.Data, c.Bits, i)>>uint(c.ValueWidth) != 0 {
+				return notApplicable("rle", "value %d does not fit %d bits", i, c.ValueWidth)
+			}
+		}
+	}
+	return nil
 }
 
 // Estimate is the chunk-form size: per run its value and length, runs
 // longer than the length width allows split (assuming runs of the average
-// length), and one more run per chunk boundary a run may cross.
+// length), and one more run per chunk boundary a run may cross; packed run
+// values cost their width, padded per chunk as out-of-line packing pads.
 func (c RleCodec) Estimate(p *Profile) (int, bool) {
 	st, ok := fixedStats(p, c.Bits)
-	if !ok || checkWord("", c.Bits) != nil {
+	if !ok || checkWord("", c.Bits) != nil || (c.ValueWidth > 0 && st.BitWidth > c.ValueWidth) {
 		return 0, false
 	}
 	return c.size(st), true
@@ -329,7 +359,12 @@ func (c RleCodec) size(st *stats.FixedStats) int {
 	maxRun := 1<<c.lenBits() - 1
 	avg := (st.N + st.Runs - 1) / max(st.Runs, 1)
 	runs := st.Runs*((avg+maxRun-1)/maxRun) + (st.N-1)/c.MaxChunkValues()
-	return runs * (st.Bits/8 + c.lenBits()/8)
+	if c.ValueWidth == 0 {
+		return runs * (st.Bits/8 + c.lenBits()/8)
+	}
+	chunks := max(1, (st.N+c.MaxChunkValues()-1)/c.MaxChunkValues())
+	per := (runs + chunks - 1) / chunks
+	return chunks*OutOfLineBitpackedSize(c.Bits, c.ValueWidth, per) + runs*c.lenBits()/8
 }
 
 func (c RleCodec) AppendChunk(bufs [][]byte, b Block) ([][]byte, error) {
@@ -337,11 +372,26 @@ func (c RleCodec) AppendChunk(bufs [][]byte, b Block) ([][]byte, error) {
 		return bufs, err
 	}
 	bufs = growBufs(bufs, 2)
-	v, l, err := AppendRLE(bufs[0], bufs[1], c.Bits, c.lenBits(), b.Data, b.N)
-	bufs[0], bufs[1] = v, l
+	if c.ValueWidth == 0 {
+		v, l, err := AppendRLE(bufs[0], bufs[1], c.Bits, c.lenBits(), b.Data, b.N)
+		bufs[0], bufs[1] = v, l
+		return bufs, err
+	}
+	s := getScratch()
+	defer putScratch(s)
+	v, l, err := AppendRLE(s.b[:0], bufs[1], c.Bits, c.lenBits(), b.Data, b.N)
+	s.b = v
+	if err != nil {
+		return bufs, err
+	}
+	bufs[1] = l
+	bufs[0], err = AppendOutOfLineBitpacked(bufs[0], c.Bits, c.ValueWidth, v, len(v)/(c.Bits/8))
 	return bufs, err
 }
 func (c RleCodec) AppendBlock(dst []byte, b Block) ([]byte, error) {
+	if c.ValueWidth > 0 {
+		return dst, notApplicable("rle", "bit-packed run values are a chunk form")
+	}
 	if err := c.Check(b); err != nil {
 		return dst, err
 	}
@@ -349,7 +399,7 @@ func (c RleCodec) AppendBlock(dst []byte, b Block) ([]byte, error) {
 }
 func (c RleCodec) Encoding() *enc21pb.CompressiveEncoding {
 	return &enc21pb.CompressiveEncoding{Compression: &enc21pb.CompressiveEncoding_Rle{Rle: &enc21pb.Rle{
-		Values: FlatEncoding(c.Bits), RunLengths: FlatEncoding(c.lenBits())}}}
+		Values: c.valuesEncoding(), RunLengths: FlatEncoding(c.lenBits())}}}
 }
 
 // BssCodec is byte stream split of 32- or 64-bit values: alone it does not

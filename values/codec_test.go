@@ -95,6 +95,8 @@ func codecCases() []codecCase {
 		{"ool16", OutOfLineCodec{Bits: 16, Width: 2}, seq(16, 2100, func(i int) uint64 { return uint64(i % 4) })},
 		{"rle16", RleCodec{Bits: 16}, runs},
 		{"rle64", RleCodec{Bits: 64}, seq(64, 600, func(i int) uint64 { return uint64(i / 100) })},
+		{"rle16-u16", RleCodec{Bits: 16, LenBits: 16}, runs},
+		{"rle32-packed-values", RleCodec{Bits: 32, ValueWidth: 5}, seq(32, 2000, func(i int) uint64 { return uint64(i/7) % 32 })},
 		{"bss64", BssCodec{Bits: 64}, floats},
 		{"general-zstd-bss", GeneralCodec{Scheme: SchemeZstd, Inner: BssCodec{Bits: 64}}, floats},
 		{"general-lz4-flat", GeneralCodec{Scheme: SchemeLZ4, Inner: FlatCodec{Bits: 16}}, runs},

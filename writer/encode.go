@@ -553,10 +553,14 @@ func rleChunkCounts(data []byte, bits, n int, codec values.RleCodec) []int {
 	if codec.LenBits == 16 {
 		lw, maxRun = 2, 65535
 	}
+	vw := bw // stored bytes per run value
+	if codec.ValueWidth > 0 {
+		vw = max(1, (codec.ValueWidth+7)/8) // packed values: budget by packed width
+	}
 	maxVals := codec.MaxChunkValues()
 	size := func(start, cnt int) int {
 		runs := values.RunCount(bits, data[start*bw:(start+cnt)*bw], cnt)
-		return runs*(bw+lw) + cnt/maxRun*(bw+lw)
+		return runs*(vw+lw) + cnt/maxRun*(vw+lw)
 	}
 	var counts []int
 	for start := 0; start < n; {
