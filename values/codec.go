@@ -74,6 +74,27 @@ type Profile struct {
 	// Sample is a prefix of the values (at most SampleValues of them), for
 	// trial encoding. Estimates scale the sample's result to N.
 	Sample Block
+	// Data, when set, is every value of the page, for the few estimates
+	// that count exactly (RLE entries); results are cached per profile.
+	Data       Block
+	rleEntries map[[2]int]int
+}
+
+// runEntries is RunEntries over the page's values, cached; -1 without Data.
+func (p *Profile) runEntries(maxRun, segment int) int {
+	if p.Data.N == 0 || p.Data.Variable() {
+		return -1
+	}
+	k := [2]int{maxRun, segment}
+	if e, ok := p.rleEntries[k]; ok {
+		return e
+	}
+	if p.rleEntries == nil {
+		p.rleEntries = map[[2]int]int{}
+	}
+	e := RunEntries(p.Data.Bits, p.Data.Data, p.Data.N, maxRun, segment)
+	p.rleEntries[k] = e
+	return e
 }
 
 // SampleValues bounds the sample a Profile carries.
@@ -349,16 +370,21 @@ func (c RleCodec) Estimate(p *Profile) (int, bool) {
 	if !ok || checkWord("", c.Bits) != nil || (c.ValueWidth > 0 && st.BitWidth > c.ValueWidth) {
 		return 0, false
 	}
-	return c.size(st), true
+	runs := p.runEntries(1<<c.lenBits()-1, c.MaxChunkValues())
+	return c.size(st, runs), true
 }
 
-func (c RleCodec) size(st *stats.FixedStats) int {
+// size is the estimated chunk-form size; runs is the exact entry count, or
+// negative to estimate it from the stats.
+func (c RleCodec) size(st *stats.FixedStats, runs int) int {
 	if st.N == 0 {
 		return 0
 	}
 	maxRun := 1<<c.lenBits() - 1
-	avg := (st.N + st.Runs - 1) / max(st.Runs, 1)
-	runs := st.Runs*((avg+maxRun-1)/maxRun) + (st.N-1)/c.MaxChunkValues()
+	if runs < 0 {
+		avg := (st.N + st.Runs - 1) / max(st.Runs, 1)
+		runs = st.Runs*((avg+maxRun-1)/maxRun) + (st.N-1)/c.MaxChunkValues()
+	}
 	if c.ValueWidth == 0 {
 		return runs * (st.Bits/8 + c.lenBits()/8)
 	}

@@ -95,6 +95,36 @@ func RunCount(bits int, src []byte, n int) int {
 	return runs
 }
 
+// RunEntries counts the RLE entries of the first n bits-wide values of src
+// when runs are cut every segment values (chunk boundaries) and split into
+// pieces of at most maxRun values: the exact number of (value, length) pairs
+// AppendRLE writes over chunks of segment values. It returns 0 if bits is
+// not 8, 16, 32 or 64.
+func RunEntries(bits int, src []byte, n, maxRun, segment int) int {
+	if (bits != 8 && bits != 16 && bits != 32 && bits != 64) || maxRun < 1 || segment < 1 {
+		return 0
+	}
+	w := bits / 8
+	n = min(max(n, 0), len(src)/w)
+	entries := 0
+	for start := 0; start < n; start += segment {
+		end := min(n, start+segment)
+		run := 1
+		prev := rleLoad(src, w, start)
+		for i := start + 1; i < end; i++ {
+			v := rleLoad(src, w, i)
+			if v == prev {
+				run++
+				continue
+			}
+			entries += (run + maxRun - 1) / maxRun
+			run, prev = 1, v
+		}
+		entries += (run + maxRun - 1) / maxRun
+	}
+	return entries
+}
+
 // AppendRLE appends the runs of the first n bits-wide values of src to the
 // values and lengths buffers, using lenBits-wide run lengths.
 func AppendRLE(values, lengths []byte, bits, lenBits int, src []byte, n int) (v, l []byte, err error) {

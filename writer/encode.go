@@ -225,6 +225,8 @@ func (c *column) describeValues(sp *selector.Page, pv pageValues) {
 		if bits := pv.info.packBits(); bits > 0 {
 			st := stats.Fixed(pv.fixed, bits, pv.n, pv.nulls)
 			prof.Fixed = &st
+			// RLE candidates count their entries exactly over the page.
+			prof.Data = values.Block{Bits: bits, N: pv.n, Data: pv.fixed}
 		}
 		prof.Sample = c.spreadSample(pv, sample)
 	case kindBool:
