@@ -370,7 +370,12 @@ func (c RleCodec) Estimate(p *Profile) (int, bool) {
 	if !ok || checkWord("", c.Bits) != nil || (c.ValueWidth > 0 && st.BitWidth > c.ValueWidth) {
 		return 0, false
 	}
-	runs := p.runEntries(1<<c.lenBits()-1, c.MaxChunkValues())
+	runs := -1
+	// Count exactly only when RLE can compete: the run count is a lower
+	// bound on the entries, and at that bound RLE must beat flat values.
+	if st.Runs*(c.Bits/8+c.lenBits()/8) < p.RawBytes() {
+		runs = p.runEntries(1<<c.lenBits()-1, c.MaxChunkValues())
+	}
 	return c.size(st, runs), true
 }
 
