@@ -41,24 +41,20 @@ type Weights struct {
 	Mu float64
 }
 
-func (w Weights) mu() float64 {
-	switch {
-	case w.Mu < 0:
-		return 0
-	case w.Mu == 0:
-		return DefaultMu
-	}
-	return w.Mu
-}
+func (w Weights) mu() float64 { return weight(w.Mu, DefaultMu) }
 
-func (w Weights) lambda() float64 {
+func (w Weights) lambda() float64 { return weight(w.Lambda, DefaultLambda) }
+
+// weight resolves a cost weight: 0 is the default, negative leaves the term
+// out.
+func weight(v, def float64) float64 {
 	switch {
-	case w.Lambda < 0:
+	case v < 0:
 		return 0
-	case w.Lambda == 0:
-		return DefaultLambda
+	case v == 0:
+		return def
 	}
-	return w.Lambda
+	return v
 }
 
 // decodeFactor is the read work of a codec per decoded byte, relative to

@@ -1,6 +1,13 @@
 package selector
 
-import "testing"
+import (
+	"encoding/binary"
+	"strings"
+	"testing"
+
+	"github.com/planarlance/planar/stats"
+	"github.com/planarlance/planar/values"
+)
 
 func TestChooseRules(t *testing.T) {
 	for _, tc := range []struct {
@@ -29,6 +36,77 @@ func TestChooseRules(t *testing.T) {
 		// Canonicality: dense constant / none only with trivial structure.
 		if p.Structure == Dense && (p.Values == Constant && !tc.page.Degenerate || p.Values == None && !tc.page.SingleNullable) {
 			t.Errorf("%s: dense %v with non-trivial structure", tc.name, p.Values)
+		}
+	}
+}
+
+func pageOf(t *testing.T, n int, f func(i int) uint32) Page {
+	t.Helper()
+	data := make([]byte, 4*n)
+	for i := 0; i < n; i++ {
+		binary.LittleEndian.PutUint32(data[4*i:], f(i))
+	}
+	st := stats.Fixed(data, 32, n, nil)
+	b := values.Block{Bits: 32, N: n, Data: data}
+	sample := b
+	if n > values.SampleValues {
+		sample = values.Block{Bits: 32, N: values.SampleValues, Data: data[:4*values.SampleValues]}
+	}
+	return Page{Degenerate: true, NumVisible: n, MaxValueBytes: 4, CanZip: true, Kind: KindFixed, Bits: 32,
+		Profile: &values.Profile{N: n, Bits: 32, Fixed: &st, Sample: sample, Data: b}}
+}
+
+func names(p Plan) []string {
+	var out []string
+	for _, c := range p.Candidates {
+		out = append(out, c.Codec.Name())
+	}
+	return out
+}
+
+// TestCandidatesByPolicyAndOptions: the candidate set follows the policy
+// and the field options, and the winner is the cheapest candidate.
+func TestCandidatesByPolicyAndOptions(t *testing.T) {
+	page := pageOf(t, 20000, func(i int) uint32 { return uint32(i % 1000) })
+	has := func(p Plan, prefix string) bool {
+		for _, n := range names(p) {
+			if strings.HasPrefix(n, prefix) {
+				return true
+			}
+		}
+		return false
+	}
+	cost := Choose(page, Options{})
+	lance := Choose(page, Options{Policy: PolicyLance})
+	if !has(cost, "general(") {
+		t.Errorf("cost policy without general candidates: %v", names(cost))
+	}
+	if has(lance, "general(") {
+		t.Errorf("lance policy with general candidates it was not asked for: %v", names(lance))
+	}
+	if none := Choose(page, Options{Compression: CompressionNone}); len(none.Candidates) != 1 || none.Codec.Name() != "flat32" {
+		t.Errorf("compression=none: %v", names(none))
+	}
+	if forced := Choose(page, Options{Codec: "rle", Policy: PolicyLance}); forced.Codec.Name() != "rle(flat32,flat8)" {
+		t.Errorf("planar:codec=rle: %s", forced.Codec.Name())
+	}
+	for _, p := range []Plan{cost, lance} {
+		for _, c := range p.Candidates[1:] {
+			if c.Cost < p.Candidates[0].Cost {
+				t.Errorf("winner %v is not the cheapest (%v)", p.Candidates[0], c)
+			}
+		}
+	}
+	// A heavy read weight rules out codecs that are slow to read.
+	slow := Choose(page, Options{Weights: Weights{Lambda: 100}})
+	if strings.HasPrefix(slow.Codec.Name(), "general(zstd") {
+		t.Errorf("lambda=100 still chose %s", slow.Codec.Name())
+	}
+	// Bytes only: the smallest estimate wins.
+	bytesOnly := Choose(page, Options{Weights: Weights{Lambda: -1, Mu: -1}})
+	for _, c := range bytesOnly.Candidates {
+		if c.Bytes < bytesOnly.Candidates[0].Bytes {
+			t.Errorf("bytes-only winner %v larger than %v", bytesOnly.Candidates[0], c)
 		}
 	}
 }

@@ -1130,17 +1130,8 @@ func NewDelta(b Block) (DeltaCodec, error) {
 	return c, nil
 }
 
-func loadWord(b []byte, bits, i int) uint64 {
-	switch bits {
-	case 8:
-		return uint64(b[i])
-	case 16:
-		return uint64(binary.LittleEndian.Uint16(b[2*i:]))
-	case 32:
-		return uint64(binary.LittleEndian.Uint32(b[4*i:]))
-	}
-	return binary.LittleEndian.Uint64(b[8*i:])
-}
+// loadWord is value i of little-endian bits-wide values (8..64).
+func loadWord(b []byte, bits, i int) uint64 { return rleLoad(b, bits/8, i) }
 
 func b2i(b bool) int {
 	if b {
