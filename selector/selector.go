@@ -360,7 +360,19 @@ func candidates(p Page, o Options) []Candidate {
 			if !ok {
 				continue
 			}
-			lz := values.GeneralCodec{Scheme: values.SchemeLZ4, Inner: c}
+			// Over flat or split fixed-width values, chunks of up to 4096
+			// values (32 KiB): fewer, larger compression calls.
+			chunk := 0
+			switch c.(type) {
+			case values.FlatCodec, values.BssCodec:
+				if p.Kind == KindFixed && p.Bits%8 == 0 {
+					chunk = 4096
+					for chunk*p.Bits/8 > 32<<10 {
+						chunk /= 2
+					}
+				}
+			}
+			lz := values.GeneralCodec{Scheme: values.SchemeLZ4, Inner: c, ChunkValues: chunk}
 			n, ok := lz.Estimate(prof)
 			if ok {
 				out = append(out, Candidate{Codec: lz, Bytes: n})
@@ -372,7 +384,7 @@ func candidates(p Page, o Options) []Candidate {
 				// packing and byte stream split already take.
 				continue
 			}
-			zs := values.GeneralCodec{Scheme: values.SchemeZstd, Level: AutoZstdLevel, Inner: c}
+			zs := values.GeneralCodec{Scheme: values.SchemeZstd, Level: AutoZstdLevel, Inner: c, ChunkValues: chunk}
 			if n, ok := zs.Estimate(prof); ok {
 				out = append(out, Candidate{Codec: zs, Bytes: n})
 			}

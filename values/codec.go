@@ -474,6 +474,10 @@ type GeneralCodec struct {
 	Scheme Scheme
 	Level  int // zstd level; 0 is the default
 	Inner  Codec
+	// ChunkValues, when set, is the value count of the chunks the writer
+	// cuts for this codec (instead of the inner codec's): larger chunks
+	// over fixed-width values compress better and cost fewer calls.
+	ChunkValues int
 }
 
 func (c GeneralCodec) Name() string {
@@ -497,6 +501,9 @@ func (c GeneralCodec) Estimate(p *Profile) (int, bool) {
 		return 0, false
 	}
 	per := trialChunkValues(c.Inner, p)
+	if c.ChunkValues > 0 {
+		per = c.ChunkValues
+	}
 	if c.Inner.Contexts()&InChunk == 0 {
 		per = p.Sample.N // block codecs compress the whole block
 	}

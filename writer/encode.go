@@ -359,10 +359,16 @@ func (c *column) plainEncoding(pv pageValues) (*enc21pb.CompressiveEncoding, int
 // for every chunk but the last, sized for the codec that stores them.
 func (c *column) chunkCounts(pv pageValues, codec values.Codec) []int {
 	n := pv.n
+	var counts []int
 	if g, ok := codec.(values.GeneralCodec); ok {
+		if g.ChunkValues > 0 {
+			for start := 0; start < n; start += g.ChunkValues {
+				counts = append(counts, min(g.ChunkValues, n-start))
+			}
+			return counts
+		}
 		codec = g.Inner
 	}
-	var counts []int
 	switch codec.(type) {
 	case values.BitpackCodec:
 		// One bit-packing block per chunk.
