@@ -167,8 +167,15 @@ func concatBlocks(bs []values.Block) (values.Block, error) {
 		return out, nil
 	}
 	out.Bits, out.Dims = bs[0].Bits, bs[0].Dims
+	// Size the output once: chunks are appended into it.
+	total, nvals := 0, 0
+	for _, b := range bs {
+		total += len(b.Data)
+		nvals += b.N
+	}
+	out.Data = make([]byte, 0, total)
 	if out.Bits == 0 {
-		out.Offsets = []uint64{0}
+		out.Offsets = make([]uint64, 1, nvals+1)
 	}
 	// Bits per row of every FSL layer's item validity.
 	layerBits := make([]int, len(bs[0].ItemValid))
