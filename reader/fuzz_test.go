@@ -50,6 +50,14 @@ func fuzzSeeds(tb testing.TB) [][]byte {
 			}),
 		)
 	}
+	// Every codec the writer can force, on small pages (packed structs,
+	// general compression, byte stream split, FSST, composite RLE...).
+	for _, c := range corpus.CodecCases(300) {
+		if c.Column.Name == "wide_binary" || c.Column.Name == "urls" {
+			continue // large; the other string classes cover the codecs
+		}
+		files = append(files, writeFile(tb, c.Record(mem)))
+	}
 	sparse := sparseFiles(tb)
 	for _, cell := range slices.Sorted(maps.Keys(sparse)) {
 		files = append(files, sparse[cell])
