@@ -98,6 +98,15 @@ func Packed(f arrow.Field) bool {
 	return false
 }
 
+// leafPathsOf is leafPaths for a child field: a packed struct ends the path.
+func leafPathsOf(f arrow.Field, prefix []Step, out *[][]Step) {
+	if Packed(f) {
+		*out = append(*out, append(slices.Clone(prefix), Step{Kind: StepLeaf}))
+		return
+	}
+	leafPaths(f.Type, prefix, out)
+}
+
 func leafPaths(dt arrow.DataType, prefix []Step, out *[][]Step) {
 	switch t := dt.(type) {
 	case arrow.ExtensionType:
@@ -106,19 +115,15 @@ func leafPaths(dt arrow.DataType, prefix []Step, out *[][]Step) {
 	case *arrow.StructType:
 		if t.NumFields() > 0 {
 			for i, f := range t.Fields() {
-				if Packed(f) {
-					*out = append(*out, append(slices.Clone(prefix), Step{Kind: StepStruct, Child: i}, Step{Kind: StepLeaf}))
-					continue
-				}
-				leafPaths(f.Type, append(prefix, Step{Kind: StepStruct, Child: i}), out)
+				leafPathsOf(f, append(prefix, Step{Kind: StepStruct, Child: i}), out)
 			}
 			return
 		}
 	case *arrow.ListType:
-		leafPaths(t.Elem(), append(prefix, Step{Kind: StepList}), out)
+		leafPathsOf(t.ElemField(), append(prefix, Step{Kind: StepList}), out)
 		return
 	case *arrow.LargeListType:
-		leafPaths(t.Elem(), append(prefix, Step{Kind: StepList}), out)
+		leafPathsOf(t.ElemField(), append(prefix, Step{Kind: StepList}), out)
 		return
 	case *arrow.MapType:
 		leafPaths(t.Elem(), append(prefix, Step{Kind: StepList}), out)
