@@ -115,8 +115,6 @@ func knownPolicyColumnDiff(planar, pylance string) (string, bool) {
 		return "composite RLE (bit-packed run values) against bit packing: Lance measures the encoded sizes, planar estimates them, and they differ near the tie", true
 	case strings.Contains(pylance, ",validity(fsl"):
 		return "item validity on every level of nested fixed-size lists is not written by planar", true
-	case strings.Contains(planar, ",flat16)") && strings.Contains(pylance, ",flat8)"):
-		return "Lance picks u8 run lengths where planar's estimate prefers u16 (runs of varying length around 255)", true
 	case strings.Contains(planar, "dict=") != strings.Contains(pylance, "dict="):
 		return "Lance's sample-based dictionary budget differs from planar's exact count near the threshold", true
 	}

@@ -122,6 +122,9 @@ type Page struct {
 	// Profile holds the values' statistics and a sample (Fixed for 8..64-bit
 	// fixed values, Var for variable ones).
 	Profile *values.Profile
+	// DictIndices: the values are page dictionary indices (Lance 2.3 keeps
+	// their RLE plain: u8 run lengths, flat run values).
+	DictIndices bool
 	// Format23: the file is Lance 2.3, which admits variable-width chunks
 	// whose offsets are block-encoded on their own and u16 RLE run lengths.
 	Format23 bool
@@ -235,7 +238,7 @@ func candidates(p Page, o Options) []Candidate {
 		}
 		if word && o.allows("rle") && o.rleAllowed(prof.Fixed.Runs, prof.N) {
 			base = append(base, values.RleCodec{Bits: p.Bits})
-			if p.Format23 {
+			if p.Format23 && !(lance && p.DictIndices) {
 				base = append(base, values.RleCodec{Bits: p.Bits, LenBits: 16})
 				if w := prof.Fixed.BitWidth; w > 0 && w < p.Bits && (!lance || rlePlainLoses(p.Bits, prof)) {
 					// Lance 2.3's composite RLE: run values bit packed

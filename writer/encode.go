@@ -221,7 +221,7 @@ func (c *column) describeValues(sp *selector.Page, pv pageValues) {
 	sample := min(pv.n, values.SampleValues)
 	switch pv.info.kind {
 	case kindFixed, kindDict:
-		sp.Kind = selector.KindFixed
+		sp.Kind, sp.DictIndices = selector.KindFixed, pv.info.kind == kindDict
 		if bits := pv.info.packBits(); bits > 0 {
 			st := stats.Fixed(pv.fixed, bits, pv.n, pv.nulls)
 			prof.Fixed = &st
