@@ -312,10 +312,9 @@ func (c RleCodec) lenBits() int {
 }
 
 // MaxChunkValues is the most values the writer puts in one RLE chunk: 4096
-// with flat u8 run lengths, 2048 with u16 lengths or bit-packed values
-// (Lance's composite limit).
+// with u8 run lengths, 2048 with u16 lengths (Lance's composite limit).
 func (c RleCodec) MaxChunkValues() int {
-	if c.lenBits() == 16 || c.ValueWidth > 0 {
+	if c.lenBits() == 16 {
 		return 2 * flBlock
 	}
 	return 4 * flBlock
@@ -374,6 +373,9 @@ func (c RleCodec) Estimate(p *Profile) (int, bool) {
 	// Count exactly only when RLE can compete: the run count is a lower
 	// bound on the entries, and at that bound RLE must beat flat values.
 	if st.Runs*(c.Bits/8+c.lenBits()/8) < p.RawBytes() {
+		if c.ValueWidth > 0 && p.Data.N > 0 {
+			return c.packedSize(p.Data), true
+		}
 		runs = p.runEntries(1<<c.lenBits()-1, c.MaxChunkValues())
 	}
 	return c.size(st, runs), true
@@ -396,6 +398,20 @@ func (c RleCodec) size(st *stats.FixedStats, runs int) int {
 	chunks := max(1, (st.N+c.MaxChunkValues()-1)/c.MaxChunkValues())
 	per := (runs + chunks - 1) / chunks
 	return chunks*OutOfLineBitpackedSize(c.Bits, c.ValueWidth, per) + runs*c.lenBits()/8
+}
+
+// packedSize is the exact chunk-form size of composite RLE over d, chunk by
+// chunk (out-of-line packing pads each chunk's run values).
+func (c RleCodec) packedSize(d Block) int {
+	total := 0
+	per := c.MaxChunkValues()
+	w := c.Bits / 8
+	for start := 0; start < d.N; start += per {
+		cnt := min(per, d.N-start)
+		runs := RunEntries(c.Bits, d.Data[start*w:(start+cnt)*w], cnt, 1<<c.lenBits()-1, cnt)
+		total += OutOfLineBitpackedSize(c.Bits, c.ValueWidth, runs) + runs*c.lenBits()/8
+	}
+	return total
 }
 
 func (c RleCodec) AppendChunk(bufs [][]byte, b Block) ([][]byte, error) {
