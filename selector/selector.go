@@ -340,8 +340,13 @@ func candidates(p Page, o Options) []Candidate {
 		// byte stream split for 32/64-bit values). Each is a trial
 		// compression of the sample, so the list is kept short. Zstd runs
 		// at its fastest level: most of the gain at a fraction of the time.
+		// (Bit-packed forms leave little for general compression to find:
+		// the inner candidate is the best of the others.)
 		best := out[0]
 		for _, c := range out[1:] {
+			if r, ok := c.Codec.(values.RleCodec); ok && r.ValueWidth > 0 {
+				continue
+			}
 			if c.Bytes < best.Bytes {
 				best = c
 			}
