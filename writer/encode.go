@@ -1017,7 +1017,3 @@ func (c *column) compressDictItems(pd *pageDict) {
 	}
 }
 
-func (c *column) isUTF8() bool {
-	id := c.leaf.Field.Type.ID()
-	return id == arrow.STRING || id == arrow.LARGE_STRING
-}

@@ -3,6 +3,7 @@ package writer_test
 import (
 	"bytes"
 	"errors"
+	"math"
 	"strings"
 	"testing"
 
@@ -132,4 +133,31 @@ func intRecord(mem memory.Allocator, n int, f func(int) int32) arrow.RecordBatch
 	a := b.NewArray()
 	defer a.Release()
 	return array.NewRecordBatch(arrow.NewSchema([]arrow.Field{{Name: "v", Type: arrow.PrimitiveTypes.Int32}}, nil), []arrow.Array{a}, int64(n))
+}
+
+// TestCostWeights: with read and write cost left out the smallest candidate
+// wins; a NaN weight is refused at New.
+func TestCostWeights(t *testing.T) {
+	mem := newMem()
+	rec := intRecord(mem, 20000, func(i int) int32 { return int32(i / 3 % 1000) })
+	var buf bytes.Buffer
+	w, err := writer.New(&buf, rec.Schema(), writer.WithCostWeights(selector.Weights{Lambda: -1, Mu: -1}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.WriteBatch(rec); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	p := w.Report()[0]
+	for _, c := range p.Candidates[1:] {
+		if c.Bytes < p.Candidates[0].Bytes {
+			t.Errorf("bytes-only weights chose %v over smaller %v", p.Candidates[0], c)
+		}
+	}
+	if _, err := writer.New(&bytes.Buffer{}, rec.Schema(), writer.WithCostWeights(selector.Weights{Lambda: math.NaN()})); !errors.Is(err, writer.ErrInvalidOption) {
+		t.Errorf("NaN weight: %v", err)
+	}
 }
