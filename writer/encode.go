@@ -1016,4 +1016,3 @@ func (c *column) compressDictItems(pd *pageDict) {
 		}}}
 	}
 }
-
