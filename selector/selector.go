@@ -240,11 +240,18 @@ func candidates(p Page, o Options) []Candidate {
 			base = append(base, values.RleCodec{Bits: p.Bits})
 			if p.Format23 && !(lance && p.DictIndices) {
 				base = append(base, values.RleCodec{Bits: p.Bits, LenBits: 16})
-				if w := prof.Fixed.BitWidth; w > 0 && w < p.Bits && (!lance || rlePlainLoses(p.Bits, prof)) {
-					// Lance 2.3's composite RLE: run values bit packed
-					// (Lance tries it only when plain RLE loses to the raw
-					// or bit-packed size).
-					base = append(base, values.RleCodec{Bits: p.Bits, ValueWidth: w})
+				if !lance || rlePlainLoses(p.Bits, prof) {
+					// Lance 2.3's composite RLE: run values or run lengths
+					// bit packed (Lance tries it only when plain RLE loses
+					// to the raw or bit-packed size).
+					if w := prof.Fixed.BitWidth; w > 0 && w < p.Bits {
+						base = append(base, values.RleCodec{Bits: p.Bits, ValueWidth: w})
+					}
+					if m := prof.MaxRunPiece(255, 4096); m > 0 {
+						if w := bits.Len(uint(m)); w < 8 {
+							base = append(base, values.RleCodec{Bits: p.Bits, LenWidth: w})
+						}
+					}
 				}
 			}
 		}

@@ -80,6 +80,15 @@ type Profile struct {
 	rleEntries map[[2]int]int
 }
 
+// MaxRunPiece is the longest RLE entry over the page's values (runs cut
+// every segment values and split at maxRun), or -1 without Data.
+func (p *Profile) MaxRunPiece(maxRun, segment int) int {
+	if p.Data.N == 0 || p.Data.Variable() {
+		return -1
+	}
+	return MaxRunPiece(p.Data.Bits, p.Data.Data, p.Data.N, maxRun, segment)
+}
+
 // runEntries is RunEntries over the page's values, cached; -1 without Data.
 func (p *Profile) runEntries(maxRun, segment int) int {
 	if p.Data.N == 0 || p.Data.Variable() {
@@ -299,10 +308,12 @@ func (c OutOfLineCodec) Encoding() *enc21pb.CompressiveEncoding {
 
 // RleCodec is run-length encoding with LenBits-wide run lengths (8, the
 // default, or 16; longer runs split) and run values stored flat or, with
-// ValueWidth > 0, out-of-line bit packed to ValueWidth bits (Lance's
-// composite RLE). In a chunk it stores two buffers (values, lengths); as a
-// block one buffer with a u64 prefix (flat children only).
-type RleCodec struct{ Bits, LenBits, ValueWidth int }
+// ValueWidth > 0, out-of-line bit packed to ValueWidth bits; or, with
+// LenWidth > 0, the run lengths out-of-line bit packed to LenWidth bits
+// (Lance's composite RLE: one child packed at most). In a chunk it stores
+// two buffers (values, lengths); as a block one buffer with a u64 prefix
+// (flat children only).
+type RleCodec struct{ Bits, LenBits, ValueWidth, LenWidth int }
 
 func (c RleCodec) lenBits() int {
 	if c.LenBits == 0 {
@@ -327,11 +338,18 @@ func (c RleCodec) valuesEncoding() *enc21pb.CompressiveEncoding {
 	return FlatEncoding(c.Bits)
 }
 
+func (c RleCodec) lengthsEncoding() *enc21pb.CompressiveEncoding {
+	if c.LenWidth > 0 {
+		return OutOfLineCodec{Bits: c.lenBits(), Width: c.LenWidth}.Encoding()
+	}
+	return FlatEncoding(c.lenBits())
+}
+
 func (c RleCodec) Name() string {
-	return "rle(" + EncodingName(c.valuesEncoding()) + fmt.Sprintf(",flat%d)", c.lenBits())
+	return "rle(" + EncodingName(c.valuesEncoding()) + "," + EncodingName(c.lengthsEncoding()) + ")"
 }
 func (c RleCodec) Contexts() Context {
-	if c.ValueWidth > 0 {
+	if c.ValueWidth > 0 || c.LenWidth > 0 {
 		return InChunk
 	}
 	return InChunk | InBlock
@@ -344,8 +362,8 @@ func (c RleCodec) Check(b Block) error {
 	if l := c.lenBits(); l != 8 && l != 16 {
 		return notApplicable("rle", "%d-bit run lengths (8 or 16 only)", l)
 	}
-	if c.ValueWidth < 0 || c.ValueWidth > c.Bits {
-		return notApplicable("rle", "run values packed to %d bits", c.ValueWidth)
+	if c.ValueWidth < 0 || c.ValueWidth > c.Bits || c.LenWidth < 0 || c.LenWidth > c.lenBits() || (c.ValueWidth > 0 && c.LenWidth > 0) {
+		return notApplicable("rle", "run values packed to %d bits, lengths to %d", c.ValueWidth, c.LenWidth)
 	}
 	if err := checkFixed("rle", b, c.Bits); err != nil {
 		return err
@@ -357,6 +375,11 @@ func (c RleCodec) Check(b Block) error {
 			}
 		}
 	}
+	if c.LenWidth > 0 {
+		if m := MaxRunPiece(c.Bits, b.Data, b.N, 1<<c.lenBits()-1, b.N); m>>uint(c.LenWidth) != 0 {
+			return notApplicable("rle", "a run of %d does not fit %d-bit lengths", m, c.LenWidth)
+		}
+	}
 	return nil
 }
 
@@ -366,14 +389,14 @@ func (c RleCodec) Check(b Block) error {
 // values cost their width, padded per chunk as out-of-line packing pads.
 func (c RleCodec) Estimate(p *Profile) (int, bool) {
 	st, ok := fixedStats(p, c.Bits)
-	if !ok || checkWord("", c.Bits) != nil || (c.ValueWidth > 0 && st.BitWidth > c.ValueWidth) {
+	if !ok || checkWord("", c.Bits) != nil || (c.ValueWidth > 0 && st.BitWidth > c.ValueWidth) || (c.LenWidth > 0 && p.Data.N == 0) {
 		return 0, false
 	}
 	runs := -1
 	// Count exactly only when RLE can compete: the run count is a lower
 	// bound on the entries, and at that bound RLE must beat flat values.
 	if st.Runs*(c.Bits/8+c.lenBits()/8) < p.RawBytes() {
-		if c.ValueWidth > 0 && p.Data.N > 0 {
+		if (c.ValueWidth > 0 || c.LenWidth > 0) && p.Data.N > 0 {
 			return c.packedSize(p.Data), true
 		}
 		runs = p.runEntries(1<<c.lenBits()-1, c.MaxChunkValues())
@@ -409,7 +432,11 @@ func (c RleCodec) packedSize(d Block) int {
 	for start := 0; start < d.N; start += per {
 		cnt := min(per, d.N-start)
 		runs := RunEntries(c.Bits, d.Data[start*w:(start+cnt)*w], cnt, 1<<c.lenBits()-1, cnt)
-		total += OutOfLineBitpackedSize(c.Bits, c.ValueWidth, runs) + runs*c.lenBits()/8
+		if c.LenWidth > 0 {
+			total += runs*w + OutOfLineBitpackedSize(c.lenBits(), c.LenWidth, runs)
+		} else {
+			total += OutOfLineBitpackedSize(c.Bits, c.ValueWidth, runs) + runs*c.lenBits()/8
+		}
 	}
 	return total
 }
@@ -419,6 +446,17 @@ func (c RleCodec) AppendChunk(bufs [][]byte, b Block) ([][]byte, error) {
 		return bufs, err
 	}
 	bufs = growBufs(bufs, 2)
+	if c.LenWidth > 0 {
+		s := getScratch()
+		defer putScratch(s)
+		v, l, err := AppendRLE(bufs[0], s.b[:0], c.Bits, c.lenBits(), b.Data, b.N)
+		bufs[0], s.b = v, l
+		if err != nil {
+			return bufs, err
+		}
+		bufs[1], err = AppendOutOfLineBitpacked(bufs[1], c.lenBits(), c.LenWidth, l, len(l)/(c.lenBits()/8))
+		return bufs, err
+	}
 	if c.ValueWidth == 0 {
 		v, l, err := AppendRLE(bufs[0], bufs[1], c.Bits, c.lenBits(), b.Data, b.N)
 		bufs[0], bufs[1] = v, l
@@ -436,8 +474,8 @@ func (c RleCodec) AppendChunk(bufs [][]byte, b Block) ([][]byte, error) {
 	return bufs, err
 }
 func (c RleCodec) AppendBlock(dst []byte, b Block) ([]byte, error) {
-	if c.ValueWidth > 0 {
-		return dst, notApplicable("rle", "bit-packed run values are a chunk form")
+	if c.ValueWidth > 0 || c.LenWidth > 0 {
+		return dst, notApplicable("rle", "bit-packed run values or lengths are a chunk form")
 	}
 	if err := c.Check(b); err != nil {
 		return dst, err
@@ -446,7 +484,7 @@ func (c RleCodec) AppendBlock(dst []byte, b Block) ([]byte, error) {
 }
 func (c RleCodec) Encoding() *enc21pb.CompressiveEncoding {
 	return &enc21pb.CompressiveEncoding{Compression: &enc21pb.CompressiveEncoding_Rle{Rle: &enc21pb.Rle{
-		Values: c.valuesEncoding(), RunLengths: FlatEncoding(c.lenBits())}}}
+		Values: c.valuesEncoding(), RunLengths: c.lengthsEncoding()}}}
 }
 
 // BssCodec is byte stream split of 32- or 64-bit values: alone it does not

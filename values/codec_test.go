@@ -97,6 +97,7 @@ func codecCases() []codecCase {
 		{"rle64", RleCodec{Bits: 64}, seq(64, 600, func(i int) uint64 { return uint64(i / 100) })},
 		{"rle16-u16", RleCodec{Bits: 16, LenBits: 16}, runs},
 		{"rle32-packed-values", RleCodec{Bits: 32, ValueWidth: 5}, seq(32, 2000, func(i int) uint64 { return uint64(i/7) % 32 })},
+		{"rle32-packed-lengths", RleCodec{Bits: 32, LenWidth: 3}, seq(32, 2000, func(i int) uint64 { return uint64(i/5) * 977 })},
 		{"bss64", BssCodec{Bits: 64}, floats},
 		{"general-zstd-bss", GeneralCodec{Scheme: SchemeZstd, Inner: BssCodec{Bits: 64}}, floats},
 		{"general-lz4-flat", GeneralCodec{Scheme: SchemeLZ4, Inner: FlatCodec{Bits: 16}}, runs},
@@ -231,7 +232,7 @@ func TestCodecRejectsData(t *testing.T) {
 }
 
 func profileOf(b Block, offBits int) *Profile {
-	p := &Profile{N: b.N, Bits: b.Bits, OffBits: offBits, Sample: b}
+	p := &Profile{N: b.N, Bits: b.Bits, OffBits: offBits, Sample: b, Data: b}
 	if b.Variable() {
 		vs := stats.Variable(b.Offsets, b.Data, nil)
 		p.Var = &vs

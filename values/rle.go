@@ -125,6 +125,33 @@ func RunEntries(bits int, src []byte, n, maxRun, segment int) int {
 	return entries
 }
 
+// MaxRunPiece is the longest RLE entry of the first n bits-wide values of
+// src when runs are cut every segment values and split at maxRun (0 when
+// there are no values or bits is not 8, 16, 32 or 64).
+func MaxRunPiece(bits int, src []byte, n, maxRun, segment int) int {
+	if (bits != 8 && bits != 16 && bits != 32 && bits != 64) || maxRun < 1 || segment < 1 {
+		return 0
+	}
+	w := bits / 8
+	n = min(max(n, 0), len(src)/w)
+	longest := 0
+	for start := 0; start < n; start += segment {
+		end := min(n, start+segment)
+		run := 1
+		prev := rleLoad(src, w, start)
+		for i := start + 1; i < end; i++ {
+			if v := rleLoad(src, w, i); v != prev {
+				longest = max(longest, run)
+				run, prev = 1, v
+				continue
+			}
+			run++
+		}
+		longest = max(longest, run)
+	}
+	return min(longest, maxRun)
+}
+
 // AppendRLE appends the runs of the first n bits-wide values of src to the
 // values and lengths buffers, using lenBits-wide run lengths.
 func AppendRLE(values, lengths []byte, bits, lenBits int, src []byte, n int) (v, l []byte, err error) {
