@@ -314,7 +314,7 @@ func codecCheckOnce(t *testing.T, which, width uint8, raw []byte) {
 		}
 		b := Block{Bits: bits, N: n, Data: raw[:n*bits/8]}
 		var c Codec
-		switch which % 11 {
+		switch which % 14 {
 		case 0:
 			c = FlatCodec{Bits: bits}
 		case 1:
@@ -351,7 +351,7 @@ func codecCheckOnce(t *testing.T, which, width uint8, raw []byte) {
 			}
 			b = v
 			c = VariableCodec{OffBits: 32}
-			if which%11 == 8 {
+			if which%14 == 8 {
 				c = VariableCodec{OffBits: 64, Offsets: BitpackCodec{Bits: 64}}
 			}
 		case 9, 10:
@@ -369,8 +369,32 @@ func codecCheckOnce(t *testing.T, which, width uint8, raw []byte) {
 				t.Fatal(err)
 			}
 			c = d
-			if which%11 == 10 {
+			if which%14 == 10 {
 				c = GeneralCodec{Scheme: SchemeLZ4, Inner: d}
+			}
+		case 11, 12, 13:
+			// Composite RLE: packed run values or lengths, at the widths
+			// the data needs; u16 lengths.
+			var or uint64
+			for i := 0; i < n; i++ {
+				or |= loadWord(b.Data, bits, i)
+			}
+			switch which % 14 {
+			case 11:
+				w := 0
+				for w < bits && or>>uint(w) != 0 {
+					w++
+				}
+				c = RleCodec{Bits: bits, ValueWidth: max(w, 1)}
+			case 12:
+				m := MaxRunPiece(bits, b.Data, n, 255, max(n, 1))
+				w := 0
+				for w < 8 && m>>uint(w) != 0 {
+					w++
+				}
+				c = RleCodec{Bits: bits, LenWidth: max(w, 1)}
+			default:
+				c = RleCodec{Bits: bits, LenBits: 16}
 			}
 		}
 		if err := c.Check(b); err != nil {
