@@ -18,31 +18,48 @@ import (
 
 const goldenCodecRows = 1200 // as in writer/golden_test.go
 
-// pageEncodings lists "cell: encoding" of every page of a file.
-func pageEncodings(t *testing.T, path string) ([]string, [][]byte) {
+// filePage is one page of a file: its column, "cell: encoding" and the
+// bytes of its buffers.
+type filePage struct {
+	column, encoding string
+	bytes            []byte
+}
+
+// filePages lists the pages of a file in column order.
+func filePages(t *testing.T, path string) []filePage {
 	t.Helper()
 	f, err := reader.OpenPath(path)
 	if err != nil {
 		t.Fatalf("%s: %v", path, err)
 	}
 	defer f.Close()
-	var out []string
-	var bufs [][]byte
+	var out []filePage
 	for c := 0; c < f.NumColumns(); c++ {
 		for _, p := range f.Pages(c) {
-			out = append(out, p.Cell+": "+p.Encoding)
-			var all []byte
+			fp := filePage{column: f.ColumnPath(c), encoding: p.Cell + ": " + p.Encoding}
 			for _, b := range p.Buffers {
 				bb, err := f.ReadBuffer(b)
 				if err != nil {
 					t.Fatal(err)
 				}
-				all = append(all, bb...)
+				fp.bytes = append(fp.bytes, bb...)
 			}
-			bufs = append(bufs, all)
+			out = append(out, fp)
 		}
 	}
-	return out, bufs
+	return out
+}
+
+// pageEncodings lists "cell: encoding" and the buffer bytes of every page.
+func pageEncodings(t *testing.T, path string) ([]string, [][]byte) {
+	t.Helper()
+	var encs []string
+	var bufs [][]byte
+	for _, p := range filePages(t, path) {
+		encs = append(encs, p.encoding)
+		bufs = append(bufs, p.bytes)
+	}
+	return encs, bufs
 }
 
 // knownPolicyDiffs are the cases where the lance policy does not yet choose

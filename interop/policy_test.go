@@ -9,7 +9,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/planarlance/planar/internal/corpus"
-	"github.com/planarlance/planar/reader"
 	"github.com/planarlance/planar/selector"
 	"github.com/planarlance/planar/writer"
 )
@@ -17,18 +16,13 @@ import (
 // columnEncodings lists, per physical column, "cell: encoding" of its pages.
 func columnEncodings(t *testing.T, path string) map[string]string {
 	t.Helper()
-	f, err := reader.OpenPath(path)
-	if err != nil {
-		t.Fatalf("%s: %v", path, err)
-	}
-	defer f.Close()
 	out := map[string]string{}
-	for c := 0; c < f.NumColumns(); c++ {
-		var pages []string
-		for _, p := range f.Pages(c) {
-			pages = append(pages, p.Cell+": "+p.Encoding)
+	for _, p := range filePages(t, path) {
+		if prev, ok := out[p.column]; ok {
+			out[p.column] = prev + " | " + p.encoding
+		} else {
+			out[p.column] = p.encoding
 		}
-		out[f.ColumnPath(c)] = strings.Join(pages, " | ")
 	}
 	return out
 }

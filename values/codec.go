@@ -76,34 +76,44 @@ type Profile struct {
 	Sample Block
 	// Data, when set, is every value of the page, for the few estimates
 	// that count exactly (RLE entries); results are cached per profile.
-	Data       Block
-	rleEntries map[[2]int]int
+	Data     Block
+	runScans map[[2]int][2]int
+}
+
+// runScan is RunScan over the page's values, cached per (maxRun, segment);
+// ok is false without Data.
+func (p *Profile) runScan(maxRun, segment int) (entries, longest int, ok bool) {
+	if p.Data.N == 0 || p.Data.Variable() {
+		return 0, 0, false
+	}
+	k := [2]int{maxRun, segment}
+	r, hit := p.runScans[k]
+	if !hit {
+		if p.runScans == nil {
+			p.runScans = map[[2]int][2]int{}
+		}
+		r[0], r[1] = RunScan(p.Data.Bits, p.Data.Data, p.Data.N, maxRun, segment)
+		p.runScans[k] = r
+	}
+	return r[0], r[1], true
 }
 
 // MaxRunPiece is the longest RLE entry over the page's values (runs cut
 // every segment values and split at maxRun), or -1 without Data.
 func (p *Profile) MaxRunPiece(maxRun, segment int) int {
-	if p.Data.N == 0 || p.Data.Variable() {
-		return -1
+	if _, l, ok := p.runScan(maxRun, segment); ok {
+		return l
 	}
-	return MaxRunPiece(p.Data.Bits, p.Data.Data, p.Data.N, maxRun, segment)
+	return -1
 }
 
-// runEntries is RunEntries over the page's values, cached; -1 without Data.
+// runEntries is the RLE entry count over the page's values, or -1 without
+// Data.
 func (p *Profile) runEntries(maxRun, segment int) int {
-	if p.Data.N == 0 || p.Data.Variable() {
-		return -1
-	}
-	k := [2]int{maxRun, segment}
-	if e, ok := p.rleEntries[k]; ok {
+	if e, _, ok := p.runScan(maxRun, segment); ok {
 		return e
 	}
-	if p.rleEntries == nil {
-		p.rleEntries = map[[2]int]int{}
-	}
-	e := RunEntries(p.Data.Bits, p.Data.Data, p.Data.N, maxRun, segment)
-	p.rleEntries[k] = e
-	return e
+	return -1
 }
 
 // SampleValues bounds the sample a Profile carries.
@@ -594,12 +604,16 @@ func (c GeneralCodec) Estimate(p *Profile) (int, bool) {
 			}
 			b = s.b
 		}
-		z, err := AppendCompressed(nil, c.Scheme, c.Level, b)
+		z := getScratch()
+		var err error
+		z.b, err = AppendCompressed(z.b[:0], c.Scheme, c.Level, b)
+		n := len(z.b)
+		putScratch(z)
 		if err != nil {
 			return 0, false
 		}
 		raw += len(b)
-		packed += len(z)
+		packed += n
 	}
 	if raw == 0 {
 		return inner, true
@@ -716,6 +730,20 @@ func (c VariableCodec) Name() string {
 	}
 	return "variable(" + c.Offsets.Name() + ")"
 }
+// OffsetBits is about how many bits one offset takes: the offset width, or
+// the width its codec packs it to (0 for Range, which stores none).
+func (c VariableCodec) OffsetBits() int {
+	switch oc := c.Offsets.(type) {
+	case RangeCodec:
+		return 0
+	case DeltaCodec:
+		if ool, ok := oc.Deltas.(OutOfLineCodec); ok {
+			return ool.Width
+		}
+	}
+	return c.OffBits
+}
+
 func (c VariableCodec) Contexts() Context {
 	if c.Offsets != nil {
 		return InChunk
@@ -779,16 +807,7 @@ func (c VariableCodec) Estimate(p *Profile) (int, bool) {
 	// Generic offsets are encoded per chunk: chunks hold a power-of-two
 	// count of values (at most 4096) of about VariableChunkBytes of data
 	// and packed offsets, each chunk with its own offsets block.
-	obits := c.OffBits
-	switch oc := c.Offsets.(type) {
-	case RangeCodec:
-		obits = 0
-	case DeltaCodec:
-		if ool, ok := oc.Deltas.(OutOfLineCodec); ok {
-			obits = ool.Width
-		}
-	}
-	perValue := float64(p.Var.Bytes)/float64(max(p.N, 1)) + float64(obits)/8
+	perValue := float64(p.Var.Bytes)/float64(max(p.N, 1)) + float64(c.OffsetBits())/8
 	vals := 2
 	for vals < 4096 && float64(2*vals)*perValue <= VariableChunkBytes {
 		vals *= 2

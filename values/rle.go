@@ -95,61 +95,47 @@ func RunCount(bits int, src []byte, n int) int {
 	return runs
 }
 
-// RunEntries counts the RLE entries of the first n bits-wide values of src
-// when runs are cut every segment values (chunk boundaries) and split into
-// pieces of at most maxRun values: the exact number of (value, length) pairs
-// AppendRLE writes over chunks of segment values. It returns 0 if bits is
-// not 8, 16, 32 or 64.
-func RunEntries(bits int, src []byte, n, maxRun, segment int) int {
+// RunScan walks the first n bits-wide values of src as RLE writes them,
+// runs cut every segment values (chunk boundaries) and split into pieces of
+// at most maxRun values. It returns the number of (value, length) entries
+// and the longest entry; zeros if bits is not 8, 16, 32 or 64.
+func RunScan(bits int, src []byte, n, maxRun, segment int) (entries, longest int) {
 	if (bits != 8 && bits != 16 && bits != 32 && bits != 64) || maxRun < 1 || segment < 1 {
-		return 0
+		return 0, 0
 	}
 	w := bits / 8
 	n = min(max(n, 0), len(src)/w)
-	entries := 0
-	for start := 0; start < n; start += segment {
-		end := min(n, start+segment)
-		run := 1
-		prev := rleLoad(src, w, start)
-		for i := start + 1; i < end; i++ {
-			v := rleLoad(src, w, i)
-			if v == prev {
-				run++
-				continue
-			}
-			entries += (run + maxRun - 1) / maxRun
-			run, prev = 1, v
-		}
+	end := func(run int) {
 		entries += (run + maxRun - 1) / maxRun
+		longest = max(longest, run)
 	}
-	return entries
-}
-
-// MaxRunPiece is the longest RLE entry of the first n bits-wide values of
-// src when runs are cut every segment values and split at maxRun (0 when
-// there are no values or bits is not 8, 16, 32 or 64).
-func MaxRunPiece(bits int, src []byte, n, maxRun, segment int) int {
-	if (bits != 8 && bits != 16 && bits != 32 && bits != 64) || maxRun < 1 || segment < 1 {
-		return 0
-	}
-	w := bits / 8
-	n = min(max(n, 0), len(src)/w)
-	longest := 0
 	for start := 0; start < n; start += segment {
-		end := min(n, start+segment)
+		stop := min(n, start+segment)
 		run := 1
 		prev := rleLoad(src, w, start)
-		for i := start + 1; i < end; i++ {
+		for i := start + 1; i < stop; i++ {
 			if v := rleLoad(src, w, i); v != prev {
-				longest = max(longest, run)
+				end(run)
 				run, prev = 1, v
 				continue
 			}
 			run++
 		}
-		longest = max(longest, run)
+		end(run)
 	}
-	return min(longest, maxRun)
+	return entries, min(longest, maxRun)
+}
+
+// RunEntries is the entry count of RunScan.
+func RunEntries(bits int, src []byte, n, maxRun, segment int) int {
+	e, _ := RunScan(bits, src, n, maxRun, segment)
+	return e
+}
+
+// MaxRunPiece is the longest entry of RunScan.
+func MaxRunPiece(bits int, src []byte, n, maxRun, segment int) int {
+	_, l := RunScan(bits, src, n, maxRun, segment)
+	return l
 }
 
 // AppendRLE appends the runs of the first n bits-wide values of src to the

@@ -383,15 +383,8 @@ func (c *column) chunkCounts(pv pageValues, codec values.Codec) []int {
 		// Offset bits per value: the offset width, or what the offsets
 		// codec packs them to.
 		wbits := pv.info.offBits
-		if v, ok := codec.(values.VariableCodec); ok && v.Offsets != nil {
-			switch oc := v.Offsets.(type) {
-			case values.RangeCodec:
-				wbits = 0
-			case values.DeltaCodec:
-				if ool, ok := oc.Deltas.(values.OutOfLineCodec); ok {
-					wbits = ool.Width
-				}
-			}
+		if v, ok := codec.(values.VariableCodec); ok {
+			wbits = v.OffsetBits()
 		}
 		for start := 0; start < n; {
 			cnt := 2

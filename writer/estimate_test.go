@@ -1,7 +1,6 @@
 package writer_test
 
 import (
-	"bytes"
 	"fmt"
 	"math"
 	"sort"
@@ -31,18 +30,8 @@ func TestEstimateAccuracy(t *testing.T) {
 	worst := ""
 	for _, pol := range []selector.Policy{selector.PolicyCost, selector.PolicyLance} {
 		for _, rec := range recs {
-			var buf bytes.Buffer
-			w, err := writer.New(&buf, rec.Schema(), writer.WithPolicy(pol))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := w.WriteBatch(rec); err != nil {
-				t.Fatal(err)
-			}
-			if err := w.Close(); err != nil {
-				t.Fatal(err)
-			}
-			for _, p := range w.Report() {
+			_, report := writeReport(t, rec.Schema(), []arrow.RecordBatch{rec}, writer.WithPolicy(pol))
+			for _, p := range report {
 				if p.EstimatedValueBytes == 0 || p.ValueBytes < 256 {
 					continue // not chunked, or too small to matter
 				}

@@ -7,10 +7,10 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/planarlance/planar/internal/corpus"
-	"github.com/planarlance/planar/writer"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/golden")
@@ -36,20 +36,10 @@ func TestCodecGoldenFiles(t *testing.T) {
 			continue // large and not about a codec
 		}
 		rec := c.Record(mem)
-		var buf bytes.Buffer
-		w, err := writer.New(&buf, rec.Schema())
-		if err != nil {
-			t.Fatalf("%s: %v", c.Name(), err)
-		}
-		if err := w.WriteBatch(rec); err != nil {
-			t.Fatal(err)
-		}
-		if err := w.Close(); err != nil {
-			t.Fatal(err)
-		}
+		got := writeAll(t, rec.Schema(), []arrow.RecordBatch{rec})
 		path := filepath.Join(dir, c.Name()+".lance")
 		if *update {
-			if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+			if err := os.WriteFile(path, got, 0o644); err != nil {
 				t.Fatal(err)
 			}
 			continue
@@ -58,8 +48,8 @@ func TestCodecGoldenFiles(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v (run go test ./writer -run TestCodecGoldenFiles -update)", c.Name(), err)
 		}
-		if !bytes.Equal(buf.Bytes(), want) {
-			t.Errorf("%s: output differs from %s (%d vs %d bytes); if intended, rerun with -update and check pylance still reads it", c.Name(), path, buf.Len(), len(want))
+		if !bytes.Equal(got, want) {
+			t.Errorf("%s: output differs from %s (%d vs %d bytes); if intended, rerun with -update and check pylance still reads it", c.Name(), path, len(got), len(want))
 		}
 	}
 }

@@ -116,18 +116,22 @@ func gatherVarPacked(dst []byte, offs []uint64, segs []structural.Segment, li le
 // gatherPacked appends the visible rows of packed structs: each child's value
 // (zero for null rows) back to back.
 func gatherPacked(dst []byte, segs []structural.Segment, li leafInfo) []byte {
+	bufs := make([][]byte, len(li.fields)) // each child's values, from the struct's row 0
 	for _, s := range segs {
 		st := s.Arr.(*array.Struct)
+		for k, bits := range li.fields {
+			d := st.Field(k).Data()
+			bufs[k] = d.Buffers()[1].Bytes()[d.Offset()*bits/8:]
+		}
 		for i := s.Start; i < s.End; i++ {
+			null := st.IsNull(i)
 			for k, bits := range li.fields {
 				bw := bits / 8
-				if st.IsNull(i) {
+				if null {
 					dst = append(dst, zeroes[:bw]...)
-					continue
+				} else {
+					dst = append(dst, bufs[k][i*bw:(i+1)*bw]...)
 				}
-				d := st.Field(k).Data()
-				buf := d.Buffers()[1].Bytes()
-				dst = append(dst, buf[(d.Offset()+i)*bw:(d.Offset()+i+1)*bw]...)
 			}
 		}
 	}

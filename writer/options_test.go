@@ -100,22 +100,12 @@ func TestOptionsForceCodecs(t *testing.T) {
 		{map[string]string{selector.KeyCompression: "zstd", selector.KeyBSS: "on"}, "values=general(zstd,bss32)"},
 		{map[string]string{selector.KeyStructuralEncoding: "fullzip"}, "per-value flat32"},
 	} {
-		var buf bytes.Buffer
-		w, err := writer.New(&buf, rec.Schema(), writer.WithColumnOptions("v", tc.kv), writer.WithPolicy(selector.PolicyLance))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := w.WriteBatch(rec); err != nil {
-			t.Fatal(err)
-		}
-		if err := w.Close(); err != nil {
-			t.Fatal(err)
-		}
-		got := w.Report()[0].Encoding
+		b, report := writeReport(t, rec.Schema(), []arrow.RecordBatch{rec}, writer.WithColumnOptions("v", tc.kv), writer.WithPolicy(selector.PolicyLance))
+		got := report[0].Encoding
 		if !strings.HasPrefix(got, tc.want) {
 			t.Errorf("%v: encoding %q, want prefix %q", tc.kv, got, tc.want)
 		}
-		f := open(t, buf.Bytes())
+		f := open(t, b)
 		if got2 := f.Pages(0)[0].Encoding; got2 != got && !strings.HasPrefix(got, "per-value") {
 			t.Errorf("%v: reader sees %q, writer reported %q", tc.kv, got2, got)
 		}
@@ -140,18 +130,8 @@ func intRecord(mem memory.Allocator, n int, f func(int) int32) arrow.RecordBatch
 func TestCostWeights(t *testing.T) {
 	mem := newMem()
 	rec := intRecord(mem, 20000, func(i int) int32 { return int32(i / 3 % 1000) })
-	var buf bytes.Buffer
-	w, err := writer.New(&buf, rec.Schema(), writer.WithCostWeights(selector.Weights{Lambda: -1, Mu: -1}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := w.WriteBatch(rec); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	p := w.Report()[0]
+	_, report := writeReport(t, rec.Schema(), []arrow.RecordBatch{rec}, writer.WithCostWeights(selector.Weights{Lambda: -1, Mu: -1}))
+	p := report[0]
 	for _, c := range p.Candidates[1:] {
 		if c.Bytes < p.Candidates[0].Bytes {
 			t.Errorf("bytes-only weights chose %v over smaller %v", p.Candidates[0], c)

@@ -19,6 +19,13 @@ import (
 
 func writeAll(t *testing.T, schema *arrow.Schema, recs []arrow.RecordBatch, opts ...writer.Option) []byte {
 	t.Helper()
+	b, _ := writeReport(t, schema, recs, opts...)
+	return b
+}
+
+// writeReport writes recs and returns the file and the writer's report.
+func writeReport(t *testing.T, schema *arrow.Schema, recs []arrow.RecordBatch, opts ...writer.Option) ([]byte, []writer.PageReport) {
+	t.Helper()
 	var buf bytes.Buffer
 	w, err := writer.New(&buf, schema, opts...)
 	if err != nil {
@@ -32,7 +39,7 @@ func writeAll(t *testing.T, schema *arrow.Schema, recs []arrow.RecordBatch, opts
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	return buf.Bytes()
+	return buf.Bytes(), w.Report()
 }
 
 func open(t *testing.T, b []byte) *reader.File {
