@@ -1,0 +1,763 @@
+package interop
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime/debug"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/planarlance/planar/internal/corpus"
+	"github.com/planarlance/planar/reader"
+	"github.com/planarlance/planar/selector"
+	"github.com/planarlance/planar/writer"
+)
+
+// The differential fuzzer: random schemas x null patterns x batch splits x
+// slices x page budgets (corpus.RandomCase), written by planar and read by
+// pylance, and written by pylance (2.1, 2.2, 2.3) and read by planar, all
+// compared exactly with the data given. `go test ./interop -run
+// Differential` runs the CI seeds; -diff.n and -diff.start run a campaign
+// (use -timeout 0), -diff.save keeps minimised failures as regression cases.
+var (
+	diffN       = flag.Int("diff.n", 160, "differential cases to run")
+	diffStart   = flag.Uint64("diff.start", 1, "first differential seed")
+	diffWorkers = flag.Int("diff.workers", 2, "pylance worker processes")
+	diffMin     = flag.Bool("diff.minimise", true, "minimise failing cases")
+	diffSave    = flag.String("diff.save", "", "directory to save minimised failures in (IPC stream + settings)")
+	diffVerbose = flag.Bool("diff.v", false, "log every case")
+)
+
+// pyWorker is one long-lived diffworker.py process.
+type pyWorker struct {
+	py     string
+	cmd    *exec.Cmd
+	in     io.WriteCloser
+	out    *bufio.Reader
+	stderr *bytes.Buffer
+}
+
+func startWorker(py string) (*pyWorker, error) {
+	w := &pyWorker{py: py, stderr: &bytes.Buffer{}}
+	w.cmd = exec.Command(py, "diffworker.py")
+	w.cmd.Stderr = w.stderr
+	var err error
+	if w.in, err = w.cmd.StdinPipe(); err != nil {
+		return nil, err
+	}
+	out, err := w.cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	w.out = bufio.NewReader(out)
+	if err := w.cmd.Start(); err != nil {
+		return nil, err
+	}
+	var hello map[string]any
+	line, err := w.out.ReadBytes('\n')
+	if err == nil {
+		err = json.Unmarshal(line, &hello)
+	}
+	if err != nil {
+		w.stop()
+		return nil, fmt.Errorf("diffworker did not start: %v\n%s", err, w.stderr.String())
+	}
+	return w, nil
+}
+
+func (w *pyWorker) stop() {
+	w.in.Close()
+	w.cmd.Process.Kill()
+	w.cmd.Wait()
+}
+
+type pyReply struct {
+	OK    bool   `json:"ok"`
+	Stage string `json:"stage"`
+	Error string `json:"error"`
+	// Crash is set when the process died on the request (pylance aborted).
+	Crash bool `json:"-"`
+}
+
+// call sends one request; if the process dies it is restarted and the
+// reply says Crash.
+func (w *pyWorker) call(req map[string]any) pyReply {
+	b, _ := json.Marshal(req)
+	w.stderr.Reset()
+	if _, err := w.in.Write(append(b, '\n')); err == nil {
+		if line, err := w.out.ReadBytes('\n'); err == nil {
+			var r pyReply
+			if err := json.Unmarshal(line, &r); err == nil {
+				return r
+			}
+		}
+	}
+	msg := strings.TrimSpace(w.stderr.String())
+	if i := strings.LastIndex(msg, "\n"); i >= 0 && len(msg)-i < 400 {
+		msg = msg[i+1:] + " (" + firstLine(msg) + ")"
+	}
+	w.stop()
+	nw, err := startWorker(w.py)
+	if err == nil {
+		*w = *nw
+	}
+	return pyReply{Crash: true, Stage: "process", Error: "pylance process died: " + trunc(msg, 600)}
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
+
+func trunc(s string, n int) string {
+	if len(s) > n {
+		return s[:n] + "..."
+	}
+	return s
+}
+
+// diffOutcome is what one case found.
+type diffOutcome struct {
+	failures    []string // planar defects (or unknown): each "kind: detail"
+	limitations []string // what pylance cannot do with its own files
+	checks      int      // comparisons made
+}
+
+func (o *diffOutcome) fail(kind, format string, args ...any) {
+	o.failures = append(o.failures, kind+": "+fmt.Sprintf(format, args...))
+}
+
+func (o *diffOutcome) kinds() map[string]bool {
+	m := map[string]bool{}
+	for _, f := range o.failures {
+		m[strings.SplitN(f, ":", 2)[0]] = true
+	}
+	return m
+}
+
+func writeStream(path string, schema *arrow.Schema, recs []arrow.RecordBatch) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	w := ipc.NewWriter(f, ipc.WithSchema(schema))
+	for _, r := range recs {
+		if err := w.Write(r); err != nil {
+			f.Close()
+			return err
+		}
+	}
+	if err := w.Close(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// readStream returns the columns of an IPC stream as chunks.
+func readStream(path string) (*arrow.Schema, [][]arrow.Array, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer f.Close()
+	r, err := ipc.NewReader(f)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer r.Release()
+	cols := make([][]arrow.Array, r.Schema().NumFields())
+	for r.Next() {
+		rec := r.RecordBatch()
+		for i := range cols {
+			a := rec.Column(i)
+			a.Retain()
+			cols[i] = append(cols[i], a)
+		}
+	}
+	return r.Schema(), cols, r.Err()
+}
+
+func caseColumns(c *corpus.RandCase) [][]arrow.Array {
+	cols := make([][]arrow.Array, c.Schema.NumFields())
+	for _, b := range c.Batches {
+		for i := range cols {
+			cols[i] = append(cols[i], b.Column(i))
+		}
+	}
+	return cols
+}
+
+func seq(n int) []int {
+	out := make([]int, n)
+	for i := range out {
+		out[i] = i
+	}
+	return out
+}
+
+// compareTo compares got columns with the case's rows wantIdx.
+func compareTo(schema *arrow.Schema, got [][]arrow.Array, want [][]arrow.Array, names []string, wantIdx []int) []string {
+	var out []string
+	if schema != nil && len(names) != schema.NumFields() {
+		return []string{fmt.Sprintf("%d columns, want %d", schema.NumFields(), len(names))}
+	}
+	for i, name := range names {
+		if schema != nil && schema.Field(i).Name != name {
+			out = append(out, fmt.Sprintf("column %d named %q, want %q", i, schema.Field(i).Name, name))
+			continue
+		}
+		out = append(out, diffColumns(name, rowsOf(got[i]), rowsOf(want[i]), wantIdx, 3)...)
+	}
+	return out
+}
+
+// readChecks are the reads every file gets: whole, three ranges, two takes.
+type readChecks struct {
+	ranges [][2]int64
+	takes  [][]int64
+}
+
+func checksFor(seed uint64, n int64) readChecks {
+	r := rand.New(rand.NewPCG(seed, 77))
+	rc := readChecks{}
+	if n == 0 {
+		return rc
+	}
+	rc.ranges = append(rc.ranges, [2]int64{0, min(n, 1)}, [2]int64{n / 3, min(n-n/3, 1000)})
+	s := r.Int64N(n)
+	rc.ranges = append(rc.ranges, [2]int64{s, 1 + r.Int64N(n-s)})
+	set := map[int64]bool{0: true, n - 1: true, n / 2: true}
+	for k := 0; k < 5; k++ {
+		set[r.Int64N(n)] = true
+	}
+	var idx []int64
+	for i := range set {
+		idx = append(idx, i)
+	}
+	sort.Slice(idx, func(a, b int) bool { return idx[a] < idx[b] })
+	rc.takes = append(rc.takes, idx, []int64{r.Int64N(n)})
+	return rc
+}
+
+func rangeIdx(s, n int64) []int {
+	out := make([]int, n)
+	for i := range out {
+		out[i] = int(s) + i
+	}
+	return out
+}
+
+func takeIdx(idx []int64) []int {
+	out := make([]int, len(idx))
+	for i, x := range idx {
+		out[i] = int(x)
+	}
+	return out
+}
+
+// planarReads checks planar's reader on path against the case.
+func planarReads(path string, c *corpus.RandCase, want [][]arrow.Array, names []string, rc readChecks) (errs []string) {
+	defer func() {
+		if p := recover(); p != nil {
+			errs = append(errs, fmt.Sprintf("panic: %v\n%s", p, trunc(string(debug.Stack()), 1500)))
+		}
+	}()
+	f, err := reader.OpenPath(path)
+	if err != nil {
+		return []string{"open: " + err.Error()}
+	}
+	defer f.Close()
+	n := c.Rows()
+	if f.NumRows() != n {
+		return []string{fmt.Sprintf("%d rows, want %d", f.NumRows(), n)}
+	}
+	check := func(what string, rec arrow.RecordBatch, err error, idx []int) {
+		if err != nil {
+			errs = append(errs, what+": "+err.Error())
+			return
+		}
+		defer rec.Release()
+		got := make([][]arrow.Array, rec.NumCols())
+		for i := range got {
+			got[i] = []arrow.Array{rec.Column(i)}
+		}
+		for _, d := range compareTo(rec.Schema(), got, want, names, idx) {
+			errs = append(errs, what+": "+d)
+		}
+	}
+	rec, err := f.ReadAll()
+	check("read_all", rec, err, seq(int(n)))
+	for _, r := range rc.ranges {
+		rec, err := f.ReadRange(r[0], r[1])
+		check(fmt.Sprintf("read_range(%d,%d)", r[0], r[1]), rec, err, rangeIdx(r[0], r[1]))
+	}
+	for _, t := range rc.takes {
+		rec, err := f.Take(t)
+		check(fmt.Sprintf("take(%v)", trunc(fmt.Sprint(t), 60)), rec, err, takeIdx(t))
+	}
+	return errs
+}
+
+func policyOf(s string) selector.Policy {
+	if s == "lance" {
+		return selector.PolicyLance
+	}
+	return selector.PolicyCost
+}
+
+func formatOfString(s string) writer.Format {
+	if s == "2.2" {
+		return writer.Format2_2
+	}
+	return writer.Format2_3
+}
+
+// writePlanarCase writes the case with planar.
+func writePlanarCase(path string, c *corpus.RandCase) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("panic: %v\n%s", p, trunc(string(debug.Stack()), 1500))
+		}
+	}()
+	opts := []writer.Option{writer.WithFormat(formatOfString(c.Format)), writer.WithPolicy(policyOf(c.Policy))}
+	if c.PageBytes > 0 {
+		opts = append(opts, writer.WithMaxPageBytes(c.PageBytes))
+	}
+	w, err := writer.Create(path, c.Schema, opts...)
+	if err != nil {
+		return err
+	}
+	for i, b := range c.Batches {
+		if err := w.WriteBatch(b); err != nil {
+			w.Close()
+			return fmt.Errorf("batch %d: %w", i, err)
+		}
+	}
+	return w.Close()
+}
+
+// pylanceVersions are the file versions pylance writes for planar to read.
+var pylanceVersions = []string{"2.1", "2.2", "2.3"}
+
+// runCase runs one case through both directions.
+func runCase(w *pyWorker, dir string, c *corpus.RandCase) diffOutcome {
+	var o diffOutcome
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		o.fail("setup", "%v", err)
+		return o
+	}
+	names := make([]string, c.Schema.NumFields())
+	for i := range names {
+		names[i] = c.Schema.Field(i).Name
+	}
+	want := caseColumns(c)
+	rc := checksFor(c.Seed, c.Rows())
+	in := filepath.Join(dir, "in.arrows")
+	if err := writeStream(in, c.Schema, c.Batches); err != nil {
+		o.fail("setup", "ipc: %v", err)
+		return o
+	}
+
+	// pylance -> planar: planar must read pylance's file as the data
+	// pylance was given, or at least as pylance itself reads it back.
+	own := map[string]string{} // version -> what pylance could not do
+	for _, v := range pylanceVersions {
+		lf := filepath.Join(dir, "pylance-"+v+".lance")
+		rep := w.call(map[string]any{"op": "write", "ipc": in, "file": lf, "version": v})
+		if !rep.OK {
+			own[v] = rep.Stage + ": " + rep.Error
+			o.limitations = append(o.limitations, fmt.Sprintf("pylance %s %s: %s", v, rep.Stage, rep.Error))
+			continue
+		}
+		schema, self, err := readStream(lf + ".self.arrows")
+		if err != nil {
+			o.fail("setup", "pylance %s self read: %v", v, err)
+			continue
+		}
+		errs := planarReads(lf, c, want, names, rc)
+		if d := compareTo(schema, self, want, names, seq(int(c.Rows()))); len(d) > 0 {
+			own[v] = "self_mismatch: " + d[0]
+			o.limitations = append(o.limitations, fmt.Sprintf("pylance %s self_mismatch: %s", v, d[0]))
+			if len(errs) > 0 && len(planarReads(lf, c, self, names, rc)) == 0 {
+				errs = nil // planar reads what pylance reads
+			}
+		}
+		for _, e := range errs {
+			o.fail("planar-reads-pylance-"+v, "%s", e)
+		}
+		o.checks++
+	}
+
+	// planar -> pylance (and planar's own reader).
+	pf := filepath.Join(dir, "planar.lance")
+	if err := writePlanarCase(pf, c); err != nil {
+		o.fail("planar-write", "%v", err)
+	} else {
+		for _, e := range planarReads(pf, c, want, names, rc) {
+			o.fail("planar-reads-planar", "%s", e)
+		}
+		o.checks++
+		req := map[string]any{"op": "read", "file": pf, "out": pf}
+		var rs [][2]int64
+		rs = append(rs, rc.ranges...)
+		req["ranges"] = rs
+		req["takes"] = rc.takes
+		rep := w.call(req)
+		if !rep.OK {
+			o.fail("pylance-reads-planar", "%s: %s%s", rep.Stage, rep.Error, ownNote(own, c.Format))
+		} else {
+			type got struct {
+				file string
+				idx  []int
+			}
+			gots := []got{{pf + ".all.arrows", seq(int(c.Rows()))}}
+			for k, r := range rc.ranges {
+				gots = append(gots, got{fmt.Sprintf("%s.range%d.arrows", pf, k), rangeIdx(r[0], r[1])})
+			}
+			for k, t := range rc.takes {
+				gots = append(gots, got{fmt.Sprintf("%s.take%d.arrows", pf, k), takeIdx(t)})
+			}
+			for _, g := range gots {
+				schema, cols, err := readStream(g.file)
+				if err != nil {
+					o.fail("pylance-reads-planar", "%s: %v", filepath.Base(g.file), err)
+					continue
+				}
+				for _, d := range compareTo(schema, cols, want, names, g.idx) {
+					o.fail("pylance-reads-planar", "%s: %s%s", strings.TrimPrefix(filepath.Base(g.file), "planar.lance."), d, ownNote(own, c.Format))
+				}
+				o.checks++
+			}
+		}
+	}
+
+	return o
+}
+
+// ownNote says what pylance could not do with its own file of the same
+// version, to tell a planar defect from a case Lance cannot store at all.
+func ownNote(own map[string]string, version string) string {
+	if e, ok := own[version]; ok {
+		return fmt.Sprintf(" [pylance's own %s file: %s]", version, trunc(e, 200))
+	}
+	return ""
+}
+
+// minimise shrinks a failing case while some failure kind of the original
+// still occurs: fewer columns, fewer batches, shorter batches, the default
+// page budget.
+func minimise(w *pyWorker, dir string, c *corpus.RandCase, o diffOutcome, budget int) (*corpus.RandCase, diffOutcome) {
+	want := o.kinds()
+	still := func(cand *corpus.RandCase) (bool, diffOutcome) {
+		budget--
+		co := runCase(w, filepath.Join(dir, fmt.Sprintf("min%d", budget)), cand)
+		for k := range co.kinds() {
+			if want[k] {
+				return true, co
+			}
+		}
+		return false, co
+	}
+	cols := seq(c.Schema.NumFields())
+	keep := make([][2]int, len(c.Batches))
+	for i, b := range c.Batches {
+		keep[i] = [2]int{0, int(b.NumRows())}
+	}
+	cur, curO := c, o
+	try := func(cs []int, k [][2]int) bool {
+		if budget <= 0 {
+			return false
+		}
+		cand := c.Subset(cs, k)
+		if cur != c {
+			cand.PageBytes = cur.PageBytes
+		}
+		ok, co := still(cand)
+		if ok {
+			cols, keep, cur, curO = cs, k, cand, co
+		}
+		return ok
+	}
+	for progress := true; progress && budget > 0; {
+		progress = false
+		for i := 0; len(cols) > 1 && i < len(cols); i++ {
+			cs := append(append([]int{}, cols[:i]...), cols[i+1:]...)
+			if try(cs, keep) {
+				progress = true
+				i--
+			}
+		}
+		live := 0
+		for _, k := range keep {
+			if k[0] >= 0 {
+				live++
+			}
+		}
+		for i := range keep {
+			if keep[i][0] < 0 || live <= 1 {
+				continue
+			}
+			k := append([][2]int{}, keep...)
+			k[i] = [2]int{-1, -1}
+			if try(cols, k) {
+				progress = true
+				live--
+			}
+		}
+		for i := range keep {
+			for keep[i][0] >= 0 && keep[i][1]-keep[i][0] > 1 && budget > 0 {
+				lo, hi := keep[i][0], keep[i][1]
+				mid := lo + (hi-lo)/2
+				shrunk := false
+				for _, win := range [][2]int{{lo, mid}, {mid, hi}, {lo + (hi-lo)/4, hi}, {lo, hi - (hi-lo)/4}} {
+					if win[1]-win[0] < 1 || (win[0] == lo && win[1] == hi) {
+						continue
+					}
+					k := append([][2]int{}, keep...)
+					k[i] = win
+					if try(cols, k) {
+						shrunk, progress = true, true
+						break
+					}
+				}
+				if !shrunk {
+					break
+				}
+			}
+		}
+	}
+	if cur.PageBytes != 0 && budget > 0 {
+		cand := c.Subset(cols, keep)
+		cand.PageBytes = 0
+		if ok, co := still(cand); ok {
+			cur, curO = cand, co
+		}
+	}
+	return cur, curO
+}
+
+type diffSummary struct {
+	mu          sync.Mutex
+	cases       int
+	checks      int
+	failing     []string
+	limitations map[string]int
+	firstSeen   map[string]uint64
+}
+
+// limitationClass reduces a pylance error to its class (numbers and names
+// stripped) for counting.
+func limitationClass(s string) string {
+	s = trunc(s, 160)
+	var b strings.Builder
+	digits := false
+	for _, r := range s {
+		if r >= '0' && r <= '9' {
+			if !digits {
+				b.WriteByte('N')
+			}
+			digits = true
+			continue
+		}
+		digits = false
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+func runDifferential(t *testing.T, seeds []uint64, py string) *diffSummary {
+	workers := max(1, *diffWorkers)
+	sum := &diffSummary{limitations: map[string]int{}, firstSeen: map[string]uint64{}}
+	jobs := make(chan uint64)
+	var wg sync.WaitGroup
+	root := t.TempDir()
+	for k := 0; k < workers; k++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			w, err := startWorker(py)
+			if err != nil {
+				t.Error(err)
+				for range jobs {
+				}
+				return
+			}
+			defer w.stop()
+			for seed := range jobs {
+				mem := memory.NewGoAllocator()
+				c := corpus.RandomCase(mem, seed)
+				dir := filepath.Join(root, fmt.Sprint(seed))
+				start := time.Now()
+				o := runCase(w, dir, c)
+				if *diffVerbose {
+					t.Logf("seed %d: %d checks, %d failures, %d limitations, %v: %s", seed, o.checks, len(o.failures), len(o.limitations), time.Since(start).Round(time.Millisecond), c)
+				}
+				var report string
+				if len(o.failures) > 0 {
+					report = fmt.Sprintf("seed %d FAILS (%s)\n  %s", seed, c, strings.Join(firstN(o.failures, 5), "\n  "))
+					if *diffMin {
+						m, mo := minimise(w, filepath.Join(dir, "min"), c, o, 80)
+						report += fmt.Sprintf("\nminimised: %s\n  %s", m.Dump(), strings.Join(firstN(mo.failures, 5), "\n  "))
+						if *diffSave != "" {
+							if err := saveCase(*diffSave, m, mo); err != nil {
+								t.Error(err)
+							}
+						}
+					}
+				}
+				os.RemoveAll(dir)
+				sum.mu.Lock()
+				sum.cases++
+				sum.checks += o.checks
+				for _, l := range o.limitations {
+					cl := limitationClass(l)
+					if sum.limitations[cl] == 0 {
+						sum.firstSeen[cl] = seed
+					}
+					sum.limitations[cl]++
+				}
+				if report != "" {
+					sum.failing = append(sum.failing, report)
+					t.Error(report)
+				}
+				sum.mu.Unlock()
+				c.Release()
+			}
+		}()
+	}
+	for _, s := range seeds {
+		jobs <- s
+	}
+	close(jobs)
+	wg.Wait()
+	return sum
+}
+
+func firstN(s []string, n int) []string {
+	if len(s) > n {
+		return append(s[:n:n], fmt.Sprintf("... and %d more", len(s)-n))
+	}
+	return s
+}
+
+// saveCase writes a minimised failure as a regression case: the batches as
+// an IPC stream and the settings as JSON.
+func saveCase(dir string, c *corpus.RandCase, o diffOutcome) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	base := filepath.Join(dir, fmt.Sprintf("seed%d", c.Seed))
+	if err := writeStream(base+".arrows", c.Schema, c.Batches); err != nil {
+		return err
+	}
+	meta, _ := json.MarshalIndent(regressionMeta{Seed: c.Seed, Format: c.Format, Policy: c.Policy, PageBytes: c.PageBytes,
+		Found: firstN(o.failures, 3)}, "", "  ")
+	return os.WriteFile(base+".json", meta, 0o644)
+}
+
+type regressionMeta struct {
+	Seed      uint64   `json:"seed"`
+	Format    string   `json:"format"`
+	Policy    string   `json:"policy"`
+	PageBytes int64    `json:"page_bytes"`
+	Found     []string `json:"found"`
+	Note      string   `json:"note,omitempty"`
+}
+
+// TestDifferential runs the differential fuzzer over a fixed set of seeds
+// (CI), or a campaign given by -diff.start / -diff.n.
+func TestDifferential(t *testing.T) {
+	py := python(t)
+	seeds := make([]uint64, *diffN)
+	for i := range seeds {
+		seeds[i] = *diffStart + uint64(i)
+	}
+	start := time.Now()
+	sum := runDifferential(t, seeds, py)
+	var classes []string
+	for k := range sum.limitations {
+		classes = append(classes, k)
+	}
+	sort.Slice(classes, func(i, j int) bool { return sum.limitations[classes[i]] > sum.limitations[classes[j]] })
+	t.Logf("differential: %d cases (seeds %d..%d), %d checks, %d failing cases, %v", sum.cases, *diffStart, *diffStart+uint64(*diffN)-1,
+		sum.checks, len(sum.failing), time.Since(start).Round(time.Second))
+	for _, k := range classes {
+		t.Logf("  pylance limitation x%d (first seed %d): %s", sum.limitations[k], sum.firstSeen[k], k)
+	}
+}
+
+// TestDifferentialRegressions replays the minimised failures kept in
+// testdata/differential (found by the fuzzer, fixed since).
+func TestDifferentialRegressions(t *testing.T) {
+	files, _ := filepath.Glob(filepath.Join("testdata", "differential", "*.json"))
+	if len(files) == 0 {
+		t.Skip("no regression cases")
+	}
+	py := python(t)
+	w, err := startWorker(py)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.stop()
+	for _, jf := range files {
+		name := strings.TrimSuffix(filepath.Base(jf), ".json")
+		t.Run(name, func(t *testing.T) {
+			var m regressionMeta
+			b, err := os.ReadFile(jf)
+			if err == nil {
+				err = json.Unmarshal(b, &m)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			schema, cols, err := readStream(strings.TrimSuffix(jf, ".json") + ".arrows")
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := &corpus.RandCase{Seed: m.Seed, Schema: schema, Format: m.Format, Policy: m.Policy, PageBytes: m.PageBytes}
+			c.Batches = batchesOf(schema, cols)
+			o := runCase(w, filepath.Join(t.TempDir(), name), c)
+			for _, f := range o.failures {
+				t.Error(f)
+			}
+			for _, l := range o.limitations {
+				t.Log(l)
+			}
+		})
+	}
+}
+
+// batchesOf regroups IPC columns into record batches.
+func batchesOf(schema *arrow.Schema, cols [][]arrow.Array) []arrow.RecordBatch {
+	if len(cols) == 0 {
+		return nil
+	}
+	var out []arrow.RecordBatch
+	for k := range cols[0] {
+		arrs := make([]arrow.Array, len(cols))
+		for i := range cols {
+			arrs[i] = cols[i][k]
+		}
+		out = append(out, array.NewRecordBatch(schema, arrs, int64(arrs[0].Len())))
+	}
+	return out
+}
