@@ -138,6 +138,10 @@ func trunc(s string, n int) string {
 type diffOutcome struct {
 	failures    []string // planar defects (or unknown): each "kind: detail"
 	limitations []string // what pylance cannot do with its own files
+	// shared are planar files pylance cannot read where pylance cannot
+	// read its own file of the same data and version either, with the
+	// same error: Lance limitations, counted apart (not passes).
+	shared []string
 	checks      int      // comparisons made
 }
 
@@ -379,12 +383,16 @@ func runCase(w *pyWorker, dir string, c *corpus.RandCase) diffOutcome {
 
 	// pylance -> planar: planar must read pylance's file as the data
 	// pylance was given, or at least as pylance itself reads it back.
-	own := map[string]string{} // version -> what pylance could not do
+	own := map[string]string{}    // version -> what pylance could not do
+	ownErr := map[string]string{} // version -> pylance's error reading its own file
 	for _, v := range pylanceVersions {
 		lf := filepath.Join(dir, "pylance-"+v+".lance")
 		rep := w.call(map[string]any{"op": "write", "ipc": in, "file": lf, "version": v})
 		if !rep.OK {
 			own[v] = rep.Stage + ": " + rep.Error
+			if rep.Stage == "self_read" {
+				ownErr[v] = rep.Error
+			}
 			o.limitations = append(o.limitations, fmt.Sprintf("pylance %s %s: %s", v, rep.Stage, rep.Error))
 			continue
 		}
@@ -422,9 +430,12 @@ func runCase(w *pyWorker, dir string, c *corpus.RandCase) diffOutcome {
 		req["ranges"] = rs
 		req["takes"] = rc.takes
 		rep := w.call(req)
-		if !rep.OK {
+		switch {
+		case !rep.OK && ownErr[c.Format] != "" && errorClass(ownErr[c.Format]) == errorClass(rep.Error):
+			o.shared = append(o.shared, fmt.Sprintf("pylance %s reads neither planar's nor its own file: %s", c.Format, rep.Error))
+		case !rep.OK:
 			o.fail("pylance-reads-planar", "%s: %s%s", rep.Stage, rep.Error, ownNote(own, c.Format))
-		} else {
+		default:
 			type got struct {
 				file string
 				idx  []int
@@ -451,6 +462,15 @@ func runCase(w *pyWorker, dir string, c *corpus.RandCase) diffOutcome {
 	}
 
 	return o
+}
+
+// errorClass is an error message without its numbers, for telling whether
+// two errors are the same kind.
+func errorClass(s string) string {
+	if i := strings.Index(s, ", /"); i >= 0 { // Lance appends the source location
+		s = s[:i]
+	}
+	return limitationClass(s)
 }
 
 // ownNote says what pylance could not do with its own file of the same
@@ -610,6 +630,9 @@ func runDifferential(t *testing.T, seeds []uint64, py string) *diffSummary {
 				o := runCase(w, dir, c)
 				if *diffVerbose {
 					t.Logf("seed %d: %d checks, %d failures, %d limitations, %v: %s", seed, o.checks, len(o.failures), len(o.limitations), time.Since(start).Round(time.Millisecond), c)
+					for _, l := range append(o.limitations, o.shared...) {
+						t.Logf("  seed %d: %s", seed, l)
+					}
 				}
 				var report string
 				if len(o.failures) > 0 {
@@ -628,6 +651,13 @@ func runDifferential(t *testing.T, seeds []uint64, py string) *diffSummary {
 				sum.mu.Lock()
 				sum.cases++
 				sum.checks += o.checks
+				for _, l := range o.shared {
+					cl := "shared: " + limitationClass(l)
+					if sum.limitations[cl] == 0 {
+						sum.firstSeen[cl] = seed
+					}
+					sum.limitations[cl]++
+				}
 				for _, l := range o.limitations {
 					cl := limitationClass(l)
 					if sum.limitations[cl] == 0 {
