@@ -4,6 +4,7 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -14,8 +15,26 @@ import (
 	"github.com/planarlance/planar/reader"
 )
 
+const usage = `planar works with Lance files (one Lance file, not a dataset directory).
+
+Usage:
+  planar inspect [-v] FILE   per column and page: cell, encoding, buffer sizes
+  planar help                this text
+
+Run "planar inspect -h" for the command's flags.
+`
+
+// errUsage marks a command line that could not be understood (exit 2).
+var errUsage = errors.New("usage")
+
 func main() {
-	if err := run(os.Args[1:], os.Stdout); err != nil {
+	err := run(os.Args[1:], os.Stdout)
+	switch {
+	case err == nil:
+	case errors.Is(err, errUsage):
+		fmt.Fprintln(os.Stderr, "planar:", err)
+		os.Exit(2)
+	default:
 		fmt.Fprintln(os.Stderr, "planar:", err)
 		os.Exit(1)
 	}
@@ -23,21 +42,34 @@ func main() {
 
 func run(args []string, out io.Writer) error {
 	if len(args) == 0 {
-		return fmt.Errorf("usage: planar inspect [-v] FILE")
+		fmt.Fprint(out, usage)
+		return fmt.Errorf("no command given: %w", errUsage)
 	}
 	switch args[0] {
+	case "help", "-h", "-help", "--help":
+		fmt.Fprint(out, usage)
+		return nil
 	case "inspect":
 		fs := flag.NewFlagSet("inspect", flag.ContinueOnError)
+		fs.SetOutput(out)
 		verbose := fs.Bool("v", false, "print every page's full encoding description")
+		fs.Usage = func() {
+			fmt.Fprintln(out, "Usage: planar inspect [-v] FILE\n\nPrints the file's version, rows and schema, then one line per column and page:\nthe cell (structure x values), the metadata flavour, the encoding and the buffer sizes.\n\nFlags:")
+			fs.PrintDefaults()
+		}
 		if err := fs.Parse(args[1:]); err != nil {
-			return err
+			if errors.Is(err, flag.ErrHelp) {
+				return nil
+			}
+			return fmt.Errorf("inspect: %v: %w", err, errUsage)
 		}
 		if fs.NArg() != 1 {
-			return fmt.Errorf("usage: planar inspect [-v] FILE")
+			fs.Usage()
+			return fmt.Errorf("inspect takes one FILE: %w", errUsage)
 		}
 		return inspect(fs.Arg(0), *verbose, out)
 	}
-	return fmt.Errorf("unknown command %q (want inspect)", args[0])
+	return fmt.Errorf("unknown command %q (run \"planar help\"): %w", args[0], errUsage)
 }
 
 func inspect(path string, verbose bool, out io.Writer) error {
@@ -48,7 +80,15 @@ func inspect(path string, verbose bool, out io.Writer) error {
 	defer f.Close()
 	major, minor := f.Version()
 	fmt.Fprintf(out, "%s: Lance %d.%d, %d rows, %d columns\n", path, major, minor, f.NumRows(), f.NumColumns())
-	fmt.Fprintf(out, "schema: %s\n\n", strings.ReplaceAll(f.Schema().String(), "\n", "\n        "))
+	fmt.Fprintln(out, "schema:")
+	for _, fd := range f.Schema().Fields() {
+		null := ""
+		if fd.Nullable {
+			null = ", nullable"
+		}
+		fmt.Fprintf(out, "  %s: %s%s\n", fd.Name, fd.Type, null)
+	}
+	fmt.Fprintln(out)
 	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "column\tpage\trows\tcell\tmetadata\tencoding\tbuffers\tbytes")
 	for c := 0; c < f.NumColumns(); c++ {

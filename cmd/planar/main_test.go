@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -34,7 +35,10 @@ func TestInspect(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := out.String()
-	for _, want := range []string{"Lance 2.3, 200 rows, 3 columns", "list_struct__some.item.a", "dense x chunked", "sparse x none", "planar", "chunked:", " values="} {
+	for _, want := range []string{"Lance 2.3, 200 rows, 3 columns", "schema:\n  list_struct__some: list<", "  fsl_f32_768__all: fixed_size_list<", "list_struct__some.item.a", "dense x chunked", "sparse x none", "planar", "chunked:", " values="} {
+		if strings.Contains(s, "schema: schema:") {
+			t.Errorf("schema printed twice:\n%s", s)
+		}
 		if !strings.Contains(s, want) {
 			t.Errorf("output lacks %q:\n%s", want, s)
 		}
@@ -46,4 +50,22 @@ func TestInspect(t *testing.T) {
 		t.Error("unknown command accepted")
 	}
 	_ = arrow.Null
+}
+
+func TestHelp(t *testing.T) {
+	for _, args := range [][]string{{"help"}, {"--help"}, {"-h"}, {"inspect", "--help"}, {"inspect", "-h"}} {
+		var out bytes.Buffer
+		if err := run(args, &out); err != nil {
+			t.Errorf("%v: %v", args, err)
+		}
+		if !strings.Contains(out.String(), "planar inspect") {
+			t.Errorf("%v printed no usage:\n%s", args, out.String())
+		}
+	}
+	for _, args := range [][]string{nil, {"inspect"}, {"inspect", "-x", "f"}, {"frobnicate"}} {
+		var out bytes.Buffer
+		if err := run(args, &out); !errors.Is(err, errUsage) {
+			t.Errorf("%v: got %v, want a usage error", args, err)
+		}
+	}
 }
