@@ -91,6 +91,9 @@ type pyReply struct {
 	OK    bool   `json:"ok"`
 	Stage string `json:"stage"`
 	Error string `json:"error"`
+	// Notes are pylance limitations met on the way (a read done column
+	// by column).
+	Notes []string `json:"notes"`
 	// Crash is set when the process died on the request (pylance aborted).
 	Crash bool `json:"-"`
 }
@@ -396,6 +399,9 @@ func runCase(w *pyWorker, dir string, c *corpus.RandCase) diffOutcome {
 			o.limitations = append(o.limitations, fmt.Sprintf("pylance %s %s: %s", v, rep.Stage, rep.Error))
 			continue
 		}
+		for _, n := range rep.Notes {
+			o.limitations = append(o.limitations, fmt.Sprintf("pylance %s own file: %s", v, n))
+		}
 		schema, self, err := readStream(lf + ".self.arrows")
 		if err != nil {
 			o.fail("setup", "pylance %s self read: %v", v, err)
@@ -436,6 +442,9 @@ func runCase(w *pyWorker, dir string, c *corpus.RandCase) diffOutcome {
 		case !rep.OK:
 			o.fail("pylance-reads-planar", "%s: %s%s", rep.Stage, rep.Error, ownNote(own, c.Format))
 		default:
+			for _, n := range rep.Notes {
+				o.limitations = append(o.limitations, fmt.Sprintf("pylance %s planar's file: %s", c.Format, n))
+			}
 			type got struct {
 				file string
 				idx  []int
