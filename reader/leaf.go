@@ -261,6 +261,7 @@ func dictLeaf(t *arrow.DictionaryType, pd *pageData, valid []bool, vb *memory.Bu
 	keys := make([]byte, n*kw)
 	var dict arrow.ArrayData
 	var err error
+	maxKey := dictKeyMax(t.IndexType)
 	if pd.dict != nil {
 		ib := pd.vals.Bits / 8
 		if pd.vals.Variable() || pd.vals.Bits%8 != 0 || ib < 1 || ib > 8 || pd.vals.N != n {
@@ -276,7 +277,7 @@ func dictLeaf(t *arrow.DictionaryType, pd *pageData, valid []bool, vb *memory.Bu
 			} else if k >= uint64(pd.dict.N) {
 				return nil, fmt.Errorf("dictionary index %d of %d items: %w", k, pd.dict.N, ErrCorrupt)
 			}
-			if kw < 8 && k >= 1<<(8*kw-1) {
+			if k > maxKey {
 				return nil, fmt.Errorf("dictionary index %d does not fit %s: %w", k, t.IndexType, ErrUnsupported)
 			}
 			var b [8]byte
@@ -288,12 +289,33 @@ func dictLeaf(t *arrow.DictionaryType, pd *pageData, valid []bool, vb *memory.Bu
 		clear(keys)
 		dict, err = leafArray(t.ValueType, &pageData{allNull: true}, nil)
 	} else {
+		vals := pd.vals
+		if pd.constant != nil {
+			if vals, err = repeatScalar(t.ValueType, pd.constant, n); err != nil {
+				return nil, err
+			}
+		}
+		var ids []uint64
+		if uint64(n-1) > maxKey {
+			// More values than keys: the dictionary holds each distinct
+			// value once.
+			if vals, ids, err = distinctValues(vals); err != nil {
+				return nil, err
+			}
+			if uint64(vals.N-1) > maxKey {
+				return nil, fmt.Errorf("%d distinct values do not fit %s keys: %w", vals.N, t.IndexType, ErrUnsupported)
+			}
+		}
 		for i := 0; i < n; i++ {
+			k := uint64(i)
+			if ids != nil {
+				k = ids[i]
+			}
 			var b [8]byte
-			binary.LittleEndian.PutUint64(b[:], uint64(i))
+			binary.LittleEndian.PutUint64(b[:], k)
 			copy(keys[i*kw:], b[:kw])
 		}
-		dict, err = leafArray(t.ValueType, &pageData{numVisible: n, vals: pd.vals, constant: pd.constant, allNull: pd.allNull}, nil)
+		dict, err = leafArray(t.ValueType, &pageData{numVisible: vals.N, vals: vals}, nil)
 	}
 	if err != nil {
 		return nil, err
@@ -302,6 +324,56 @@ func dictLeaf(t *arrow.DictionaryType, pd *pageData, valid []bool, vb *memory.Bu
 	d := array.NewData(t, n, []*memory.Buffer{vb, memory.NewBufferBytes(keys)}, nil, nulls, 0)
 	d.SetDictionary(dict)
 	return d, nil
+}
+
+// distinctValues returns the distinct values of a byte-aligned block (in
+// order of first appearance) and the index of each input value among them.
+func distinctValues(in values.Block) (values.Block, []uint64, error) {
+	if !in.Variable() && (in.Bits%8 != 0 || len(in.Data) < in.N*in.Bits/8) || in.ItemValid != nil && len(in.ItemValid) > 0 || in.Children != nil {
+		return values.Block{}, nil, fmt.Errorf("dictionary values of %d bits: %w", in.Bits, ErrUnsupported)
+	}
+	out := values.Block{Bits: in.Bits, Dims: in.Dims}
+	if in.Variable() {
+		out.Offsets = []uint64{0}
+	}
+	seen := make(map[string]uint64)
+	ids := make([]uint64, in.N)
+	w := in.Bits / 8
+	for i := range ids {
+		var v []byte
+		if in.Variable() {
+			v = in.Data[in.Offsets[i]:in.Offsets[i+1]]
+		} else {
+			v = in.Data[i*w : (i+1)*w]
+		}
+		id, ok := seen[string(v)]
+		if !ok {
+			id = uint64(out.N)
+			seen[string(v)] = id
+			out.Data = append(out.Data, v...)
+			if in.Variable() {
+				out.Offsets = append(out.Offsets, uint64(len(out.Data)))
+			}
+			out.N++
+		}
+		ids[i] = id
+	}
+	return out, ids, nil
+}
+
+// dictKeyMax is the largest key an index type holds: unsigned keys use every
+// bit, signed keys (non-negative) all but the sign bit.
+func dictKeyMax(dt arrow.DataType) uint64 {
+	bits := uint(bitWidth(dt))
+	switch dt.ID() {
+	case arrow.UINT8, arrow.UINT16, arrow.UINT32, arrow.UINT64:
+	default:
+		bits--
+	}
+	if bits >= 64 {
+		return ^uint64(0)
+	}
+	return 1<<bits - 1
 }
 
 // packedLeaf builds a packed struct (one column holding every child) from
