@@ -104,3 +104,23 @@ idx = [(i * 7919) % 40000 for i in range(50000)]
 t = pa.table({"d": pa.DictionaryArray.from_arrays(pa.array(idx, pa.uint16()), items)})`},
 	})
 }
+
+// TestReadPylanceConstantScalars: Lance 2.2 stores a constant that does not
+// fit the 32-byte inline value (strings, binaries, wide fixed-size binaries)
+// in a scalar value buffer, with or without levels; planar reads them all.
+func TestReadPylanceConstantScalars(t *testing.T) {
+	runReaderCases(t, []readerCase{
+		{name: "str_one_row", code: `t = pa.table({"s": pa.array(["hello"])})`, want: []string{"scalar buffer"}},
+		{name: "str_x10", code: `t = pa.table({"s": pa.array(["x"] * 10)})`, want: []string{"scalar buffer"}},
+		{name: "str_empty", code: `t = pa.table({"s": pa.array([""] * 10)})`},
+		{name: "large_string", code: `t = pa.table({"s": pa.array(["long value " * 9] * 100, pa.large_string())})`, want: []string{"scalar buffer"}},
+		{name: "binary", code: `t = pa.table({"s": pa.array([b"\x00\xffab"] * 33, pa.binary())})`, want: []string{"scalar buffer"}},
+		{name: "large_binary", code: `t = pa.table({"s": pa.array([b"ab"] * 7, pa.large_binary())})`, want: []string{"scalar buffer"}},
+		{name: "fsb4", code: `t = pa.table({"s": pa.array([b"abcd"] * 10, pa.binary(4))})`},
+		{name: "fsb40", code: `t = pa.table({"s": pa.array([bytes(range(40))] * 10, pa.binary(40))})`, want: []string{"scalar buffer"}},
+		{name: "str_nulls", code: `t = pa.table({"s": pa.array(["x", None] * 50)})`, want: []string{"scalar and levels"}},
+		{name: "list_str", code: `t = pa.table({"l": pa.array([["ab", "ab"], [], None, ["ab"]] * 20, pa.list_(pa.string()))})`},
+		{name: "struct_str", code: `t = pa.table({"s": pa.array([{"a": "same", "b": 1}, None] * 20, pa.struct([("a", pa.string()), ("b", pa.int32())]))})`},
+		{name: "bool_true", code: `t = pa.table({"b": pa.array([True] * 100)})`},
+	})
+}

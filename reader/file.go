@@ -380,6 +380,9 @@ func (p *page) encoding() string {
 		if len(l.ConstantLayout.InlineValue) > 0 {
 			return fmt.Sprintf("scalar %d bytes", len(l.ConstantLayout.InlineValue))
 		}
+		if n := len(p.buffers); n == 1 || n == 3 {
+			return fmt.Sprintf("scalar buffer %d bytes", p.buffers[0].Size)
+		}
 		return "no values"
 	}
 	return ""
