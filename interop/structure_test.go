@@ -306,3 +306,63 @@ func TestSparseSequencesReadable(t *testing.T) {
 	}
 	checkStructCases(t, cases)
 }
+
+// TestListUnderNullableParent: a list layer whose only nulls are pushed down
+// from a null parent used to be ALL_VALID_LIST between nullable layers, and
+// pylance refused the file ("Structural validity has 4 entries for an array
+// with 3 values") (issue #9.3). Nestings with lists below nullable structs,
+// lists and maps, with nulls at every level.
+func TestListUnderNullableParent(t *testing.T) {
+	i32, str := arrow.PrimitiveTypes.Int32, arrow.BinaryTypes.String
+	sl := structOf(fld("a", listOf(i32)))
+	lsl := listOf(structOf(fld("a", i32), fld("b", listOf(str))))
+	ssll := structOf(fld("s", structOf(fld("l", listOf(listOf(i32))))))
+	lsls := listOf(structOf(fld("l", listOf(structOf(fld("m", listOf(i32)))))))
+	mpl := arrow.MapOf(str, listOf(i32))
+	budgets := []int64{0, 48}
+	cases := []structCase{
+		{name: "struct_list_issue", typ: sl, rows: `[{"a": [null]}, null, {"a": [1, 2]}]`},
+		{name: "list_struct_list_issue", typ: lsl, rows: `[[{"a": 1, "b": [null, "x"]}, null], [{"a": 2, "b": ["y"]}]]`},
+		{name: "struct_list_mixed", typ: sl, rows: repeatRows(40, `{"a": [null, 3]}`, `null`, `{"a": []}`, `{"a": [4]}`, `{"a": null}`), budgets: budgets},
+		{name: "struct_list_parent_only", typ: sl, rows: repeatRows(40, `{"a": [5, null]}`, `null`, `{"a": [6]}`), budgets: budgets},
+		{name: "list_struct_list_mixed", typ: lsl, rows: repeatRows(30, `[{"a": 1, "b": [null, "x"]}, null]`, `[{"a": null, "b": []}]`, `null`, `[]`, `[{"a": 3, "b": null}, {"a": 4, "b": ["z", "w"]}]`), budgets: budgets},
+		{name: "struct_struct_list_list", typ: ssll, rows: repeatRows(30, `{"s": {"l": [[1, null], []]}}`, `{"s": null}`, `null`, `{"s": {"l": [null, [2]]}}`, `{"s": {"l": null}}`), budgets: budgets},
+		{name: "list_struct_list_struct_list", typ: lsls, rows: repeatRows(25, `[{"l": [{"m": [1, null]}, null]}, null]`, `[{"l": null}]`, `[{"l": [{"m": null}, {"m": []}]}]`, `null`), budgets: budgets},
+		{name: "map_of_lists", typ: mpl, rows: repeatRows(30, `[{"key": "k", "value": [1, null]}, {"key": "n", "value": null}]`, `null`, `[]`, `[{"key": "e", "value": []}]`), budgets: budgets},
+	}
+	checkStructCases(t, cases)
+}
+
+// TestPageLayersAcrossPages: pages of one column whose content changes
+// (all-null rows, then rows with null children, then valid rows) used to
+// get different layer kinds, and pylance failed when a read spanned pages
+// with a struct that is all-valid in one and nullable in the other
+// ("Incorrect number of nulls for StructArray") (issue #9.10). Tiny page
+// budgets cut every batch into several pages.
+func TestPageLayersAcrossPages(t *testing.T) {
+	i32, str := arrow.PrimitiveTypes.Int32, arrow.BinaryTypes.String
+	sl := structOf(fld("a", listOf(i32)))
+	lsl := listOf(structOf(fld("a", i32), fld("b", listOf(str))))
+	ssl := structOf(fld("s", structOf(fld("l", listOf(i32)))))
+	tiny := []int64{1, 16, 200}
+	seq := func(parts ...string) string {
+		var b strings.Builder
+		b.WriteByte('[')
+		for i, p := range parts {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			b.WriteString(strings.TrimSuffix(strings.TrimPrefix(p, "["), "]"))
+		}
+		b.WriteByte(']')
+		return b.String()
+	}
+	cases := []structCase{
+		{name: "null_rows_then_null_child", typ: sl, rows: seq(repeatRows(5, `null`), repeatRows(5, `{"a": null}`)), budgets: tiny, batch: 5},
+		{name: "valid_then_null_rows", typ: sl, rows: seq(repeatRows(20, `{"a": [1, 2]}`), repeatRows(20, `null`), repeatRows(20, `{"a": [3]}`)), budgets: tiny, batch: 20},
+		{name: "valid_then_mixed", typ: sl, rows: seq(repeatRows(30, `{"a": [1]}`), repeatRows(10, `{"a": [null]}`, `null`, `{"a": []}`)), budgets: tiny, batch: 30},
+		{name: "list_struct_list_changes", typ: lsl, rows: seq(repeatRows(15, `[{"a": 1, "b": ["x"]}]`), repeatRows(15, `[null, {"a": null, "b": null}]`), repeatRows(15, `null`), repeatRows(15, `[{"a": 2, "b": []}]`)), budgets: tiny, batch: 15},
+		{name: "struct_struct_list_changes", typ: ssl, rows: seq(repeatRows(10, `{"s": {"l": [1]}}`), repeatRows(10, `{"s": null}`), repeatRows(10, `null`), repeatRows(10, `{"s": {"l": null}}`)), budgets: tiny, batch: 10},
+	}
+	checkStructCases(t, cases)
+}
