@@ -17,6 +17,8 @@ type pageData struct {
 	vals       values.Block  // the visible values (indices when dict != nil)
 	dict       *values.Block // page dictionary items
 	constant   []byte        // every visible value is this scalar (vals unset)
+	scalarBuf  []byte        // every visible value is the scalar of this Lance scalar value buffer
+	constVar   bool          // constant is a variable-width value
 	allNull    bool          // no value bytes: every visible value is null
 }
 
@@ -232,17 +234,29 @@ func appendBits(dst []byte, at int, src []byte, n int) []byte {
 
 func decodeConstantPage(c *enc21pb.ConstantLayout, bufs [][]byte, rows int) (*pageData, error) {
 	pd := &pageData{layers: c.Layers}
-	if len(bufs) == 1 || len(bufs) == 3 {
-		return nil, fmt.Errorf("constant page with a scalar value buffer: %w", ErrUnsupported)
+	levels := bufs
+	switch len(bufs) {
+	case 1, 3:
+		// Lance 2.2 writes scalars that do not fit the 32-byte inline value
+		// (strings, binaries, wide fixed-size binaries) into a leading value
+		// buffer; the levels, if any, follow.
+		if c.InlineValue != nil {
+			return nil, fmt.Errorf("constant page with an inline value and a scalar buffer: %w", ErrCorrupt)
+		}
+		pd.scalarBuf = bufs[0]
+		levels = bufs[1:]
 	}
-	if len(bufs) == 2 {
+	if len(levels) == 2 {
 		var err error
+		// Levels are raw u16 unless the page is all null with compressed
+		// levels (a scalar page's levels are always raw).
+		scalar := c.InlineValue != nil || pd.scalarBuf != nil
 		dec := func(enc *enc21pb.CompressiveEncoding, b []byte, cnt uint64) ([]uint16, error) {
 			if len(b) == 0 {
 				return nil, nil
 			}
 			n := int(cnt)
-			if enc == nil {
+			if enc == nil || scalar {
 				enc = values.FlatEncoding(16)
 				n = len(b) / 2
 			}
@@ -251,10 +265,10 @@ func decodeConstantPage(c *enc21pb.ConstantLayout, bufs [][]byte, rows int) (*pa
 			}
 			return values.DecodeLevels(enc, b, n, nil)
 		}
-		if pd.rep, err = dec(c.RepCompression, bufs[0], c.NumRepValues); err != nil {
+		if pd.rep, err = dec(c.RepCompression, levels[0], c.NumRepValues); err != nil {
 			return nil, fmt.Errorf("constant page rep: %w", err)
 		}
-		if pd.def, err = dec(c.DefCompression, bufs[1], c.NumDefValues); err != nil {
+		if pd.def, err = dec(c.DefCompression, levels[1], c.NumDefValues); err != nil {
 			return nil, fmt.Errorf("constant page def: %w", err)
 		}
 		if pd.rep != nil && pd.def != nil && len(pd.rep) != len(pd.def) {
@@ -271,9 +285,10 @@ func decodeConstantPage(c *enc21pb.ConstantLayout, bufs [][]byte, rows int) (*pa
 		return nil, fmt.Errorf("constant page has %d levels for %d rows: %w", n, rows, ErrCorrupt)
 	}
 	pd.numVisible = countVisible(c.Layers, pd.rep, pd.def, n)
-	if c.InlineValue != nil {
+	switch {
+	case c.InlineValue != nil:
 		pd.constant = c.InlineValue
-	} else {
+	case pd.scalarBuf == nil:
 		pd.allNull = true
 	}
 	return pd, nil

@@ -303,11 +303,17 @@ func (f *File) parsePages(cm *file2pb.ColumnMetadata) ([]*page, error) {
 	return pages, nil
 }
 
+// BufferRange is a byte range of the file: Size bytes from Position.
+type BufferRange struct {
+	Position uint64
+	Size     uint64
+}
+
 // PageInfo describes one page for inspection.
 type PageInfo struct {
 	Rows     uint64
 	FirstRow uint64
-	Buffers  []format.BufferRange
+	Buffers  []BufferRange
 	Planar   bool   // the page carried planar (2.3) metadata
 	Cell     string // e.g. "dense x chunked"
 	// Encoding is the page's codec trees in compact form, e.g.
@@ -324,13 +330,18 @@ func (f *File) Pages(i int) []PageInfo {
 		if p.planarDesc != nil {
 			desc = p.planarDesc.String()
 		}
-		out = append(out, PageInfo{Rows: p.rows, FirstRow: p.firstRow, Buffers: p.buffers, Planar: p.planar, Cell: p.cell(), Encoding: p.encoding(), Layout: desc})
+		bufs := make([]BufferRange, len(p.buffers))
+		for k, b := range p.buffers {
+			bufs[k] = BufferRange{Position: b.Position, Size: b.Size}
+		}
+		out = append(out, PageInfo{Rows: p.rows, FirstRow: p.firstRow, Buffers: bufs, Planar: p.planar, Cell: p.cell(), Encoding: p.encoding(), Layout: desc})
 	}
 	return out
 }
 
 // ReadBuffer returns the bytes of a buffer range of the file.
-func (f *File) ReadBuffer(r format.BufferRange) ([]byte, error) { return f.readAt(r.Position, r.Size) }
+// The range must lie inside the file (errors wrap ErrCorrupt otherwise).
+func (f *File) ReadBuffer(r BufferRange) ([]byte, error) { return f.readAt(r.Position, r.Size) }
 
 // encoding prints the codec trees of a page.
 func (p *page) encoding() string {
@@ -368,6 +379,9 @@ func (p *page) encoding() string {
 	case *enc21pb.PageLayout_ConstantLayout:
 		if len(l.ConstantLayout.InlineValue) > 0 {
 			return fmt.Sprintf("scalar %d bytes", len(l.ConstantLayout.InlineValue))
+		}
+		if n := len(p.buffers); n == 1 || n == 3 {
+			return fmt.Sprintf("scalar buffer %d bytes", p.buffers[0].Size)
 		}
 		return "no values"
 	}

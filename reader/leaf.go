@@ -86,6 +86,19 @@ func leafArray(dt arrow.DataType, pd *pageData, valid []bool) (arrow.ArrayData, 
 	if dt.ID() == arrow.NULL {
 		return array.NewData(dt, n, []*memory.Buffer{nil}, nil, n, 0), nil
 	}
+	if pd.scalarBuf != nil {
+		vt := dt
+		if t, ok := dt.(*arrow.DictionaryType); ok {
+			vt = t.ValueType
+		}
+		sc, err := scalarFromValueBuffer(vt, pd.scalarBuf)
+		if err != nil {
+			return nil, err
+		}
+		cp := *pd
+		cp.scalarBuf, cp.constant, cp.constVar = nil, sc, isVariableType(vt)
+		pd = &cp
+	}
 	if t, ok := dt.(*arrow.DictionaryType); ok {
 		return dictLeaf(t, pd, valid, vb, nulls)
 	}
@@ -93,7 +106,7 @@ func leafArray(dt arrow.DataType, pd *pageData, valid []bool) (arrow.ArrayData, 
 	switch {
 	case pd.allNull || pd.constant != nil:
 		var err error
-		if vals, err = repeatScalar(dt, pd.constant, n); err != nil {
+		if vals, err = repeatScalar(dt, pd.constant, pd.constVar, n); err != nil {
 			return nil, err
 		}
 	case pd.dict != nil:
@@ -204,15 +217,109 @@ func fslLayer(t *arrow.FixedSizeListType, vals values.Block, layer, n int, vb *m
 	return array.NewData(t, n, []*memory.Buffer{vb}, []arrow.ArrayData{cd}, nulls, 0), nil
 }
 
-// repeatScalar materializes a constant (or, with a nil scalar, zero) value n
-// times.
-func repeatScalar(dt arrow.DataType, scalar []byte, n int) (values.Block, error) {
+// maxConstantBytes bounds the bytes a read materializes from one repeated
+// variable-width constant (the limit of 32-bit Arrow offsets).
+const maxConstantBytes = 1<<31 - 1
+
+func isVariableType(dt arrow.DataType) bool {
 	switch dt.ID() {
 	case arrow.STRING, arrow.BINARY, arrow.LARGE_STRING, arrow.LARGE_BINARY:
-		if scalar != nil {
+		return true
+	}
+	return false
+}
+
+// scalarFromValueBuffer returns the one value held by a Lance scalar value
+// buffer: [u32 buffer count][u32 length of each buffer][the buffers], the
+// Arrow buffers of a one-element array of type dt (offsets then bytes for
+// strings and binaries, the value for fixed-width types).
+func scalarFromValueBuffer(dt arrow.DataType, b []byte) ([]byte, error) {
+	corrupt := func(format string, args ...any) error {
+		return fmt.Errorf("constant scalar buffer of %d bytes for %s: %s: %w", len(b), dt, fmt.Sprintf(format, args...), ErrCorrupt)
+	}
+	if len(b) < 4 {
+		return nil, corrupt("no buffer count")
+	}
+	nb := binary.LittleEndian.Uint32(b)
+	if nb > 3 || uint64(len(b)) < 4+4*uint64(nb) {
+		return nil, corrupt("%d buffers", nb)
+	}
+	bufs := make([][]byte, nb)
+	pos := 4 + 4*int(nb)
+	for i := range bufs {
+		l := uint64(binary.LittleEndian.Uint32(b[4+4*i:]))
+		if l > uint64(len(b)-pos) {
+			return nil, corrupt("buffer %d of %d bytes overruns", i, l)
+		}
+		bufs[i] = b[pos : pos+int(l)]
+		pos += int(l)
+	}
+	if pos != len(b) {
+		return nil, corrupt("%d trailing bytes", len(b)-pos)
+	}
+	switch dt.ID() {
+	case arrow.STRING, arrow.BINARY, arrow.LARGE_STRING, arrow.LARGE_BINARY:
+		if nb != 2 {
+			return nil, corrupt("%d buffers, want offsets and bytes", nb)
+		}
+		ow := 4
+		if dt.ID() == arrow.LARGE_STRING || dt.ID() == arrow.LARGE_BINARY {
+			ow = 8
+		}
+		offs, data := bufs[0], bufs[1]
+		if len(offs) < 2*ow {
+			return nil, corrupt("offsets of %d bytes", len(offs))
+		}
+		var a, e uint64
+		if ow == 4 {
+			a, e = uint64(binary.LittleEndian.Uint32(offs)), uint64(binary.LittleEndian.Uint32(offs[4:]))
+		} else {
+			a, e = binary.LittleEndian.Uint64(offs), binary.LittleEndian.Uint64(offs[8:])
+		}
+		if a > e || e > uint64(len(data)) || ow == 4 && e > 1<<31-1 {
+			return nil, corrupt("value range [%d, %d) of %d bytes", a, e, len(data))
+		}
+		return data[a:e], nil
+	case arrow.BOOL:
+		if nb != 1 || len(bufs[0]) < 1 {
+			return nil, corrupt("boolean scalar")
+		}
+		return []byte{bufs[0][0] & 1}, nil
+	case arrow.FIXED_SIZE_LIST, arrow.STRUCT, arrow.LIST, arrow.LARGE_LIST, arrow.MAP:
+		return nil, fmt.Errorf("constant scalar buffer for nested type %s: %w", dt, ErrUnsupported)
+	}
+	w := bitWidth(dt) / 8
+	if w == 0 || bitWidth(dt)%8 != 0 {
+		return nil, fmt.Errorf("constant scalar buffer for %s: %w", dt, ErrUnsupported)
+	}
+	if nb != 1 || len(bufs[0]) < w {
+		return nil, corrupt("want one buffer of at least %d bytes", w)
+	}
+	return bufs[0][:w], nil
+}
+
+// repeatScalar materializes a constant (or, with a nil scalar, zero) value n
+// times. variable says the scalar is a variable-width value (strings and
+// binaries); a fixed-width (inline) scalar cannot stand for one.
+func repeatScalar(dt arrow.DataType, scalar []byte, variable bool, n int) (values.Block, error) {
+	switch dt.ID() {
+	case arrow.STRING, arrow.BINARY, arrow.LARGE_STRING, arrow.LARGE_BINARY:
+		if scalar != nil && !variable {
 			return values.Block{}, fmt.Errorf("inline constant for %s: %w", dt, ErrCorrupt)
 		}
-		return values.Block{N: n, Offsets: make([]uint64, n+1)}, nil
+		out := values.Block{N: n, Offsets: make([]uint64, n+1)}
+		if len(scalar) == 0 {
+			return out, nil
+		}
+		if uint64(n)*uint64(len(scalar)) > maxConstantBytes {
+			return values.Block{}, fmt.Errorf("%d copies of a %d-byte constant: %w", n, len(scalar), ErrUnsupported)
+		}
+		out.Data = make([]byte, 0, n*len(scalar))
+		for i := 0; i < n; i++ {
+			out.Data = append(out.Data, scalar...)
+			out.Offsets[i+1] = uint64(len(out.Data))
+		}
+		return out, nil
 	case arrow.BOOL:
 		bm := make([]byte, bitutil.BytesForBits(int64(n)))
 		if len(scalar) > 0 && scalar[0]&1 != 0 {
@@ -261,6 +368,7 @@ func dictLeaf(t *arrow.DictionaryType, pd *pageData, valid []bool, vb *memory.Bu
 	keys := make([]byte, n*kw)
 	var dict arrow.ArrayData
 	var err error
+	maxKey := dictKeyMax(t.IndexType)
 	if pd.dict != nil {
 		ib := pd.vals.Bits / 8
 		if pd.vals.Variable() || pd.vals.Bits%8 != 0 || ib < 1 || ib > 8 || pd.vals.N != n {
@@ -276,7 +384,7 @@ func dictLeaf(t *arrow.DictionaryType, pd *pageData, valid []bool, vb *memory.Bu
 			} else if k >= uint64(pd.dict.N) {
 				return nil, fmt.Errorf("dictionary index %d of %d items: %w", k, pd.dict.N, ErrCorrupt)
 			}
-			if kw < 8 && k >= 1<<(8*kw-1) {
+			if k > maxKey {
 				return nil, fmt.Errorf("dictionary index %d does not fit %s: %w", k, t.IndexType, ErrUnsupported)
 			}
 			var b [8]byte
@@ -288,12 +396,33 @@ func dictLeaf(t *arrow.DictionaryType, pd *pageData, valid []bool, vb *memory.Bu
 		clear(keys)
 		dict, err = leafArray(t.ValueType, &pageData{allNull: true}, nil)
 	} else {
+		vals := pd.vals
+		if pd.constant != nil {
+			if vals, err = repeatScalar(t.ValueType, pd.constant, pd.constVar, n); err != nil {
+				return nil, err
+			}
+		}
+		var ids []uint64
+		if uint64(n-1) > maxKey {
+			// More values than keys: the dictionary holds each distinct
+			// value once.
+			if vals, ids, err = distinctValues(vals); err != nil {
+				return nil, err
+			}
+			if uint64(vals.N-1) > maxKey {
+				return nil, fmt.Errorf("%d distinct values do not fit %s keys: %w", vals.N, t.IndexType, ErrUnsupported)
+			}
+		}
 		for i := 0; i < n; i++ {
+			k := uint64(i)
+			if ids != nil {
+				k = ids[i]
+			}
 			var b [8]byte
-			binary.LittleEndian.PutUint64(b[:], uint64(i))
+			binary.LittleEndian.PutUint64(b[:], k)
 			copy(keys[i*kw:], b[:kw])
 		}
-		dict, err = leafArray(t.ValueType, &pageData{numVisible: n, vals: pd.vals, constant: pd.constant, allNull: pd.allNull}, nil)
+		dict, err = leafArray(t.ValueType, &pageData{numVisible: vals.N, vals: vals}, nil)
 	}
 	if err != nil {
 		return nil, err
@@ -302,6 +431,56 @@ func dictLeaf(t *arrow.DictionaryType, pd *pageData, valid []bool, vb *memory.Bu
 	d := array.NewData(t, n, []*memory.Buffer{vb, memory.NewBufferBytes(keys)}, nil, nulls, 0)
 	d.SetDictionary(dict)
 	return d, nil
+}
+
+// distinctValues returns the distinct values of a byte-aligned block (in
+// order of first appearance) and the index of each input value among them.
+func distinctValues(in values.Block) (values.Block, []uint64, error) {
+	if !in.Variable() && (in.Bits%8 != 0 || len(in.Data) < in.N*in.Bits/8) || in.ItemValid != nil && len(in.ItemValid) > 0 || in.Children != nil {
+		return values.Block{}, nil, fmt.Errorf("dictionary values of %d bits: %w", in.Bits, ErrUnsupported)
+	}
+	out := values.Block{Bits: in.Bits, Dims: in.Dims}
+	if in.Variable() {
+		out.Offsets = []uint64{0}
+	}
+	seen := make(map[string]uint64)
+	ids := make([]uint64, in.N)
+	w := in.Bits / 8
+	for i := range ids {
+		var v []byte
+		if in.Variable() {
+			v = in.Data[in.Offsets[i]:in.Offsets[i+1]]
+		} else {
+			v = in.Data[i*w : (i+1)*w]
+		}
+		id, ok := seen[string(v)]
+		if !ok {
+			id = uint64(out.N)
+			seen[string(v)] = id
+			out.Data = append(out.Data, v...)
+			if in.Variable() {
+				out.Offsets = append(out.Offsets, uint64(len(out.Data)))
+			}
+			out.N++
+		}
+		ids[i] = id
+	}
+	return out, ids, nil
+}
+
+// dictKeyMax is the largest key an index type holds: unsigned keys use every
+// bit, signed keys (non-negative) all but the sign bit.
+func dictKeyMax(dt arrow.DataType) uint64 {
+	bits := uint(bitWidth(dt))
+	switch dt.ID() {
+	case arrow.UINT8, arrow.UINT16, arrow.UINT32, arrow.UINT64:
+	default:
+		bits--
+	}
+	if bits >= 64 {
+		return ^uint64(0)
+	}
+	return 1<<bits - 1
 }
 
 // packedLeaf builds a packed struct (one column holding every child) from

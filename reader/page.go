@@ -45,6 +45,10 @@ func (p *page) cell() string {
 		c := x.ConstantLayout
 		legacy := len(p.buffers) > 0
 		switch {
+		case len(p.buffers) == 1:
+			return "dense x constant"
+		case len(p.buffers) == 3:
+			return "legacy constant (scalar and levels in page buffers)"
 		case c.InlineValue != nil && !legacy:
 			return "dense x constant"
 		case c.InlineValue == nil && !legacy:

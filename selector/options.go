@@ -3,6 +3,7 @@ package selector
 import (
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 
@@ -85,7 +86,8 @@ type Options struct {
 	// DictItems compresses page dictionary items: 0 = LZ4 when it helps
 	// (Lance's default), CompressionNone, CompressionLZ4 or CompressionZstd.
 	DictItems CompressionMode
-	// DictMaxBytes bounds the dictionary's value bytes (0 = 8 MiB).
+	// DictMaxBytes bounds the dictionary's value bytes (0 = 8 MiB; negative
+	// = 0 bytes, what lance-encoding:dict-max-size=0 sets).
 	DictMaxBytes int
 	// Policy and Weights are writer-wide (writer.WithPolicy,
 	// writer.WithCostWeights).
@@ -193,7 +195,7 @@ func (o *Options) Set(field string, t Type, key, value string) error {
 		o.Level = l
 	case KeyRleThreshold:
 		f, err := strconv.ParseFloat(value, 64)
-		if err != nil || f < 0 || f > 1 {
+		if err != nil || !(f >= 0 && f <= 1) { // NaN fails both
 			return bad("want a fraction in [0, 1]")
 		}
 		if f == 0 {
@@ -208,7 +210,7 @@ func (o *Options) Set(field string, t Type, key, value string) error {
 		o.DictDivisor = d
 	case KeyDictSizeRatio:
 		f, err := strconv.ParseFloat(value, 64)
-		if err != nil || f <= 0 || f > 1 {
+		if err != nil || !(f > 0 && f <= 1) { // NaN fails both
 			return bad("want a ratio in (0, 1]")
 		}
 		o.DictSizeRatio = f
@@ -238,15 +240,20 @@ func (o *Options) Set(field string, t Type, key, value string) error {
 			return bad("want none, lz4 or zstd")
 		}
 	case KeyDictMaxSize:
-		n, err := strconv.Atoi(value)
-		if err != nil || n < 0 {
-			return bad("want a byte count")
+		n, err := strconv.ParseInt(value, 10, 64)
+		if err != nil || n < 0 || n > math.MaxInt32 {
+			return bad("want a byte count in 0..%d", math.MaxInt32)
 		}
-		o.DictMaxBytes = n
+		o.DictMaxBytes = int(n)
+		if n == 0 {
+			// Lance's limit of 0: no dictionary holds a non-empty value.
+			o.DictMaxBytes = -1
+		}
 	case KeyMinichunkSize:
 		// Accepted for compatibility; planar cuts chunks by its own rules.
-		if _, err := strconv.ParseInt(value, 10, 64); err != nil {
-			return bad("want an integer")
+		// The value is still checked as Lance would use it: a chunk size.
+		if n, err := strconv.ParseInt(value, 10, 64); err != nil || n < 1 || n > math.MaxInt32 {
+			return bad("want a byte count in 1..%d", math.MaxInt32)
 		}
 	case KeyPacked, "packed":
 		// Honoured by the schema walk (structural.Packed): a struct marked

@@ -180,11 +180,28 @@ type Segment struct {
 // would never be used. With bitmaps attached exactly where nulls occur outside
 // null ancestors, the levels equal Lance's byte for byte; otherwise the layer
 // kinds differ (fewer bands) while every row still decodes to the same values.
+//
+// Two exceptions keep every page readable by Lance 14 (see readableLists and
+// BuildDenseKeep): a list layer that would be all-valid is NULLABLE_LIST (an
+// unused band) when a used band outside it could otherwise be miscounted by
+// Lance's reader, and BuildDenseKeep makes chosen item layers nullable even
+// without nulls.
 func BuildDense(arrs []arrow.Array, path []Step) (Dense, []Segment, error) {
+	return BuildDenseKeep(arrs, path, nil)
+}
+
+// BuildDenseKeep is BuildDense where keep[d] (for a struct or structural FSL
+// step d) makes that layer NULLABLE_ITEM even in a page without nulls there,
+// so that all pages of a column agree on it (see KeepNullable). keep may be
+// nil.
+func BuildDenseKeep(arrs []arrow.Array, path []Step, keep []bool) (Dense, []Segment, error) {
 	if err := checkPath(path); err != nil {
 		return Dense{}, nil, err
 	}
 	L := len(path)
+	if keep != nil && len(keep) != L {
+		return Dense{}, nil, fmt.Errorf("structural: %d keep flags for a path of %d steps", len(keep), L)
+	}
 	b := &builder{path: path, listNum: make([]uint16, L), used: make([]uint8, L)}
 	dims := 1
 	for d := L - 1; d >= 0; d-- {
@@ -225,6 +242,11 @@ func BuildDense(arrs []arrow.Array, path []Step) (Dense, []Segment, error) {
 
 	// Classify the layers (inner-most first) and give each used condition
 	// its def band value.
+	itemNull := make([]bool, L)
+	for d, st := range path {
+		itemNull[d] = st.Kind != StepList && (b.used[d]&usedNull != 0 || keep != nil && keep[d])
+	}
+	forceNull := readableLists(path, b.used, itemNull)
 	layers := make([]Layer, L)
 	level := make([]uint16, 2*L+1)
 	base := uint16(1)
@@ -232,6 +254,12 @@ func BuildDense(arrs []arrow.Array, path []Step) (Dense, []Segment, error) {
 		d := L - 1 - j
 		u := b.used[d]
 		if path[d].Kind == StepList {
+			if u == 0 && forceNull[d] {
+				// An unused null band: see readableLists.
+				layers[j] = NullableList
+				base++
+				continue
+			}
 			switch u {
 			case usedNull | usedEmpty:
 				layers[j] = NullAndEmptyList
@@ -250,7 +278,7 @@ func BuildDense(arrs []arrow.Array, path []Step) (Dense, []Segment, error) {
 			}
 			continue
 		}
-		if u&usedNull != 0 {
+		if itemNull[d] {
 			layers[j] = NullableItem
 			level[nullCode(d)] = base
 			base++
@@ -272,6 +300,111 @@ func BuildDense(arrs []arrow.Array, path []Step) (Dense, []Segment, error) {
 		dense.Def = b.def
 	}
 	return dense, b.segs, nil
+}
+
+// readableLists returns, per depth, the list layers with no null or empty
+// list of their own that must nevertheless be NULLABLE_LIST rather than
+// ALL_VALID_LIST for Lance 14's reader.
+//
+// Lance's unraveler (repdef.rs RepDefUnraveler::new) maps each def level to
+// the repetition depth at which it is visible by counting the list layers
+// below it, but skips ALL_VALID_LIST layers in that count. When it then
+// unravels a nullable item layer Y (unravel_validity keeps the entries whose
+// level maps to a depth <= the lists already unraveled), an entry carrying
+// the level of a layer X outside Y, with a list layer between them, is not a
+// slot of Y; but if all-valid lists below X were left out of the count it is
+// taken as one, and Y gets more validity entries than slots (pylance:
+// "Structural validity has 4 entries for an array with 3 values" for
+// struct<a: list<int32>> = [{a: [null]}, null, {a: [1, 2]}]).
+//
+// So for every layer X whose band is used and that has a nullable item layer
+// Y inside it with a list layer in between (X itself included), every list
+// layer inside X is given a band: then the count is exact for every level
+// that occurs. A band that no entry uses changes no other level.
+// itemNull[d] says whether item layer d is NULLABLE_ITEM in this page.
+func readableLists(path []Step, used []uint8, itemNull []bool) []bool {
+	L := len(path)
+	var force []bool
+	for x := 0; x < L; x++ {
+		if used[x] == 0 {
+			continue
+		}
+		need, list := false, false
+		for y := x; y < L && !need; y++ {
+			if path[y].Kind == StepList {
+				list = true
+				continue
+			}
+			need = y > x && list && itemNull[y]
+		}
+		if !need {
+			continue
+		}
+		if force == nil {
+			force = make([]bool, L)
+		}
+		for l := x + 1; l < L; l++ {
+			if path[l].Kind == StepList {
+				force[l] = true
+			}
+		}
+	}
+	if force == nil {
+		force = make([]bool, L)
+	}
+	return force
+}
+
+// KeepNullable returns, per depth of path (one of LeafPathsField(f)), whether
+// the layer must be NULLABLE_ITEM in every page of the column, nulls or not:
+// the struct and structural FSL layers that have a list layer inside them
+// and whose field is nullable. nil when there is none.
+//
+// Lance 14's reader unravels the validity of an item layer across all pages
+// of a read batch when any page has nulls there, and an ALL_VALID_ITEM page
+// then contributes one valid entry per visible leaf value
+// (RepDefUnraveler::unravel_validity appends num_items), which is the layer's
+// slot count only when no list lies inside it. Classifying these layers by the
+// schema keeps the kind the same in every page of the column, as the pages
+// of one column are encoded one by one; layers with no list inside keep the
+// per-page classification (their counts agree either way).
+func KeepNullable(f arrow.Field, path []Step) []bool {
+	var keep []bool
+	dt, nullable := f.Type, f.Nullable
+	for d, st := range path {
+		if ext, ok := dt.(arrow.ExtensionType); ok {
+			dt = ext.StorageType()
+		}
+		if st.Kind == StepStruct || st.Kind == StepFSL {
+			inner := false
+			for _, s := range path[d+1:] {
+				inner = inner || s.Kind == StepList
+			}
+			if inner && nullable {
+				if keep == nil {
+					keep = make([]bool, len(path))
+				}
+				keep[d] = true
+			}
+		}
+		var next arrow.Field
+		switch t := dt.(type) {
+		case *arrow.StructType:
+			if st.Kind != StepStruct || st.Child < 0 || st.Child >= t.NumFields() {
+				return keep
+			}
+			next = t.Field(st.Child)
+		case *arrow.MapType:
+			// The entries struct is never null.
+			next = arrow.Field{Type: t.Elem(), Nullable: false}
+		case arrow.ListLikeType:
+			next = t.ElemField()
+		default:
+			return keep
+		}
+		dt, nullable = next.Type, next.Nullable
+	}
+	return keep
 }
 
 // checkPath validates the shape of a path: non-empty, a leaf last and only

@@ -730,6 +730,7 @@ func (c VariableCodec) Name() string {
 	}
 	return "variable(" + c.Offsets.Name() + ")"
 }
+
 // OffsetBits is about how many bits one offset takes: the offset width, or
 // the width its codec packs it to (0 for Range, which stores none).
 func (c VariableCodec) OffsetBits() int {

@@ -52,6 +52,7 @@ type column struct {
 	leaf      format.Column
 	top       int // index of the top-level field
 	path      []structural.Step
+	keep      []bool // layers kept nullable in every page (structural.KeepNullable)
 	info      leafInfo
 	opts      selector.Options
 	cfg       *config
@@ -91,7 +92,7 @@ func newColumn(leaf format.Column, top arrow.Field, ti int, path []structural.St
 	if err != nil {
 		return nil, err
 	}
-	c := &column{leaf: leaf, top: ti, path: path, info: info, opts: opts, cfg: cfg}
+	c := &column{leaf: leaf, top: ti, path: path, keep: structural.KeepNullable(top, path), info: info, opts: opts, cfg: cfg}
 	for _, st := range path {
 		if st.Kind == structural.StepFSL {
 			// pylance 14 misreads columns below a structural fixed-size
@@ -196,7 +197,7 @@ func (c *column) flush(w *Writer) error {
 		return nil
 	}
 	defer c.release()
-	dense, segs, err := structural.BuildDense(c.pending, c.path)
+	dense, segs, err := structural.BuildDenseKeep(c.pending, c.path, c.keep)
 	if err != nil {
 		return fmt.Errorf("page %d: %v: %w", len(c.pages), err, ErrInvalidBatch)
 	}

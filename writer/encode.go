@@ -981,7 +981,7 @@ func (c *column) autoDict(pv pageValues) (*pageDict, []byte, bool) {
 	if float64(est) >= float64(raw)*ratio {
 		return nil, nil, false
 	}
-	if max := c.opts.DictMaxBytes; vi.kind == kindVariable && len(items) > max && (max > 0 || len(items) > 8<<20) {
+	if max := c.opts.DictMaxBytes; vi.kind == kindVariable && len(items) > max && (max != 0 || len(items) > 8<<20) {
 		return nil, nil, false
 	}
 	pd := &pageDict{n: d, items: block, encoding: venc}

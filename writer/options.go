@@ -2,6 +2,7 @@ package writer
 
 import (
 	"fmt"
+	"math"
 	"sort"
 	"strings"
 
@@ -177,11 +178,11 @@ func WithPolicy(p selector.Policy) Option {
 
 // WithCostWeights sets the cost model's weights (selector.Weights: Lambda
 // for read cost, Mu for write cost; 0 means the default, negative means the
-// term is left out).
+// term is left out). NaN and infinite weights fail New with ErrInvalidOption.
 func WithCostWeights(w selector.Weights) Option {
 	return func(c *config) error {
-		if w.Lambda != w.Lambda || w.Mu != w.Mu { // NaN
-			return fmt.Errorf("cost weights %+v include NaN: %w", w, ErrInvalidOption)
+		if math.IsNaN(w.Lambda) || math.IsNaN(w.Mu) || math.IsInf(w.Lambda, 0) || math.IsInf(w.Mu, 0) {
+			return fmt.Errorf("cost weights %+v must be finite: %w", w, ErrInvalidOption)
 		}
 		c.weights = w
 		return nil

@@ -52,6 +52,32 @@ func TestOptionErrors(t *testing.T) {
 		{str, selector.KeyDictValuesCompression, "snappy"},
 		{i32, "lance-encoding:no-such-key", "1"},
 		{arrow.BinaryTypes.Binary, selector.KeyBlob, "true"},
+		// Non-finite and out-of-range numbers (issue #9.17): NaN compares
+		// false with every bound, so each key must reject it explicitly.
+		{i32, selector.KeyRleThreshold, "NaN"},
+		{i32, selector.KeyRleThreshold, "nan"},
+		{i32, selector.KeyRleThreshold, "+Inf"},
+		{i32, selector.KeyRleThreshold, "-Inf"},
+		{i32, selector.KeyRleThreshold, "-0.5"},
+		{i32, selector.KeyRleThreshold, "1e400"},
+		{str, selector.KeyDictSizeRatio, "NaN"},
+		{str, selector.KeyDictSizeRatio, "Inf"},
+		{str, selector.KeyDictSizeRatio, "-0.1"},
+		{str, selector.KeyDictSizeRatio, "0"},
+		{i32, selector.KeyCompressionLevel, "NaN"},
+		{i32, selector.KeyCompressionLevel, "23"},
+		{i32, selector.KeyCompressionLevel, "99999999999999999999"},
+		{str, selector.KeyDictDivisor, "-2"},
+		{str, selector.KeyDictDivisor, "NaN"},
+		{str, selector.KeyDictDivisor, "99999999999999999999"},
+		{str, selector.KeyDictMaxSize, "-1"},
+		{str, selector.KeyDictMaxSize, "NaN"},
+		{str, selector.KeyDictMaxSize, "1e9"},
+		{str, selector.KeyDictMaxSize, "99999999999999999999"},
+		{str, selector.KeyMinichunkSize, "0"},
+		{str, selector.KeyMinichunkSize, "-4096"},
+		{str, selector.KeyMinichunkSize, "NaN"},
+		{str, selector.KeyMinichunkSize, "9223372036854775807"},
 	} {
 		name := tc.key + "=" + tc.val
 		t.Run(name, func(t *testing.T) {
@@ -126,7 +152,7 @@ func intRecord(mem memory.Allocator, n int, f func(int) int32) arrow.RecordBatch
 }
 
 // TestCostWeights: with read and write cost left out the smallest candidate
-// wins; a NaN weight is refused at New.
+// wins; a NaN or infinite weight is refused at New.
 func TestCostWeights(t *testing.T) {
 	mem := newMem()
 	rec := intRecord(mem, 20000, func(i int) int32 { return int32(i / 3 % 1000) })
@@ -137,7 +163,60 @@ func TestCostWeights(t *testing.T) {
 			t.Errorf("bytes-only weights chose %v over smaller %v", p.Candidates[0], c)
 		}
 	}
-	if _, err := writer.New(&bytes.Buffer{}, rec.Schema(), writer.WithCostWeights(selector.Weights{Lambda: math.NaN()})); !errors.Is(err, writer.ErrInvalidOption) {
-		t.Errorf("NaN weight: %v", err)
+	for _, w := range []selector.Weights{{Lambda: math.NaN()}, {Mu: math.NaN()}, {Lambda: math.Inf(1)}, {Mu: math.Inf(1)}, {Lambda: math.Inf(-1)}} {
+		if _, err := writer.New(&bytes.Buffer{}, rec.Schema(), writer.WithCostWeights(w)); !errors.Is(err, writer.ErrInvalidOption) {
+			t.Errorf("weights %+v: %v", w, err)
+		}
+	}
+}
+
+// TestNumericOptionBounds: the bounds of each numeric key are accepted, and
+// lance-encoding:dict-max-size=0 means what it means in Lance (no
+// dictionary holds a value) rather than the default limit.
+func TestNumericOptionBounds(t *testing.T) {
+	i32, str := arrow.PrimitiveTypes.Int32, arrow.BinaryTypes.String
+	for _, tc := range []struct {
+		dt       arrow.DataType
+		key, val string
+	}{
+		{i32, selector.KeyRleThreshold, "0"},
+		{i32, selector.KeyRleThreshold, "1"},
+		{i32, selector.KeyRleThreshold, "0.25"},
+		{str, selector.KeyDictSizeRatio, "1"},
+		{str, selector.KeyDictSizeRatio, "1e-9"},
+		{str, selector.KeyDictMaxSize, "0"},
+		{str, selector.KeyDictMaxSize, "2147483647"},
+		{str, selector.KeyMinichunkSize, "1"},
+		{str, selector.KeyMinichunkSize, "4096"},
+		{i32, selector.KeyCompressionLevel, "-7"},
+		{i32, selector.KeyCompressionLevel, "22"},
+		{str, selector.KeyDictDivisor, "1"},
+	} {
+		if _, err := writer.New(&bytes.Buffer{}, schemaWith("c", tc.dt, tc.key, tc.val)); err != nil {
+			t.Errorf("%s=%s: %v", tc.key, tc.val, err)
+		}
+	}
+
+	mem := newMem()
+	b := array.NewStringBuilder(mem)
+	for i := range 5000 {
+		b.Append([]string{"alpha", "beta", "gamma"}[i%3])
+	}
+	col := b.NewArray()
+	defer col.Release()
+	for _, tc := range []struct {
+		kv   map[string]string
+		dict bool
+	}{
+		{nil, true},
+		{map[string]string{selector.KeyDictMaxSize: "0"}, false},
+		{map[string]string{selector.KeyDictMaxSize: "100"}, true},
+	} {
+		rec := array.NewRecordBatch(schemaWith("s", str), []arrow.Array{col}, int64(col.Len()))
+		_, report := writeReport(t, rec.Schema(), []arrow.RecordBatch{rec}, writer.WithColumnOptions("s", tc.kv), writer.WithPolicy(selector.PolicyLance))
+		rec.Release()
+		if got := strings.Contains(report[0].Reason, "dictionary of"); got != tc.dict {
+			t.Errorf("%v: %q, dictionary %v, want %v", tc.kv, report[0].Reason, got, tc.dict)
+		}
 	}
 }

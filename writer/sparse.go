@@ -88,33 +88,58 @@ func (c *column) encodeStructuredConstant(d structural.Dense, scalar []byte, f F
 	return nil
 }
 
-// u64Sequence encodes a u64 sequence (positions, counts) as a block:
-// Constant{} when empty (no payload), else the smallest of Flat{64}, Range
-// (arithmetic sequences, no payload), Delta over out-of-line bit packing
-// (sorted sequences, as Lance writes positions) and inline bit packing.
+// u64Sequence encodes a u64 sequence (positions, counts) as a block, in the
+// forms Lance 14's sequence decoder accepts (sequence.rs, compression.rs):
+// Constant{} exactly when empty; Constant{value} (8 bytes, little-endian)
+// when every value is one value, the single-value case included; Range only
+// with at least two values and a positive step; otherwise the smallest of
+// Flat{64}, out-of-line bit packing of a width in 1..63, inline bit packing
+// (one 1024-value window at most, all Lance reads as a block) and Delta over
+// out-of-line bit packing (sorted sequences, as Lance writes positions).
+// Lance refuses Range with step 0, Delta of fewer than two values and
+// out-of-line widths 0 or 64.
 func u64Sequence(xs []uint64) (*enc21pb.CompressiveEncoding, [][]byte) {
 	if len(xs) == 0 {
 		return &enc21pb.CompressiveEncoding{Compression: &enc21pb.CompressiveEncoding_Constant{Constant: &enc21pb.Constant{}}}, nil
+	}
+	equal, arith := true, len(xs) > 1 && xs[1] > xs[0]
+	var or uint64
+	for i, x := range xs {
+		or |= x
+		if x != xs[0] {
+			equal = false
+		}
+		if i > 1 && (x < xs[i-1] || x-xs[i-1] != xs[1]-xs[0]) {
+			arith = false
+		}
+	}
+	if equal {
+		return &enc21pb.CompressiveEncoding{Compression: &enc21pb.CompressiveEncoding_Constant{Constant: &enc21pb.Constant{
+			Value: binary.LittleEndian.AppendUint64(nil, xs[0]),
+		}}}, nil
+	}
+	if arith {
+		return values.RangeCodec{Bits: 64, Start: xs[0], Step: xs[1] - xs[0]}.Encoding(), nil
 	}
 	raw := make([]byte, 0, 8*len(xs))
 	for _, x := range xs {
 		raw = binary.LittleEndian.AppendUint64(raw, x)
 	}
 	blk := values.Block{Bits: 64, N: len(xs), Data: raw}
-	var or uint64
-	for _, x := range xs {
-		or |= x
+	var cands []values.Codec
+	// Not all equal, so some value is non-zero: the width is at least 1.
+	if w := bits.Len64(or); w < 64 {
+		cands = append(cands, values.OutOfLineCodec{Bits: 64, Width: w})
 	}
-	cands := []values.Codec{values.OutOfLineCodec{Bits: 64, Width: bits.Len64(or)}, values.BitpackCodec{Bits: 64}}
-	if len(xs) == 1 || xs[1] >= xs[0] {
-		step := uint64(0)
-		if len(xs) > 1 {
-			step = xs[1] - xs[0]
-		}
-		cands = append(cands, values.RangeCodec{Bits: 64, Start: xs[0], Step: step})
+	if len(xs) <= 1024 {
+		cands = append(cands, values.BitpackCodec{Bits: 64})
 	}
+	// Sorted and not arithmetic: at least three values and two different
+	// deltas, so the delta width is at least 1.
 	if d, err := values.NewDelta(blk); err == nil {
-		cands = append(cands, d)
+		if oc, ok := d.Deltas.(values.OutOfLineCodec); ok && oc.Width >= 1 && oc.Width < 64 {
+			cands = append(cands, d)
+		}
 	}
 	best, bestBuf := values.Codec(values.FlatCodec{Bits: 64}), raw
 	for _, c := range cands {
@@ -125,9 +150,6 @@ func u64Sequence(xs []uint64) (*enc21pb.CompressiveEncoding, [][]byte) {
 		if err == nil && len(b) < len(bestBuf) {
 			best, bestBuf = c, b
 		}
-	}
-	if !values.HasPayload(best.Encoding()) {
-		return best.Encoding(), nil
 	}
 	return best.Encoding(), [][]byte{bestBuf}
 }

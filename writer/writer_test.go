@@ -344,3 +344,102 @@ func TestCreateLeavesNoFileOnFailure(t *testing.T) {
 		}
 	}
 }
+
+// TestCreateModeAndDirSync: Create gives a new file the mode os.Create
+// gives (0666 less the umask, not os.CreateTemp's 0600), keeps the mode of a
+// file it replaces, syncs the directory after the rename, and names its
+// temporary file as documented (.<name>.tmp-*).
+func TestCreateModeAndDirSync(t *testing.T) {
+	dir := t.TempDir()
+	mem := memory.NewGoAllocator()
+	rec := corpus.Record(mem, []corpus.Case{{Type: arrow.PrimitiveTypes.Int32, Nulls: corpus.SomeNulls, Rows: 100}}, 3)
+	defer rec.Release()
+	ref := filepath.Join(dir, "ref")
+	rf, err := os.Create(ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rf.Close()
+	st, _ := os.Stat(ref)
+	wantNew := st.Mode().Perm()
+
+	var synced []string
+	restore := writer.SetSyncDir(func(d string) error {
+		synced = append(synced, d)
+		return nil
+	})
+	defer restore()
+	write := func(path string) {
+		t.Helper()
+		w, err := writer.Create(path, rec.Schema())
+		if err != nil {
+			t.Fatal(err)
+		}
+		tmps, _ := filepath.Glob(filepath.Join(dir, "."+filepath.Base(path)+".tmp-*"))
+		if len(tmps) != 1 {
+			t.Fatalf("temporary files %v, want one .%s.tmp-*", tmps, filepath.Base(path))
+		}
+		if err := w.WriteBatch(rec); err != nil {
+			t.Fatal(err)
+		}
+		synced = nil
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if len(synced) != 1 || abs(t, synced[0]) != abs(t, dir) {
+			t.Errorf("directory syncs %v, want [%s]", synced, dir)
+		}
+		if tmps, _ := filepath.Glob(filepath.Join(dir, ".*.tmp-*")); len(tmps) != 0 {
+			t.Errorf("left behind %v", tmps)
+		}
+		f, err := reader.OpenPath(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		if f.NumRows() != 100 {
+			t.Errorf("%d rows", f.NumRows())
+		}
+	}
+	mode := func(path string) os.FileMode {
+		st, err := os.Stat(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st.Mode().Perm()
+	}
+
+	fresh := filepath.Join(dir, "new.lance")
+	write(fresh)
+	if got := mode(fresh); got != wantNew {
+		t.Errorf("new file mode %v, want %v (as os.Create)", got, wantNew)
+	}
+	for _, keep := range []os.FileMode{0o640, 0o604, 0o666} {
+		old := filepath.Join(dir, "old.lance")
+		if err := os.WriteFile(old, []byte("previous"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(old, keep); err != nil {
+			t.Fatal(err)
+		}
+		write(old)
+		if got := mode(old); got != keep {
+			t.Errorf("replaced file mode %v, want its old %v", got, keep)
+		}
+	}
+	// A relative path syncs the current directory's entry for it.
+	t.Chdir(dir)
+	write("rel.lance")
+	if got := mode("rel.lance"); got != wantNew {
+		t.Errorf("relative path mode %v, want %v", got, wantNew)
+	}
+}
+
+func abs(t *testing.T, p string) string {
+	t.Helper()
+	a, err := filepath.Abs(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}

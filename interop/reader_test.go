@@ -1,0 +1,126 @@
+package interop
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// pylanceWriteScript builds a pyarrow table by running the Python code in
+// argv[1] (which must bind t), writes it as an Arrow IPC file (what pylance
+// was given) and as one Lance file per requested version.
+const pylanceWriteScript = `
+import random, sys
+import pyarrow as pa, pyarrow.ipc as ipc
+from lance.file import LanceFileWriter
+code, base = sys.argv[1], sys.argv[2]
+random.seed(7)
+env = {"pa": pa, "random": random}
+exec(code, env)
+t = env["t"]
+with ipc.new_file(base + ".arrow", t.schema) as w:
+    w.write_table(t)
+for v in sys.argv[3:]:
+    with LanceFileWriter(base + "-" + v + ".lance", t.schema, version=v) as w:
+        w.write_batch(t)
+`
+
+// pylanceWrites has pylance write the table the Python code builds (code
+// binds t; pa and random are in scope) in each file version; it returns the
+// IPC file of the table and the Lance files, in the order of versions.
+func pylanceWrites(t *testing.T, py, dir, name, code string, versions ...string) (string, []string) {
+	t.Helper()
+	base := filepath.Join(dir, name)
+	cmd := exec.Command(py, append([]string{"-c", pylanceWriteScript, code, base}, versions...)...)
+	cmd.Env = append(os.Environ(), "RUST_LOG=error")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("pylance writing %s: %v\n%s", name, err, out)
+	}
+	var files []string
+	for _, v := range versions {
+		files = append(files, base+"-"+v+".lance")
+	}
+	return base + ".arrow", files
+}
+
+// readerCase is a table pylance writes and planar must read back exactly.
+type readerCase struct {
+	name, code string
+	versions   []string
+	// want, if set, is a fragment that must appear in some page's
+	// "cell: encoding" of the 2.3 file (or of every file with wantAll).
+	want []string
+}
+
+func runReaderCases(t *testing.T, cases []readerCase) {
+	py := python(t)
+	dir := t.TempDir()
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			versions := c.versions
+			if versions == nil {
+				versions = []string{"2.1", "2.2", "2.3"}
+			}
+			ipcPath, files := pylanceWrites(t, py, dir, c.name, c.code, versions...)
+			want := readIPC(t, ipcPath)
+			defer want.Release()
+			var encs []string
+			for _, f := range files {
+				checkPlanarRead(t, f, want)
+				if !t.Failed() {
+					e, _ := pageEncodings(t, f)
+					encs = append(encs, fmt.Sprintf("%s: %v", filepath.Base(f), e))
+				}
+			}
+			all := strings.Join(encs, "\n")
+			for _, w := range c.want {
+				if !strings.Contains(all, w) {
+					t.Errorf("no page encoded with %q; pages:\n%s", w, all)
+				}
+			}
+			t.Logf("pages:\n%s", all)
+		})
+	}
+}
+
+// TestReadPylanceDictionaries: pylance's uint8-keyed dictionaries of more
+// than 128 items (keys with the top bit set) read back exactly.
+func TestReadPylanceDictionaries(t *testing.T) {
+	runReaderCases(t, []readerCase{
+		{name: "dict_u8_200", code: `
+items = pa.array(["item%d" % i for i in range(200)])
+idx = [(i * 7) % 200 for i in range(1000)]
+t = pa.table({"d": pa.DictionaryArray.from_arrays(pa.array(idx, pa.uint8()), items)})`, want: []string{"dict="}},
+		{name: "dict_u8_256_nulls", code: `
+items = pa.array([float(i) for i in range(256)])
+idx = [None if i % 11 == 3 else (i * 5) % 256 for i in range(3000)]
+t = pa.table({"d": pa.DictionaryArray.from_arrays(pa.array(idx, pa.uint8()), items)})`},
+		{name: "dict_u16_40000", code: `
+items = pa.array(["s%d" % i for i in range(40000)])
+idx = [(i * 7919) % 40000 for i in range(50000)]
+t = pa.table({"d": pa.DictionaryArray.from_arrays(pa.array(idx, pa.uint16()), items)})`},
+	})
+}
+
+// TestReadPylanceConstantScalars: Lance 2.2 stores a constant that does not
+// fit the 32-byte inline value (strings, binaries, wide fixed-size binaries)
+// in a scalar value buffer, with or without levels; planar reads them all.
+func TestReadPylanceConstantScalars(t *testing.T) {
+	runReaderCases(t, []readerCase{
+		{name: "str_one_row", code: `t = pa.table({"s": pa.array(["hello"])})`, want: []string{"scalar buffer"}},
+		{name: "str_x10", code: `t = pa.table({"s": pa.array(["x"] * 10)})`, want: []string{"scalar buffer"}},
+		{name: "str_empty", code: `t = pa.table({"s": pa.array([""] * 10)})`},
+		{name: "large_string", code: `t = pa.table({"s": pa.array(["long value " * 9] * 100, pa.large_string())})`, want: []string{"scalar buffer"}},
+		{name: "binary", code: `t = pa.table({"s": pa.array([b"\x00\xffab"] * 33, pa.binary())})`, want: []string{"scalar buffer"}},
+		{name: "large_binary", code: `t = pa.table({"s": pa.array([b"ab"] * 7, pa.large_binary())})`, want: []string{"scalar buffer"}},
+		{name: "fsb4", code: `t = pa.table({"s": pa.array([b"abcd"] * 10, pa.binary(4))})`},
+		{name: "fsb40", code: `t = pa.table({"s": pa.array([bytes(range(40))] * 10, pa.binary(40))})`, want: []string{"scalar buffer"}},
+		{name: "str_nulls", code: `t = pa.table({"s": pa.array(["x", None] * 50)})`, want: []string{"scalar and levels"}},
+		{name: "list_str", code: `t = pa.table({"l": pa.array([["ab", "ab"], [], None, ["ab"]] * 20, pa.list_(pa.string()))})`},
+		{name: "struct_str", code: `t = pa.table({"s": pa.array([{"a": "same", "b": 1}, None] * 20, pa.struct([("a", pa.string()), ("b", pa.int32())]))})`},
+		{name: "bool_true", code: `t = pa.table({"b": pa.array([True] * 100)})`},
+	})
+}
