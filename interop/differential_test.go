@@ -152,10 +152,20 @@ func (o *diffOutcome) fail(kind, format string, args ...any) {
 	o.failures = append(o.failures, kind+": "+fmt.Sprintf(format, args...))
 }
 
-func (o *diffOutcome) kinds() map[string]bool {
+// signatures are the failures without numbers, names and the read that
+// met them: what the minimiser must keep.
+func (o *diffOutcome) signatures() map[string]bool {
 	m := map[string]bool{}
 	for _, f := range o.failures {
-		m[strings.SplitN(f, ":", 2)[0]] = true
+		kind, detail, _ := strings.Cut(f, ": ")
+		if op, rest, ok := strings.Cut(detail, ": "); ok && (strings.HasPrefix(op, "read_") || strings.HasPrefix(op, "take") ||
+			strings.HasSuffix(op, ".arrows")) {
+			detail = rest
+		}
+		if i := strings.Index(detail, " ["); i >= 0 {
+			detail = detail[:i]
+		}
+		m[kind+": "+errorClass(detail)] = true
 	}
 	return m
 }
@@ -495,11 +505,11 @@ func ownNote(own map[string]string, version string) string {
 // still occurs: fewer columns, fewer batches, shorter batches, the default
 // page budget.
 func minimise(w *pyWorker, dir string, c *corpus.RandCase, o diffOutcome, budget int) (*corpus.RandCase, diffOutcome) {
-	want := o.kinds()
+	want := o.signatures()
 	still := func(cand *corpus.RandCase) (bool, diffOutcome) {
 		budget--
 		co := runCase(w, filepath.Join(dir, fmt.Sprintf("min%d", budget)), cand)
-		for k := range co.kinds() {
+		for k := range co.signatures() {
 			if want[k] {
 				return true, co
 			}
