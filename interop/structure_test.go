@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -34,6 +35,9 @@ type structCase struct {
 	budgets []int64
 	// batch cuts the rows into batches of this many rows (0: one batch).
 	batch int
+	// only23: Lance 14 reads this type only from 2.3 files; writing 2.2
+	// must fail with ErrUnsupportedType before anything is written.
+	only23 bool
 }
 
 func (c structCase) records(t *testing.T) []arrow.RecordBatch {
@@ -205,6 +209,18 @@ func checkStructCases(t *testing.T, cases []structCase) {
 						opts = append(opts, writer.WithMaxPageBytes(b))
 					}
 					w, err := writer.Create(p, recs[0].Schema(), opts...)
+					if c.only23 && f == writer.Format2_2 {
+						if !errors.Is(err, writer.ErrUnsupportedType) {
+							t.Errorf("%s: writer.Create: %v, want ErrUnsupportedType", name, err)
+						}
+						if _, serr := os.Stat(p); !os.IsNotExist(serr) {
+							t.Errorf("%s: refused, yet the file exists (%v)", name, serr)
+						}
+						if w != nil {
+							w.Close()
+						}
+						continue
+					}
 					if err != nil {
 						t.Fatalf("%s: %v", name, err)
 					}
@@ -218,7 +234,6 @@ func checkStructCases(t *testing.T, cases []structCase) {
 					}
 					ds.Planar = append(ds.Planar, fileSpec{File: p, Format: f.String()})
 					wants[p] = concatRecords(t, recs)
-					_ = name
 				}
 			}
 		}
@@ -269,8 +284,6 @@ func concatRecords(t *testing.T, recs []arrow.RecordBatch) arrow.RecordBatch {
 	}
 	return array.NewRecordBatch(recs[0].Schema(), []arrow.Array{a}, n)
 }
-
-var _ = os.Getenv
 
 func listOf(t arrow.DataType) arrow.DataType { return arrow.ListOf(t) }
 
@@ -363,6 +376,29 @@ func TestPageLayersAcrossPages(t *testing.T) {
 		{name: "valid_then_mixed", typ: sl, rows: seq(repeatRows(30, `{"a": [1]}`), repeatRows(10, `{"a": [null]}`, `null`, `{"a": []}`)), budgets: tiny, batch: 30},
 		{name: "list_struct_list_changes", typ: lsl, rows: seq(repeatRows(15, `[{"a": 1, "b": ["x"]}]`), repeatRows(15, `[null, {"a": null, "b": null}]`), repeatRows(15, `null`), repeatRows(15, `[{"a": 2, "b": []}]`)), budgets: tiny, batch: 15},
 		{name: "struct_struct_list_changes", typ: ssl, rows: seq(repeatRows(10, `{"s": {"l": [1]}}`), repeatRows(10, `{"s": null}`), repeatRows(10, `null`), repeatRows(10, `{"s": {"l": null}}`)), budgets: tiny, batch: 10},
+	}
+	checkStructCases(t, cases)
+}
+
+// TestStructuralFSLBelowList: a structural fixed-size list (of structs)
+// below a list used to multiply the page row count by its dimension: planar
+// read the file as corrupt and pylance aborted (issue #9.4).
+func TestStructuralFSLBelowList(t *testing.T) {
+	i32 := arrow.PrimitiveTypes.Int32
+	fs := func(n int32, inner arrow.DataType) arrow.DataType { return arrow.FixedSizeListOf(n, inner) }
+	lfs := listOf(fs(2, structOf(fld("x", i32))))
+	sfs := structOf(fld("f", fs(2, structOf(fld("x", i32)))))
+	fsl := fs(2, structOf(fld("l", listOf(i32))))
+	lfsl := listOf(fs(2, structOf(fld("l", listOf(i32)))))
+	cases := []structCase{
+		{name: "list_fsl_struct_one", only23: true, typ: lfs, rows: `[[[{"x": 1}, {"x": 2}]]]`},
+		{name: "list_fsl_struct", only23: true, typ: lfs, rows: repeatRows(20, `[[{"x": 1}, {"x": 2}], [{"x": 3}, null]]`, `[]`, `null`, `[null]`, `[[{"x": null}, {"x": 5}]]`), budgets: []int64{0, 64}},
+		{name: "struct_fsl_struct", typ: sfs, rows: repeatRows(20, `{"f": [{"x": 1}, {"x": 2}]}`, `null`, `{"f": null}`, `{"f": [null, {"x": null}]}`), budgets: []int64{0, 64}},
+		{name: "fsl_struct_list", only23: true, typ: fsl, rows: repeatRows(10, `[{"l": [1, 2]}, {"l": []}]`, `null`, `[{"l": null}, null]`)},
+		{name: "list_fsl_struct_const", only23: true, typ: lfs, rows: repeatRows(15, `[[{"x": 7}, {"x": 7}]]`, `[]`, `null`)},
+		{name: "list_fsl_struct_all_null", only23: true, typ: lfs, rows: repeatRows(15, `[[{"x": null}, null]]`, `null`)},
+		{name: "list_fsl_struct_strings", only23: true, typ: listOf(fs(3, structOf(fld("s", arrow.BinaryTypes.String)))), rows: repeatRows(30, `[[{"s": "a"}, null, {"s": null}]]`, `[[{"s": "bb"}, {"s": "ccc"}, {"s": ""}], [{"s": "d"}, {"s": "e"}, {"s": "f"}]]`, `null`)},
+		{name: "list_fsl_struct_list", only23: true, typ: lfsl, rows: repeatRows(10, `[[{"l": [1]}, {"l": [2, 3]}]]`, `[]`, `null`, `[[null, {"l": null}], [{"l": []}, {"l": [4]}]]`)},
 	}
 	checkStructCases(t, cases)
 }

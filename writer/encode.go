@@ -150,6 +150,7 @@ func (c *column) encode(d structural.Dense, segs []structural.Segment, f Format)
 		AllNull:        pv.allNull || pv.info.kind == kindNull,
 		CanZip:         pv.info.kind != kindBool && pv.info.kind != kindNull && pv.info.kind != kindDict && pv.info.rowBits()%8 == 0,
 		HasLevels:      d.Rep != nil || d.Def != nil,
+		SparseOnly:     c.sparse,
 	}
 	switch pv.info.kind {
 	case kindVariable, kindVarPacked:
@@ -197,6 +198,12 @@ func (c *column) encode(d structural.Dense, segs []structural.Segment, f Format)
 		err = c.encodeStructuredConstant(d, sp.Scalar, f, &enc)
 	case selector.Zipped:
 		err = c.encodeZipped(d, pv, &enc)
+	case selector.Chunked:
+		if plan.Structure == selector.Sparse {
+			err = c.encodeSparseChunked(d, pv, &enc)
+			break
+		}
+		fallthrough
 	default:
 		err = c.encodeChunked(d, pv, &enc)
 		if errors.Is(err, errTooManyLevels) && pv.info.kind != kindDict && pv.info.kind != kindBool && !pv.fsst {
