@@ -402,3 +402,73 @@ func TestStructuralFSLBelowList(t *testing.T) {
 	}
 	checkStructCases(t, cases)
 }
+
+// fslRows returns n rows of a nested primitive fixed-size list with the
+// given dimensions (outer first), as JSON, with a null at every level in
+// turn: the row, a slot of each list layer, an item, none.
+func fslRows(n int, dims []int) string {
+	var b strings.Builder
+	v := 0
+	var gen func(r, k int, top bool)
+	gen = func(r, k int, top bool) {
+		if k == len(dims) {
+			v++
+			if (r+v)%5 == 0 {
+				b.WriteString("null")
+			} else {
+				fmt.Fprintf(&b, "%d", v%250)
+			}
+			return
+		}
+		b.WriteByte('[')
+		for x := 0; x < dims[k]; x++ {
+			if x > 0 {
+				b.WriteByte(',')
+			}
+			// Null slot x of layer k in every (len(dims)+2)-th row, shifted
+			// per layer so every layer has nulls in some rows.
+			if r%(len(dims)+3) == k+1 && x == r%dims[k] {
+				b.WriteString("null")
+				continue
+			}
+			gen(r, k+1, false)
+		}
+		b.WriteByte(']')
+	}
+	b.WriteByte('[')
+	for r := 0; r < n; r++ {
+		if r > 0 {
+			b.WriteByte(',')
+		}
+		if r%7 == 3 {
+			b.WriteString("null")
+			continue
+		}
+		gen(r, 0, true)
+	}
+	b.WriteByte(']')
+	return b.String()
+}
+
+// TestNestedFSLNulls: nulls inside a nested primitive fixed-size list (a
+// null inner list, a null item) used to be dropped: only the innermost
+// layer of a single-level FSL stored its validity (issue #9.1). Two and
+// three levels, narrow (chunked) and wide (zipped) rows, under lists and
+// structs, with the lance policy storing every layer's validity and the
+// cost policy the visible ones.
+func TestNestedFSLNulls(t *testing.T) {
+	fsl := func(n int32, t arrow.DataType) arrow.DataType { return arrow.FixedSizeListOf(n, t) }
+	i16, f64, u8 := arrow.PrimitiveTypes.Int16, arrow.PrimitiveTypes.Float64, arrow.PrimitiveTypes.Uint8
+	cases := []structCase{
+		{name: "issue_fsl_fsl_i16", typ: fsl(3, fsl(2, i16)), rows: `[[[1, 2], null, [5, 6]], [[7, null], [9, 10], [11, 12]], null, [[13, 14], [15, 16], [17, 18]]]`},
+		{name: "fsl_fsl_i16", typ: fsl(3, fsl(2, i16)), rows: fslRows(300, []int{3, 2}), budgets: []int64{0, 256}},
+		{name: "fsl3_u8", typ: fsl(2, fsl(3, fsl(2, u8))), rows: fslRows(200, []int{2, 3, 2}), budgets: []int64{0, 256}},
+		{name: "fsl_fsl_wide", typ: fsl(4, fsl(8, f64)), rows: fslRows(60, []int{4, 8})},
+		{name: "fsl3_wide", typ: fsl(2, fsl(4, fsl(8, f64))), rows: fslRows(40, []int{2, 4, 8})},
+		{name: "list_fsl_fsl", typ: listOf(fsl(2, fsl(2, i16))), rows: `[[[[1, null], null], [[3, 4], [5, 6]]], null, [], [null, [[7, 8], [null, null]]]]`},
+		{name: "struct_fsl_fsl", typ: structOf(fld("v", fsl(2, fsl(3, i16)))), rows: `[{"v": [[1, 2, null], null]}, null, {"v": null}, {"v": [[4, 5, 6], [7, 8, 9]]}]`},
+		{name: "only_inner_null_items", typ: fsl(2, fsl(2, i16)), rows: repeatRows(50, `[[1, null], [3, 4]]`, `[[5, 6], [7, 8]]`)},
+		{name: "only_middle_nulls", typ: fsl(2, fsl(2, i16)), rows: repeatRows(50, `[null, [3, 4]]`, `[[5, 6], [7, 8]]`)},
+	}
+	checkStructCases(t, cases)
+}

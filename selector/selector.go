@@ -114,11 +114,11 @@ type Page struct {
 	HasLevels      bool
 
 	Kind         Kind
-	Bits         int   // KindFixed: value bits; KindFSL: item bits
-	Dims         []int // KindFSL
-	ItemValidity bool  // KindFSL: some item is null
-	Float        bool  // floating-point values (byte stream split applies)
-	PackedBits   []int // KindPacked: the bits of each child
+	Bits         int    // KindFixed: value bits; KindFSL: item bits
+	Dims         []int  // KindFSL
+	ItemValidity []bool // KindFSL: per list layer (outer first), whether its children's validity is stored
+	Float        bool   // floating-point values (byte stream split applies)
+	PackedBits   []int  // KindPacked: the bits of each child
 	// Profile holds the values' statistics and a sample (Fixed for 8..64-bit
 	// fixed values, Var for variable ones).
 	Profile *values.Profile
@@ -306,11 +306,16 @@ func candidates(p Page, o Options) []Candidate {
 		}
 	case KindFSL:
 		var inner values.Codec = values.FlatCodec{Bits: p.Bits}
+		validity := 0
 		for k := len(p.Dims) - 1; k >= 0; k-- {
-			inner = values.FslCodec{Dim: p.Dims[k], HasValidity: k == 0 && p.ItemValidity && len(p.Dims) == 1, Values: inner}
+			has := k < len(p.ItemValidity) && p.ItemValidity[k]
+			inner = values.FslCodec{Dim: p.Dims[k], HasValidity: has, Values: inner}
+			if has {
+				validity += (p.NumVisible*prod(p.Dims[:k+1]) + 7) / 8
+			}
 		}
 		// Lance keeps fixed-size lists uncompressed in chunks.
-		return []Candidate{{Codec: inner, Bytes: prof.RawBytes() + b2i(p.ItemValidity)*(p.NumVisible*prod(p.Dims)+7)/8}}
+		return []Candidate{{Codec: inner, Bytes: prof.RawBytes() + validity}}
 	case KindVariable:
 		v := values.VariableCodec{OffBits: prof.OffBits}
 		base = []values.Codec{v}
