@@ -11,6 +11,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/planarlance/planar/internal/corpus"
+	"github.com/planarlance/planar/selector"
 	"github.com/planarlance/planar/writer"
 )
 
@@ -256,6 +257,50 @@ func TestFSLOfStructWithList(t *testing.T) {
 		}
 		if !array.Equal(got.Column(0), a) {
 			t.Errorf("%s: read back\n%v\nwant\n%v", c.dt, got.Column(0), a)
+		}
+	}
+}
+
+// Structural cases of issue #9 (nested FSL nulls, lists under nullable
+// parents, pages whose content changes) round-trip through planar's reader
+// in both formats, both policies and tiny page budgets. The interop tests
+// have pylance read the same shapes.
+func TestStructuralIssueRoundTrip(t *testing.T) {
+	mem := memory.NewGoAllocator()
+	i16, i32 := arrow.PrimitiveTypes.Int16, arrow.PrimitiveTypes.Int32
+	fsl := func(n int32, t arrow.DataType) arrow.DataType { return arrow.FixedSizeListOf(n, t) }
+	sl := arrow.StructOf(arrow.Field{Name: "a", Type: arrow.ListOf(i32), Nullable: true})
+	cases := []struct {
+		dt   arrow.DataType
+		rows string
+	}{
+		{fsl(3, fsl(2, i16)), `[[[1, 2], null, [5, 6]], [[7, null], [9, 10], [11, 12]], null, [[13, 14], [15, 16], [17, 18]]]`},
+		{fsl(2, fsl(2, fsl(2, i16))), `[[[[1, null], null], null], [[[1, 2], [3, 4]], [[5, 6], [null, 8]]], null]`},
+		{fsl(2, fsl(16, arrow.PrimitiveTypes.Float64)), `[[null, [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, null]], null]`},
+		{sl, `[{"a": [null]}, null, {"a": [1, 2]}, null, null, {"a": null}, {"a": null}, {"a": []}, {"a": [3]}]`},
+		{arrow.ListOf(arrow.StructOf(arrow.Field{Name: "a", Type: i32, Nullable: true}, arrow.Field{Name: "b", Type: arrow.ListOf(arrow.BinaryTypes.String), Nullable: true})),
+			`[[{"a": 1, "b": [null, "x"]}, null], [{"a": 2, "b": ["y"]}], null, [{"a": 3, "b": null}]]`},
+	}
+	for _, c := range cases {
+		a, _, err := array.FromJSON(mem, c.dt, strings.NewReader(c.rows))
+		if err != nil {
+			t.Fatal(err)
+		}
+		schema := arrow.NewSchema([]arrow.Field{{Name: "c", Type: c.dt, Nullable: true}}, nil)
+		rec := array.NewRecordBatch(schema, []arrow.Array{a}, int64(a.Len()))
+		for _, f := range []writer.Format{writer.Format2_2, writer.Format2_3} {
+			for _, p := range []selector.Policy{selector.PolicyCost, selector.PolicyLance} {
+				for _, budget := range []int64{1, 8 << 20} {
+					b := writeAll(t, schema, []arrow.RecordBatch{rec}, writer.WithFormat(f), writer.WithPolicy(p), writer.WithMaxPageBytes(budget))
+					got, err := open(t, b).ReadAll()
+					if err != nil {
+						t.Fatalf("%s %s %v budget %d: %v", c.dt, f, p, budget, err)
+					}
+					if !array.Equal(got.Column(0), a) {
+						t.Errorf("%s %s %v budget %d: read back\n%v\nwant\n%v", c.dt, f, p, budget, got.Column(0), a)
+					}
+				}
+			}
 		}
 	}
 }
