@@ -1,12 +1,18 @@
 package interop
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"testing"
+
+	"github.com/planarlance/planar/internal/corpus"
+	"github.com/planarlance/planar/reader"
 )
 
 // pylanceWriteScript builds a pyarrow table by running the Python code in
@@ -175,4 +181,88 @@ def row(i):
     return [None if (i + j) % 5 == 0 else [None if (i + j + k) % 7 == 0 else k for k in range((i + j) % 4)] for j in range(i % 6)]
 t = pa.table({"l": pa.array([row(i) for i in range(20000)], pa.list_(pa.list_(pa.int32())))})`},
 	})
+}
+
+// TestDamagedPylanceFiles: damaged variants of files pylance writes (every
+// version, flat and nested columns, constant, dictionary and sparse pages)
+// fail with errors wrapping ErrCorrupt or ErrUnsupported and never panic.
+func TestDamagedPylanceFiles(t *testing.T) {
+	py := python(t)
+	dir := t.TempDir()
+	_, files := pylanceWrites(t, py, dir, "mixed", `
+n = 300
+t = pa.table({
+    "i": pa.array([None if i % 7 == 0 else i * 3 for i in range(n)], pa.int64()),
+    "c": pa.array(["same"] * n),
+    "s": pa.array(["v%d" % (i % 17) for i in range(n)]),
+    "l": pa.array([None if i % 5 == 0 else [] if i % 5 == 1 else [i, None] for i in range(n)], pa.list_(pa.int32())),
+    "ll": pa.array([[[]], [[], []], []] * (n // 3), pa.list_(pa.list_(pa.int32()))),
+    "st": pa.array([None if i % 4 == 0 else {"a": i, "b": "x" * (i % 3)} for i in range(n)], pa.struct([("a", pa.int32()), ("b", pa.string())])),
+    "d": pa.DictionaryArray.from_arrays(pa.array([i % 200 for i in range(n)], pa.uint8()), pa.array(["k%d" % i for i in range(200)])),
+    "f": pa.array([[float(i), 1.0] for i in range(n)], pa.list_(pa.float32(), 2)),
+    "b": pa.array([i % 3 == 0 for i in range(n)]),
+})`, "2.1", "2.2", "2.3")
+	tried, bad := 0, 0
+	for _, path := range files {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := readDamaged(b); err != nil {
+			t.Fatalf("%s undamaged: %v", filepath.Base(path), err)
+		}
+		labels, variants := corpus.Damage(b, 1500, uint64(len(b)))
+		for i, v := range variants {
+			tried++
+			err, p := readNoPanic(v)
+			what := fmt.Sprintf("%s, %s", filepath.Base(path), labels[i])
+			switch {
+			case p != nil:
+				bad++
+				t.Errorf("%s: panic: %v", what, p)
+			case err != nil && !errors.Is(err, reader.ErrCorrupt) && !errors.Is(err, reader.ErrUnsupported):
+				bad++
+				t.Errorf("%s: error wraps neither ErrCorrupt nor ErrUnsupported: %v", what, err)
+			}
+			if bad > 20 {
+				t.Fatal("too many failures")
+			}
+		}
+	}
+	t.Logf("%d damaged variants of %d pylance files", tried, len(files))
+}
+
+func readNoPanic(b []byte) (err error, panicked any) {
+	defer func() {
+		if r := recover(); r != nil {
+			panicked = fmt.Sprintf("%v\n%s", r, debug.Stack())
+		}
+	}()
+	return readDamaged(b), nil
+}
+
+// readDamaged opens b and reads all of it, a range and a few rows.
+func readDamaged(b []byte) error {
+	f, err := reader.Open(bytes.NewReader(b), int64(len(b)))
+	if err != nil {
+		return err
+	}
+	rec, err := f.ReadAll()
+	if err != nil {
+		return err
+	}
+	rec.Release()
+	n := f.NumRows()
+	if n == 0 {
+		return nil
+	}
+	if rec, err = f.ReadRange(n/3, n-n/3); err != nil {
+		return err
+	}
+	rec.Release()
+	if rec, err = f.Take([]int64{n - 1, 0, n / 2}); err != nil {
+		return err
+	}
+	rec.Release()
+	return nil
 }

@@ -23,7 +23,6 @@ import (
 // allocated runs fn and returns the bytes it allocated.
 func allocated(fn func()) uint64 {
 	var a, b runtime.MemStats
-	runtime.GC()
 	runtime.ReadMemStats(&a)
 	fn()
 	runtime.ReadMemStats(&b)
