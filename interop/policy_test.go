@@ -106,8 +106,6 @@ func knownPolicyColumnDiff(planar, pylance string) (string, bool) {
 	case strings.Contains(pylance, "rle(bitpack") || strings.Contains(planar, "rle(bitpack") ||
 		strings.Contains(pylance, ",bitpack8(w=") || strings.Contains(planar, ",bitpack8(w="):
 		return "composite RLE (bit-packed run values or lengths) against plain RLE or bit packing: Lance measures the encoded sizes, planar estimates them, and they differ near the tie", true
-	case strings.Contains(pylance, ",validity(fsl"):
-		return "item validity on every level of nested fixed-size lists is not written by planar", true
 	case strings.Contains(planar, "dict=") != strings.Contains(pylance, "dict="):
 		return "Lance's sample-based dictionary budget differs from planar's exact count near the threshold", true
 	}

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -34,6 +35,9 @@ type structCase struct {
 	budgets []int64
 	// batch cuts the rows into batches of this many rows (0: one batch).
 	batch int
+	// only23: Lance 14 reads this type only from 2.3 files; writing 2.2
+	// must fail with ErrUnsupportedType before anything is written.
+	only23 bool
 }
 
 func (c structCase) records(t *testing.T) []arrow.RecordBatch {
@@ -205,6 +209,18 @@ func checkStructCases(t *testing.T, cases []structCase) {
 						opts = append(opts, writer.WithMaxPageBytes(b))
 					}
 					w, err := writer.Create(p, recs[0].Schema(), opts...)
+					if c.only23 && f == writer.Format2_2 {
+						if !errors.Is(err, writer.ErrUnsupportedType) {
+							t.Errorf("%s: writer.Create: %v, want ErrUnsupportedType", name, err)
+						}
+						if _, serr := os.Stat(p); !os.IsNotExist(serr) {
+							t.Errorf("%s: refused, yet the file exists (%v)", name, serr)
+						}
+						if w != nil {
+							w.Close()
+						}
+						continue
+					}
 					if err != nil {
 						t.Fatalf("%s: %v", name, err)
 					}
@@ -218,7 +234,6 @@ func checkStructCases(t *testing.T, cases []structCase) {
 					}
 					ds.Planar = append(ds.Planar, fileSpec{File: p, Format: f.String()})
 					wants[p] = concatRecords(t, recs)
-					_ = name
 				}
 			}
 		}
@@ -269,8 +284,6 @@ func concatRecords(t *testing.T, recs []arrow.RecordBatch) arrow.RecordBatch {
 	}
 	return array.NewRecordBatch(recs[0].Schema(), []arrow.Array{a}, n)
 }
-
-var _ = os.Getenv
 
 func listOf(t arrow.DataType) arrow.DataType { return arrow.ListOf(t) }
 
@@ -363,6 +376,99 @@ func TestPageLayersAcrossPages(t *testing.T) {
 		{name: "valid_then_mixed", typ: sl, rows: seq(repeatRows(30, `{"a": [1]}`), repeatRows(10, `{"a": [null]}`, `null`, `{"a": []}`)), budgets: tiny, batch: 30},
 		{name: "list_struct_list_changes", typ: lsl, rows: seq(repeatRows(15, `[{"a": 1, "b": ["x"]}]`), repeatRows(15, `[null, {"a": null, "b": null}]`), repeatRows(15, `null`), repeatRows(15, `[{"a": 2, "b": []}]`)), budgets: tiny, batch: 15},
 		{name: "struct_struct_list_changes", typ: ssl, rows: seq(repeatRows(10, `{"s": {"l": [1]}}`), repeatRows(10, `{"s": null}`), repeatRows(10, `null`), repeatRows(10, `{"s": {"l": null}}`)), budgets: tiny, batch: 10},
+	}
+	checkStructCases(t, cases)
+}
+
+// TestStructuralFSLBelowList: a structural fixed-size list (of structs)
+// below a list used to multiply the page row count by its dimension: planar
+// read the file as corrupt and pylance aborted (issue #9.4).
+func TestStructuralFSLBelowList(t *testing.T) {
+	i32 := arrow.PrimitiveTypes.Int32
+	fs := func(n int32, inner arrow.DataType) arrow.DataType { return arrow.FixedSizeListOf(n, inner) }
+	lfs := listOf(fs(2, structOf(fld("x", i32))))
+	sfs := structOf(fld("f", fs(2, structOf(fld("x", i32)))))
+	fsl := fs(2, structOf(fld("l", listOf(i32))))
+	lfsl := listOf(fs(2, structOf(fld("l", listOf(i32)))))
+	cases := []structCase{
+		{name: "list_fsl_struct_one", only23: true, typ: lfs, rows: `[[[{"x": 1}, {"x": 2}]]]`},
+		{name: "list_fsl_struct", only23: true, typ: lfs, rows: repeatRows(20, `[[{"x": 1}, {"x": 2}], [{"x": 3}, null]]`, `[]`, `null`, `[null]`, `[[{"x": null}, {"x": 5}]]`), budgets: []int64{0, 64}},
+		{name: "struct_fsl_struct", typ: sfs, rows: repeatRows(20, `{"f": [{"x": 1}, {"x": 2}]}`, `null`, `{"f": null}`, `{"f": [null, {"x": null}]}`), budgets: []int64{0, 64}},
+		{name: "fsl_struct_list", only23: true, typ: fsl, rows: repeatRows(10, `[{"l": [1, 2]}, {"l": []}]`, `null`, `[{"l": null}, null]`)},
+		{name: "list_fsl_struct_const", only23: true, typ: lfs, rows: repeatRows(15, `[[{"x": 7}, {"x": 7}]]`, `[]`, `null`)},
+		{name: "list_fsl_struct_all_null", only23: true, typ: lfs, rows: repeatRows(15, `[[{"x": null}, null]]`, `null`)},
+		{name: "list_fsl_struct_strings", only23: true, typ: listOf(fs(3, structOf(fld("s", arrow.BinaryTypes.String)))), rows: repeatRows(30, `[[{"s": "a"}, null, {"s": null}]]`, `[[{"s": "bb"}, {"s": "ccc"}, {"s": ""}], [{"s": "d"}, {"s": "e"}, {"s": "f"}]]`, `null`)},
+		{name: "list_fsl_struct_list", only23: true, typ: lfsl, rows: repeatRows(10, `[[{"l": [1]}, {"l": [2, 3]}]]`, `[]`, `null`, `[[null, {"l": null}], [{"l": []}, {"l": [4]}]]`)},
+	}
+	checkStructCases(t, cases)
+}
+
+// fslRows returns n rows of a nested primitive fixed-size list with the
+// given dimensions (outer first), as JSON, with a null at every level in
+// turn: the row, a slot of each list layer, an item, none.
+func fslRows(n int, dims []int) string {
+	var b strings.Builder
+	v := 0
+	var gen func(r, k int, top bool)
+	gen = func(r, k int, top bool) {
+		if k == len(dims) {
+			v++
+			if (r+v)%5 == 0 {
+				b.WriteString("null")
+			} else {
+				fmt.Fprintf(&b, "%d", v%250)
+			}
+			return
+		}
+		b.WriteByte('[')
+		for x := 0; x < dims[k]; x++ {
+			if x > 0 {
+				b.WriteByte(',')
+			}
+			// Null slot x of layer k in every (len(dims)+2)-th row, shifted
+			// per layer so every layer has nulls in some rows.
+			if r%(len(dims)+3) == k+1 && x == r%dims[k] {
+				b.WriteString("null")
+				continue
+			}
+			gen(r, k+1, false)
+		}
+		b.WriteByte(']')
+	}
+	b.WriteByte('[')
+	for r := 0; r < n; r++ {
+		if r > 0 {
+			b.WriteByte(',')
+		}
+		if r%7 == 3 {
+			b.WriteString("null")
+			continue
+		}
+		gen(r, 0, true)
+	}
+	b.WriteByte(']')
+	return b.String()
+}
+
+// TestNestedFSLNulls: nulls inside a nested primitive fixed-size list (a
+// null inner list, a null item) used to be dropped: only the innermost
+// layer of a single-level FSL stored its validity (issue #9.1). Two and
+// three levels, narrow (chunked) and wide (zipped) rows, under lists and
+// structs, with the lance policy storing every layer's validity and the
+// cost policy the visible ones.
+func TestNestedFSLNulls(t *testing.T) {
+	fsl := func(n int32, t arrow.DataType) arrow.DataType { return arrow.FixedSizeListOf(n, t) }
+	i16, f64, u8 := arrow.PrimitiveTypes.Int16, arrow.PrimitiveTypes.Float64, arrow.PrimitiveTypes.Uint8
+	cases := []structCase{
+		{name: "issue_fsl_fsl_i16", typ: fsl(3, fsl(2, i16)), rows: `[[[1, 2], null, [5, 6]], [[7, null], [9, 10], [11, 12]], null, [[13, 14], [15, 16], [17, 18]]]`},
+		{name: "fsl_fsl_i16", typ: fsl(3, fsl(2, i16)), rows: fslRows(300, []int{3, 2}), budgets: []int64{0, 256}},
+		{name: "fsl3_u8", typ: fsl(2, fsl(3, fsl(2, u8))), rows: fslRows(200, []int{2, 3, 2}), budgets: []int64{0, 256}},
+		{name: "fsl_fsl_wide", typ: fsl(4, fsl(8, f64)), rows: fslRows(60, []int{4, 8})},
+		{name: "fsl3_wide", typ: fsl(2, fsl(4, fsl(8, f64))), rows: fslRows(40, []int{2, 4, 8})},
+		{name: "list_fsl_fsl", typ: listOf(fsl(2, fsl(2, i16))), rows: `[[[[1, null], null], [[3, 4], [5, 6]]], null, [], [null, [[7, 8], [null, null]]]]`},
+		{name: "struct_fsl_fsl", typ: structOf(fld("v", fsl(2, fsl(3, i16)))), rows: `[{"v": [[1, 2, null], null]}, null, {"v": null}, {"v": [[4, 5, 6], [7, 8, 9]]}]`},
+		{name: "only_inner_null_items", typ: fsl(2, fsl(2, i16)), rows: repeatRows(50, `[[1, null], [3, 4]]`, `[[5, 6], [7, 8]]`)},
+		{name: "only_middle_nulls", typ: fsl(2, fsl(2, i16)), rows: repeatRows(50, `[null, [3, 4]]`, `[[5, 6], [7, 8]]`)},
 	}
 	checkStructCases(t, cases)
 }

@@ -41,7 +41,7 @@ func decodeDense(p *page, bufs [][]byte) (*pageData, error) {
 	case *enc21pb.PageLayout_MiniBlockLayout:
 		return decodeChunkedPage(x.MiniBlockLayout, bufs, int(p.rows))
 	case *enc21pb.PageLayout_ConstantLayout:
-		return decodeConstantPage(x.ConstantLayout, bufs, int(p.rows))
+		return decodeConstantWindow(x.ConstantLayout, bufs, p.rows, 0, p.rows)
 	case *enc21pb.PageLayout_FullZipLayout:
 		return decodeZippedPage(x.FullZipLayout, bufs, int(p.rows))
 	}
@@ -80,7 +80,7 @@ func decodeChunkedPage(m *enc21pb.MiniBlockLayout, bufs [][]byte, rows int) (*pa
 	}
 	pd := &pageData{layers: m.Layers, numVisible: int(m.NumItems)}
 	if m.Dictionary != nil {
-		if m.NumDictionaryItems > 1<<32 {
+		if m.NumDictionaryItems > 1<<32 || !backed(m.NumDictionaryItems, uint64(len(bufs[2]))) {
 			return nil, fmt.Errorf("dictionary of %d items: %w", m.NumDictionaryItems, ErrCorrupt)
 		}
 		d, err := values.DecodeBlock(m.Dictionary, bufs[2], int(m.NumDictionaryItems))
@@ -230,66 +230,4 @@ func appendBits(dst []byte, at int, src []byte, n int) []byte {
 		}
 	}
 	return dst
-}
-
-func decodeConstantPage(c *enc21pb.ConstantLayout, bufs [][]byte, rows int) (*pageData, error) {
-	pd := &pageData{layers: c.Layers}
-	levels := bufs
-	switch len(bufs) {
-	case 1, 3:
-		// Lance 2.2 writes scalars that do not fit the 32-byte inline value
-		// (strings, binaries, wide fixed-size binaries) into a leading value
-		// buffer; the levels, if any, follow.
-		if c.InlineValue != nil {
-			return nil, fmt.Errorf("constant page with an inline value and a scalar buffer: %w", ErrCorrupt)
-		}
-		pd.scalarBuf = bufs[0]
-		levels = bufs[1:]
-	}
-	if len(levels) == 2 {
-		var err error
-		// Levels are raw u16 unless the page is all null with compressed
-		// levels (a scalar page's levels are always raw).
-		scalar := c.InlineValue != nil || pd.scalarBuf != nil
-		dec := func(enc *enc21pb.CompressiveEncoding, b []byte, cnt uint64) ([]uint16, error) {
-			if len(b) == 0 {
-				return nil, nil
-			}
-			n := int(cnt)
-			if enc == nil || scalar {
-				enc = values.FlatEncoding(16)
-				n = len(b) / 2
-			}
-			if cnt > 1<<40 {
-				return nil, fmt.Errorf("%d levels: %w", cnt, ErrCorrupt)
-			}
-			return values.DecodeLevels(enc, b, n, nil)
-		}
-		if pd.rep, err = dec(c.RepCompression, levels[0], c.NumRepValues); err != nil {
-			return nil, fmt.Errorf("constant page rep: %w", err)
-		}
-		if pd.def, err = dec(c.DefCompression, levels[1], c.NumDefValues); err != nil {
-			return nil, fmt.Errorf("constant page def: %w", err)
-		}
-		if pd.rep != nil && pd.def != nil && len(pd.rep) != len(pd.def) {
-			return nil, fmt.Errorf("constant page has %d rep and %d def levels: %w", len(pd.rep), len(pd.def), ErrCorrupt)
-		}
-	}
-	n := rows
-	if pd.rep != nil {
-		n = len(pd.rep)
-	} else if pd.def != nil {
-		n = len(pd.def)
-	}
-	if pd.rep == nil && n != rows {
-		return nil, fmt.Errorf("constant page has %d levels for %d rows: %w", n, rows, ErrCorrupt)
-	}
-	pd.numVisible = countVisible(c.Layers, pd.rep, pd.def, n)
-	switch {
-	case c.InlineValue != nil:
-		pd.constant = c.InlineValue
-	case pd.scalarBuf == nil:
-		pd.allNull = true
-	}
-	return pd, nil
 }

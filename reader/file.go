@@ -52,10 +52,19 @@ type File struct {
 }
 
 // Open reads and validates the metadata of a Lance file of the given size.
+//
+// Errors wrap ErrCorrupt or ErrUnsupported (ErrNotLance and
+// ErrUnsupportedVersion refine them), unless they come from r itself.
 func Open(r io.ReaderAt, size int64) (*File, error) {
+	if r == nil {
+		return nil, fmt.Errorf("reader.Open: nil io.ReaderAt: %w", ErrCorrupt)
+	}
+	if size < 0 {
+		return nil, fmt.Errorf("reader.Open: negative size %d: %w", size, ErrCorrupt)
+	}
 	f := &File{r: r, size: size}
 	if err := f.open(); err != nil {
-		return nil, err
+		return nil, classify(err)
 	}
 	return f, nil
 }
@@ -108,8 +117,8 @@ func (f *File) readAt(off, n uint64) ([]byte, error) {
 		return nil, fmt.Errorf("range [%d, +%d) outside file of %d bytes: %w", off, n, f.size, ErrCorrupt)
 	}
 	b := make([]byte, n)
-	if _, err := f.r.ReadAt(b, int64(off)); err != nil && !(errors.Is(err, io.EOF) && n == 0) {
-		return nil, err
+	if k, err := f.r.ReadAt(b, int64(off)); err != nil && !(errors.Is(err, io.EOF) && uint64(k) == n) {
+		return nil, shortRead(off, n, err)
 	}
 	return b, nil
 }
@@ -341,7 +350,10 @@ func (f *File) Pages(i int) []PageInfo {
 
 // ReadBuffer returns the bytes of a buffer range of the file.
 // The range must lie inside the file (errors wrap ErrCorrupt otherwise).
-func (f *File) ReadBuffer(r BufferRange) ([]byte, error) { return f.readAt(r.Position, r.Size) }
+func (f *File) ReadBuffer(r BufferRange) ([]byte, error) {
+	b, err := f.readAt(r.Position, r.Size)
+	return b, classify(err)
+}
 
 // encoding prints the codec trees of a page.
 func (p *page) encoding() string {

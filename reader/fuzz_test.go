@@ -3,6 +3,7 @@ package reader_test
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"maps"
 	"slices"
 	"testing"
@@ -62,6 +63,12 @@ func fuzzSeeds(tb testing.TB) [][]byte {
 	for _, cell := range slices.Sorted(maps.Keys(sparse)) {
 		files = append(files, sparse[cell])
 	}
+	// Pages that claim 2^31-1 rows without storing values: reads of them
+	// must stay small.
+	huge := hugeFiles(tb)
+	for _, name := range slices.Sorted(maps.Keys(huge)) {
+		files = append(files, huge[name])
+	}
 	seeds := append([][]byte(nil), files...)
 	for _, b := range files {
 		n := len(b)
@@ -76,6 +83,14 @@ func fuzzSeeds(tb testing.TB) [][]byte {
 	return seeds
 }
 
+// checkClass fails unless err wraps one of the reader's documented classes.
+func checkClass(t *testing.T, what string, err error) {
+	t.Helper()
+	if !errors.Is(err, reader.ErrCorrupt) && !errors.Is(err, reader.ErrUnsupported) {
+		t.Fatalf("%s: error wraps neither ErrCorrupt nor ErrUnsupported: %v", what, err)
+	}
+}
+
 func FuzzOpen(f *testing.F) {
 	for _, s := range fuzzSeeds(f) {
 		f.Add(s)
@@ -83,22 +98,35 @@ func FuzzOpen(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte) {
 		r, err := reader.Open(bytes.NewReader(b), int64(len(b)))
 		if err != nil {
+			checkClass(t, "Open", err)
 			return
 		}
 		for i := 0; i < r.NumColumns(); i++ {
 			_ = r.ColumnPath(i)
 			_ = r.Pages(i)
 		}
+		if r.NumRows() > 0 {
+			// One row of any page costs little, whatever the page claims.
+			var rec arrow.RecordBatch
+			if a := allocated(func() { rec, err = r.Take([]int64{r.NumRows() - 1}) }); a > readBudget+uint64(64*len(b)) {
+				t.Fatalf("Take of one row of a %d-byte file allocated %d MiB", len(b), a>>20)
+			}
+			if err == nil {
+				rec.Release()
+			} else {
+				checkClass(t, "Take", err)
+			}
+		}
+		if r.NumRows() > 1<<20 {
+			return // reading it all is legitimately large
+		}
 		if rec, err := r.ReadAll(); err == nil {
 			if rec.NumRows() != r.NumRows() {
 				t.Fatalf("ReadAll returned %d rows of %d", rec.NumRows(), r.NumRows())
 			}
 			rec.Release()
-		}
-		if r.NumRows() > 0 {
-			if rec, err := r.Take([]int64{0}); err == nil {
-				rec.Release()
-			}
+		} else {
+			checkClass(t, "ReadAll", err)
 		}
 	})
 }
@@ -120,14 +148,19 @@ func FuzzOpenNested(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte) {
 		r, err := reader.Open(bytes.NewReader(b), int64(len(b)))
 		if err != nil {
+			checkClass(t, "Open", err)
 			return
 		}
 		if rec, err := r.ReadAll(); err == nil {
 			rec.Release()
+		} else {
+			checkClass(t, "ReadAll", err)
 		}
 		if r.NumRows() > 1 {
 			if rec, err := r.Take([]int64{r.NumRows() - 1, 0}); err == nil {
 				rec.Release()
+			} else {
+				checkClass(t, "Take", err)
 			}
 		}
 	})

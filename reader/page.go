@@ -21,6 +21,13 @@ type page struct {
 	planarDesc *enc23pb.PlanarLayout
 }
 
+// windowed reports whether reads decode only the rows they ask for of the
+// page (its rows are not backed by stored values, so it is never decoded
+// whole): dense constant and no-values pages.
+func (p *page) windowed() bool {
+	return p.sparse == nil && p.layout.GetConstantLayout() != nil
+}
+
 func (p *page) cell() string {
 	if p.sparse != nil {
 		switch p.sparse.GetValues().GetCodec().(type) {

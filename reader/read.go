@@ -18,7 +18,8 @@ func (f *File) ReadAll() (arrow.RecordBatch, error) { return f.ReadRange(0, f.nu
 func (f *File) ReadRange(start, n int64) (arrow.RecordBatch, error) {
 	c := pageCache{}
 	defer c.release()
-	return f.readRange(start, n, c)
+	rec, err := f.readRange(start, n, c)
+	return rec, classify(err)
 }
 
 // pageCache holds the decoded pages of one call, so that a Take touching a
@@ -58,6 +59,11 @@ func (f *File) readRange(start, n int64, cache pageCache) (arrow.RecordBatch, er
 // Take reads the rows at the given indices, in the given order (repeats
 // allowed).
 func (f *File) Take(indices []int64) (arrow.RecordBatch, error) {
+	rec, err := f.take(indices)
+	return rec, classify(err)
+}
+
+func (f *File) take(indices []int64) (arrow.RecordBatch, error) {
 	for _, i := range indices {
 		if i < 0 || i >= f.numRows {
 			return nil, fmt.Errorf("row %d of %d: %w", i, f.numRows, ErrOutOfRange)
@@ -206,50 +212,53 @@ func (f *File) readLeaf(top arrow.DataType, path []structural.Step, ci int, star
 			c.Release()
 		}
 	}()
-	pageStart := es
-	if first < len(pages) {
-		pageStart = pages[first].firstRow
-	}
+	ud := uint64(dims)
 	for pi := first; pi < len(pages) && pages[pi].firstRow < ee; pi++ {
-		a, ok := cache[[2]int{ci, pi}]
-		if !ok {
-			var err error
-			if a, err = f.decodePageArray(pages[pi], types, path, leafType); err != nil {
+		p := pages[pi]
+		if p.firstRow%ud != 0 || p.rows%ud != 0 {
+			return nil, fmt.Errorf("page %d of %d elements at %d does not hold whole rows of %d: %w", pi, p.rows, p.firstRow, dims, ErrCorrupt)
+		}
+		// The elements of the page the read covers.
+		a, b := max(es, p.firstRow)-p.firstRow, min(ee, p.firstRow+p.rows)-p.firstRow
+		if p.windowed() {
+			part, err := f.decodePageArray(p, types, path, leafType, a, b)
+			if err != nil {
 				return nil, fmt.Errorf("page %d: %w", pi, err)
 			}
-			cache[[2]int{ci, pi}] = a
+			chunks = append(chunks, part)
+			continue
 		}
-		a.Retain()
-		chunks = append(chunks, a)
+		whole, ok := cache[[2]int{ci, pi}]
+		if !ok {
+			var err error
+			if whole, err = f.decodePageArray(p, types, path, leafType, 0, p.rows); err != nil {
+				return nil, fmt.Errorf("page %d: %w", pi, err)
+			}
+			cache[[2]int{ci, pi}] = whole
+		}
+		if uint64(whole.Len()) != p.rows/ud {
+			return nil, fmt.Errorf("page %d decoded to %d rows, holds %d: %w", pi, whole.Len(), p.rows/ud, ErrCorrupt)
+		}
+		chunks = append(chunks, array.NewSlice(whole, int64(a/ud), int64(b/ud)))
 	}
-	var whole arrow.Array
+	var out arrow.Array
 	switch len(chunks) {
 	case 0:
 		// No rows: an empty array of the projected type.
-		d, err := emptyProjected(types, path, leafType)
-		if err != nil {
-			return nil, err
-		}
-		return d, nil
-	case 1:
-		whole = chunks[0]
-		whole.Retain()
+		return emptyProjected(types, path, leafType)
 	default:
-		whole, err = array.Concatenate(chunks, memory.DefaultAllocator)
-		if err != nil {
-			return nil, err
+		// Concatenate also normalizes offsets, so that every leaf of a
+		// field lines up.
+		var err error
+		if out, err = array.Concatenate(chunks, memory.DefaultAllocator); err != nil {
+			return nil, fmt.Errorf("%v: %w", err, ErrCorrupt)
 		}
 	}
-	defer whole.Release()
-	lo := (int64(es) - int64(pageStart)) / dims
-	hi := lo + (end - start)
-	if hi > int64(whole.Len()) {
-		return nil, fmt.Errorf("pages hold %d rows, %d needed: %w", whole.Len(), hi, ErrCorrupt)
+	if int64(out.Len()) != end-start {
+		out.Release()
+		return nil, fmt.Errorf("pages hold %d rows, %d needed: %w", out.Len(), end-start, ErrCorrupt)
 	}
-	s := array.NewSlice(whole, lo, hi)
-	defer s.Release()
-	// Normalize offsets so that every leaf of a field lines up.
-	return array.Concatenate([]arrow.Array{s}, memory.DefaultAllocator)
+	return out, nil
 }
 
 func emptyProjected(types []arrow.DataType, path []structural.Step, leafType arrow.DataType) (arrow.Array, error) {
@@ -271,27 +280,40 @@ func emptyProjected(types []arrow.DataType, path []structural.Step, leafType arr
 	return array.MakeFromData(d), nil
 }
 
-// decodePageArray decodes one page of a leaf column into the projected array
-// of its path (the page's rows only, divided by FSL dimensions).
-func (f *File) decodePageArray(p *page, types []arrow.DataType, path []structural.Step, leafType arrow.DataType) (arrow.Array, error) {
+// decodePageArray decodes elements [a, b) of one page of a leaf column
+// into the projected array of its path (divided by FSL dimensions). Only
+// windowed pages (see page.windowed) decode part of a page; others need
+// [0, rows).
+func (f *File) decodePageArray(p *page, types []arrow.DataType, path []structural.Step, leafType arrow.DataType, a, b uint64) (arrow.Array, error) {
 	bufs, err := f.pageBuffers(p)
 	if err != nil {
 		return nil, err
 	}
 	var pd *pageData
 	var lds []structural.LayerData
-	if p.sparse != nil {
+	switch {
+	case p.sparse != nil:
+		if a != 0 || b != p.rows {
+			return nil, fmt.Errorf("partial decode of a sparse page: %w", ErrUnsupported)
+		}
 		if lds, pd, err = f.decodeSparse(p, bufs, path); err != nil {
 			return nil, err
 		}
-	} else {
-		if pd, err = decodeDense(p, bufs); err != nil {
+	default:
+		if c := p.layout.GetConstantLayout(); c != nil {
+			pd, err = decodeConstantWindow(c, bufs, p.rows, a, b)
+		} else if a != 0 || b != p.rows {
+			return nil, fmt.Errorf("partial decode of a %s page: %w", p.cell(), ErrUnsupported)
+		} else {
+			pd, err = decodeDense(p, bufs)
+		}
+		if err != nil {
 			return nil, err
 		}
 		if len(pd.layers) != len(path) {
 			return nil, fmt.Errorf("page has %d layers, column path %d: %w", len(pd.layers), len(path), ErrCorrupt)
 		}
-		if lds, err = structural.UnravelPath(pd.layers, path, pd.rep, pd.def, int(p.rows), pd.numVisible); err != nil {
+		if lds, err = structural.UnravelPath(pd.layers, path, pd.rep, pd.def, int(b-a), pd.numVisible); err != nil {
 			return nil, err
 		}
 	}

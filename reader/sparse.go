@@ -122,8 +122,8 @@ func (r *seqReader) u64s(e *enc21pb.CompressiveEncoding, n uint64, what string) 
 	if n == 0 {
 		return nil, nil
 	}
-	if n > 1<<32 {
-		return nil, fmt.Errorf("%s: %d values: %w", what, n, ErrCorrupt)
+	if n > 1<<32 || !backed(n, uint64(len(payload))) {
+		return nil, fmt.Errorf("%s: %d values from %d bytes: %w", what, n, len(payload), ErrCorrupt)
 	}
 	b, err := values.DecodeBlock(e, payload, int(n))
 	if err != nil {
@@ -209,6 +209,15 @@ func (f *File) decodeSparse(p *page, bufs [][]byte, path []structural.Step) ([]s
 	if p.rows%scale != 0 {
 		return nil, nil, fmt.Errorf("page of %d elements is not a multiple of the fixed-size-list scale %d: %w", p.rows, scale, ErrCorrupt)
 	}
+	// Every slot of the page's domains is allocated for: the slots must be
+	// backed by the page's bytes (beyond a fixed allowance).
+	var pageBytes uint64
+	for _, b := range bufs {
+		pageBytes += uint64(len(b))
+	}
+	if !backed(p.rows, pageBytes) {
+		return nil, nil, fmt.Errorf("sparse page of %d elements in %d bytes: %w", p.rows, pageBytes, ErrCorrupt)
+	}
 	domain := int(p.rows / scale)
 	vb, _ := sparseValueBuffers(p.sparse.GetValues())
 	sr := &seqReader{bufs: bufs[vb:]}
@@ -233,7 +242,7 @@ func (f *File) decodeSparse(p *page, bufs [][]byte, path []structural.Step) ([]s
 				return nil, nil, fmt.Errorf("sparse list layer at a %v step: %w", path[i].Kind, ErrCorrupt)
 			}
 			lst := x.List
-			if lst.NumChildSlots > maxSparseSlots {
+			if lst.NumChildSlots > maxSparseSlots || !backed(lst.NumChildSlots, pageBytes) {
 				return nil, nil, fmt.Errorf("list of %d child slots: %w", lst.NumChildSlots, ErrCorrupt)
 			}
 			ne, err := sr.positions(lst.GetNonEmptyPositions(), lst.NumNonEmptyPositions, domain, "list non-empty")
@@ -283,6 +292,9 @@ func (f *File) decodeSparse(p *page, bufs [][]byte, path []structural.Step) ([]s
 				ld.Layer = structural.NullableItem
 			}
 			ld.Dim = int(x.FixedSizeList.Dimension)
+			if uint64(domain)*uint64(ld.Dim) > maxSparseSlots || !backed(uint64(domain)*uint64(ld.Dim), pageBytes) {
+				return nil, nil, fmt.Errorf("sparse fixed-size list of %d x %d slots: %w", domain, ld.Dim, ErrCorrupt)
+			}
 			domain *= ld.Dim
 		}
 		lds[i] = ld

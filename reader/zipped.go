@@ -74,6 +74,10 @@ func decodeZippedPage(z *enc21pb.FullZipLayout, bufs [][]byte, rows int) (*pageD
 	if structural.HasDef(z.Layers) {
 		pd.def = zp.Def
 		if pd.def == nil {
+			// No control words: every item is a visible, valid value.
+			if items != visible {
+				return nil, fmt.Errorf("zipped page without levels has %d items, %d visible: %w", items, visible, ErrCorrupt)
+			}
 			pd.def = make([]uint16, items)
 		}
 	}

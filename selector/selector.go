@@ -114,11 +114,11 @@ type Page struct {
 	HasLevels      bool
 
 	Kind         Kind
-	Bits         int   // KindFixed: value bits; KindFSL: item bits
-	Dims         []int // KindFSL
-	ItemValidity bool  // KindFSL: some item is null
-	Float        bool  // floating-point values (byte stream split applies)
-	PackedBits   []int // KindPacked: the bits of each child
+	Bits         int    // KindFixed: value bits; KindFSL: item bits
+	Dims         []int  // KindFSL
+	ItemValidity []bool // KindFSL: per list layer (outer first), whether its children's validity is stored
+	Float        bool   // floating-point values (byte stream split applies)
+	PackedBits   []int  // KindPacked: the bits of each child
 	// Profile holds the values' statistics and a sample (Fixed for 8..64-bit
 	// fixed values, Var for variable ones).
 	Profile *values.Profile
@@ -131,6 +131,14 @@ type Page struct {
 	// Fsst, when set, is a symbol table trained on the page (strings only);
 	// the selector decides whether to use it.
 	Fsst *values.FsstTable
+	// SparseOnly: Lance cannot read this page's structure from dense levels
+	// (a structural fixed-size list together with a list layer: its 2.x
+	// dense reader stops at "Not yet supported FSL<...List<...>>"), so the
+	// page must be a sparse cell: sparse x none / constant, else sparse x
+	// chunked (every leaf slot in the chunks, no levels), as Lance 14
+	// writes these columns. Only in 2.3 files; forced structural encodings
+	// are ignored.
+	SparseOnly bool
 }
 
 // WideValueBytes is the value size from which pages are zipped instead of
@@ -155,7 +163,18 @@ func Choose(p Page, o Options) Plan {
 	if p.Profile == nil {
 		p.Profile = &values.Profile{N: p.NumVisible, Bits: p.Bits}
 	}
+	if p.SparseOnly {
+		o.Structural = StructuralAuto
+	}
 	switch {
+	case p.SparseOnly && (p.NumVisible == 0 || p.AllNull):
+		plan.Structure, plan.Values, plan.Reason = Sparse, SparseNone, "no non-null values; fixed-size list of structs with a list: sparse only"
+		return plan
+	case p.SparseOnly && p.Scalar != nil:
+		plan.Structure, plan.Values, plan.Reason = Sparse, SparseConstant, "every value equal; fixed-size list of structs with a list: sparse only"
+		return plan
+	case p.SparseOnly:
+		// Chunked below, under sparse structure.
 	case p.NumVisible > 0 && p.AllNull && p.SingleNullable && !p.Format23:
 		plan.Values, plan.Reason = None, "every value null, no other structure"
 		return plan
@@ -187,6 +206,10 @@ func Choose(p Page, o Options) Plan {
 	plan.Values, plan.Reason = Chunked, "narrow values"
 	if o.Structural == StructuralMiniBlock {
 		plan.Reason = "structural-encoding=miniblock"
+	}
+	if p.SparseOnly {
+		plan.Structure, plan.Reason = Sparse, "fixed-size list of structs with a list: sparse x chunked"
+		p.HasLevels = false
 	}
 	if p.HasLevels {
 		plan.LevelComp = Bitpacked
@@ -283,11 +306,16 @@ func candidates(p Page, o Options) []Candidate {
 		}
 	case KindFSL:
 		var inner values.Codec = values.FlatCodec{Bits: p.Bits}
+		validity := 0
 		for k := len(p.Dims) - 1; k >= 0; k-- {
-			inner = values.FslCodec{Dim: p.Dims[k], HasValidity: k == 0 && p.ItemValidity && len(p.Dims) == 1, Values: inner}
+			has := k < len(p.ItemValidity) && p.ItemValidity[k]
+			inner = values.FslCodec{Dim: p.Dims[k], HasValidity: has, Values: inner}
+			if has {
+				validity += (p.NumVisible*prod(p.Dims[:k+1]) + 7) / 8
+			}
 		}
 		// Lance keeps fixed-size lists uncompressed in chunks.
-		return []Candidate{{Codec: inner, Bytes: prof.RawBytes() + b2i(p.ItemValidity)*(p.NumVisible*prod(p.Dims)+7)/8}}
+		return []Candidate{{Codec: inner, Bytes: prof.RawBytes() + validity}}
 	case KindVariable:
 		v := values.VariableCodec{OffBits: prof.OffBits}
 		base = []values.Codec{v}

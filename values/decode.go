@@ -3,6 +3,7 @@ package values
 import (
 	"encoding/binary"
 	"fmt"
+	"math/bits"
 
 	"github.com/planarlance/planar/proto/enc21pb"
 )
@@ -275,13 +276,15 @@ func decodeBlock(enc *enc21pb.CompressiveEncoding, buf []byte, n int, depth int)
 		vbits, ok1 := flatBits(c.Rle.GetValues())
 		lbits, ok2 := flatBits(c.Rle.GetRunLengths())
 		if !ok1 || !ok2 {
-			return Block{}, fmt.Errorf("block rle with non-flat children: %w", ErrUnsupported)
+			return decodeGenericRLEBlock(c.Rle, buf, n, depth)
 		}
 		if err := checkWidth(vbits); err != nil {
 			return Block{}, err
 		}
 		out, err := DecodeRLEBlock(nil, vbits, lbits, buf, n)
 		return Block{Bits: vbits, N: n, Data: out}, err
+	case *enc21pb.CompressiveEncoding_Dictionary:
+		return decodeDictionaryBlock(c.Dictionary, buf, n, depth)
 	case *enc21pb.CompressiveEncoding_General:
 		raw, err := Decompress(nil, Scheme(c.General.GetCompression().GetScheme()), buf)
 		if err != nil {
@@ -453,16 +456,220 @@ func offsetBits(e *enc21pb.CompressiveEncoding, depth int) int {
 }
 
 // HasPayload reports whether a block encoding stores a buffer (Constant,
-// Range, and Delta over such a child are metadata only).
+// Range, and Delta, RLE or Dictionary over such children only, are metadata
+// only).
 func HasPayload(e *enc21pb.CompressiveEncoding) bool {
+	return hasPayload(e, 0)
+}
+
+func hasPayload(e *enc21pb.CompressiveEncoding, depth int) bool {
+	if depth > 8 {
+		return true
+	}
 	switch c := e.GetCompression().(type) {
 	case *enc21pb.CompressiveEncoding_Constant, *enc21pb.CompressiveEncoding_Range:
 		return false
 	case *enc21pb.CompressiveEncoding_Delta:
-		return HasPayload(c.Delta.GetDeltas())
+		return hasPayload(c.Delta.GetDeltas(), depth+1)
+	case *enc21pb.CompressiveEncoding_Rle:
+		return hasPayload(c.Rle.GetValues(), depth+1) || hasPayload(c.Rle.GetRunLengths(), depth+1)
+	case *enc21pb.CompressiveEncoding_Dictionary:
+		return hasPayload(c.Dictionary.GetIndices(), depth+1) || hasPayload(c.Dictionary.GetItems(), depth+1)
 	}
 	return true
 }
+
+// splitFrame splits the payload of a two-child block codec: with children
+// a and b both metadata-only there is no payload; otherwise the payload is
+// framed by a header of u64 LE lengths (header bytes: 8 for RLE, where the
+// second child takes the rest, 16 for Dictionary, where both are given).
+// A metadata-only child owns zero bytes.
+func splitFrame(what string, buf []byte, hasA, hasB bool, header int) (a, b []byte, err error) {
+	if !hasA && !hasB {
+		if len(buf) != 0 {
+			return nil, nil, fmt.Errorf("metadata-only %s with a %d-byte payload: %w", what, len(buf), ErrCorrupt)
+		}
+		return nil, nil, nil
+	}
+	if len(buf) < header {
+		return nil, nil, fmt.Errorf("%s payload of %d bytes is shorter than its %d-byte header: %w", what, len(buf), header, ErrCorrupt)
+	}
+	rest := uint64(len(buf) - header)
+	la := binary.LittleEndian.Uint64(buf)
+	if la > rest {
+		return nil, nil, fmt.Errorf("%s first child of %d bytes overruns the %d-byte payload: %w", what, la, rest, ErrCorrupt)
+	}
+	lb := rest - la
+	if header == 16 {
+		if binary.LittleEndian.Uint64(buf[8:]) != lb {
+			return nil, nil, fmt.Errorf("%s frame says %d + %d bytes, payload has %d: %w", what, la, binary.LittleEndian.Uint64(buf[8:]), rest, ErrCorrupt)
+		}
+	}
+	if !hasA && la != 0 || !hasB && lb != 0 {
+		return nil, nil, fmt.Errorf("%s metadata-only child with framed bytes (%d, %d): %w", what, la, lb, ErrCorrupt)
+	}
+	a = buf[header : header+int(la)]
+	b = buf[header+int(la):]
+	return a, b, nil
+}
+
+// decodeGenericRLEBlock decodes the 2.3 generic block RLE: any block codec
+// for the run values (of the block's width) and for the u32 run lengths,
+// framed as [u64 LE values payload length][values payload][lengths
+// payload] unless both children are metadata only. The run count comes from
+// a metadata-only run-length child (Constant: n / length; Range: the count
+// whose lengths sum to n) or from a Flat child's payload size.
+func decodeGenericRLEBlock(r *enc21pb.Rle, buf []byte, n, depth int) (Block, error) {
+	if n == 0 {
+		return Block{}, fmt.Errorf("rle block of no values: %w", ErrCorrupt)
+	}
+	venc, lenc := r.GetValues(), r.GetRunLengths()
+	if venc == nil || lenc == nil {
+		return Block{}, fmt.Errorf("rle block without both children: %w", ErrCorrupt)
+	}
+	vbits := offsetBits(venc, 0)
+	if vbits != 32 && vbits != 64 {
+		return Block{}, fmt.Errorf("generic rle block of %d-bit values: %w", vbits, ErrUnsupported)
+	}
+	if lb := offsetBits(lenc, 0); lb != 32 {
+		return Block{}, fmt.Errorf("generic rle block run lengths of %d bits: %w", lb, ErrCorrupt)
+	}
+	vbuf, lbuf, err := splitFrame("rle block", buf, HasPayload(venc), HasPayload(lenc), 8)
+	if err != nil {
+		return Block{}, err
+	}
+	var runs uint64
+	switch c := lenc.GetCompression().(type) {
+	case *enc21pb.CompressiveEncoding_Constant:
+		v := c.Constant.GetValue()
+		if len(v) != 4 {
+			return Block{}, fmt.Errorf("rle constant run length of %d bytes: %w", len(v), ErrCorrupt)
+		}
+		l := uint64(binary.LittleEndian.Uint32(v))
+		if l == 0 || uint64(n)%l != 0 {
+			return Block{}, fmt.Errorf("rle constant run length %d does not divide %d values: %w", l, n, ErrCorrupt)
+		}
+		runs = uint64(n) / l
+	case *enc21pb.CompressiveEncoding_Range:
+		if runs, err = rangeRunCount(c.Range.Start, c.Range.Step, uint64(n)); err != nil {
+			return Block{}, err
+		}
+	default:
+		if b, ok := flatBits(venc); ok && venc.GetFlat().Data == nil {
+			if len(vbuf)%(b/8) != 0 {
+				return Block{}, fmt.Errorf("rle values payload of %d bytes: %w", len(vbuf), ErrCorrupt)
+			}
+			runs = uint64(len(vbuf) / (b / 8))
+		} else if b, ok := flatBits(lenc); ok && lenc.GetFlat().Data == nil {
+			if len(lbuf)%(b/8) != 0 {
+				return Block{}, fmt.Errorf("rle run-lengths payload of %d bytes: %w", len(lbuf), ErrCorrupt)
+			}
+			runs = uint64(len(lbuf) / (b / 8))
+		} else {
+			return Block{}, fmt.Errorf("rle block whose run count no child gives: %w", ErrCorrupt)
+		}
+	}
+	if runs == 0 || runs > uint64(n) {
+		return Block{}, fmt.Errorf("rle block of %d runs for %d values: %w", runs, n, ErrCorrupt)
+	}
+	vals, err := decodeBlock(venc, vbuf, int(runs), depth+1)
+	if err != nil {
+		return Block{}, fmt.Errorf("rle values: %w", err)
+	}
+	lens, err := decodeBlock(lenc, lbuf, int(runs), depth+1)
+	if err != nil {
+		return Block{}, fmt.Errorf("rle run lengths: %w", err)
+	}
+	if vals.Bits != vbits || lens.Bits != 32 || len(vals.Data) < int(runs)*vbits/8 || len(lens.Data) < int(runs)*4 {
+		return Block{}, fmt.Errorf("rle children decoded to %d- and %d-bit values: %w", vals.Bits, lens.Bits, ErrCorrupt)
+	}
+	out, err := decodeRLE(nil, vbits, 32, vals.Data[:int(runs)*vbits/8], lens.Data[:int(runs)*4], n, false)
+	if err != nil {
+		return Block{}, err
+	}
+	return Block{Bits: vbits, N: n, Data: out}, nil
+}
+
+// rangeRunCount returns the k with start + (start+step) + ... (k terms) = n.
+func rangeRunCount(start, step, n uint64) (uint64, error) {
+	if start == 0 || step == 0 {
+		return 0, fmt.Errorf("rle range run lengths start %d step %d: %w", start, step, ErrCorrupt)
+	}
+	sum := func(k uint64) (uint64, bool) {
+		// k*start + step*k*(k-1)/2, without overflow.
+		hi, lo := bits.Mul64(k, start)
+		if hi != 0 {
+			return 0, false
+		}
+		t := k * (k - 1) / 2 // k <= n <= 2^31 here
+		hi2, lo2 := bits.Mul64(t, step)
+		if hi2 != 0 {
+			return 0, false
+		}
+		s, c := bits.Add64(lo, lo2, 0)
+		return s, c == 0
+	}
+	lo, hi := uint64(1), min(n, maxDecodeValues)
+	for lo <= hi {
+		k := lo + (hi-lo)/2
+		s, ok := sum(k)
+		switch {
+		case ok && s == n:
+			return k, nil
+		case ok && s < n:
+			lo = k + 1
+		default:
+			hi = k - 1
+		}
+	}
+	return 0, fmt.Errorf("rle range run lengths start %d step %d do not sum to %d: %w", start, step, n, ErrCorrupt)
+}
+
+// decodeDictionaryBlock decodes a 2.3 block dictionary: u32 indices and
+// num_dictionary_items items (of the block's width), each under any block
+// codec, framed as [u64 LE indices length][u64 LE items length][indices
+// payload][items payload] unless both children are metadata only.
+func decodeDictionaryBlock(d *enc21pb.Dictionary, buf []byte, n, depth int) (Block, error) {
+	ienc, venc := d.GetIndices(), d.GetItems()
+	if ienc == nil || venc == nil {
+		return Block{}, fmt.Errorf("dictionary block without both children: %w", ErrCorrupt)
+	}
+	items := int(d.NumDictionaryItems)
+	if items < 1 || items > maxBlockDictionaryItems {
+		return Block{}, fmt.Errorf("block dictionary of %d items: %w", items, ErrCorrupt)
+	}
+	ibuf, vbuf, err := splitFrame("dictionary block", buf, HasPayload(ienc), HasPayload(venc), 16)
+	if err != nil {
+		return Block{}, err
+	}
+	dict, err := decodeBlock(venc, vbuf, items, depth+1)
+	if err != nil {
+		return Block{}, fmt.Errorf("dictionary items: %w", err)
+	}
+	if dict.Bits != 32 && dict.Bits != 64 || len(dict.Data) < items*dict.Bits/8 {
+		return Block{}, fmt.Errorf("dictionary items of %d bits: %w", dict.Bits, ErrCorrupt)
+	}
+	idx, err := decodeBlock(ienc, ibuf, n, depth+1)
+	if err != nil {
+		return Block{}, fmt.Errorf("dictionary indices: %w", err)
+	}
+	if idx.Bits != 32 || len(idx.Data) < 4*n {
+		return Block{}, fmt.Errorf("dictionary indices of %d bits: %w", idx.Bits, ErrCorrupt)
+	}
+	w := dict.Bits / 8
+	out := make([]byte, 0, n*w)
+	for i := 0; i < n; i++ {
+		k := binary.LittleEndian.Uint32(idx.Data[4*i:])
+		if int(k) >= items {
+			return Block{}, fmt.Errorf("dictionary index %d at %d of %d items: %w", k, i, items, ErrCorrupt)
+		}
+		out = append(out, dict.Data[int(k)*w:int(k+1)*w]...)
+	}
+	return Block{Bits: dict.Bits, N: n, Data: out}, nil
+}
+
+// maxBlockDictionaryItems is Lance's limit on a block dictionary.
+const maxBlockDictionaryItems = 4096
 
 // decodeVariableChunk decodes a binary mini-block chunk: the legacy layout
 // (Flat offsets inside the one buffer) or the 2.3 generic layout (an optional

@@ -52,6 +52,8 @@ func EncodingName(e *enc21pb.CompressiveEncoding) string {
 		return "packed-struct"
 	case *enc21pb.CompressiveEncoding_VariablePackedStruct:
 		return "variable-packed-struct"
+	case *enc21pb.CompressiveEncoding_Dictionary:
+		return fmt.Sprintf("dict[%d](%s,%s)", c.Dictionary.NumDictionaryItems, EncodingName(c.Dictionary.Indices), EncodingName(c.Dictionary.Items))
 	}
 	t := fmt.Sprintf("%T", e.GetCompression())
 	return strings.TrimPrefix(t, "*enc21pb.CompressiveEncoding_")

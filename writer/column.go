@@ -60,6 +60,7 @@ type column struct {
 	pendBytes int64
 	firstRow  int64 // element number of the first pending element
 	onePage   bool  // never cut pages (columns below a structural FSL)
+	sparse    bool  // sparse cells only (a structural FSL and a list on the path)
 	pages     []*file2pb.ColumnMetadata_Page
 
 	// scratch reused across pages
@@ -93,6 +94,7 @@ func newColumn(leaf format.Column, top arrow.Field, ti int, path []structural.St
 		return nil, err
 	}
 	c := &column{leaf: leaf, top: ti, path: path, keep: structural.KeepNullable(top, path), info: info, opts: opts, cfg: cfg}
+	list := false
 	for _, st := range path {
 		if st.Kind == structural.StepFSL {
 			// pylance 14 misreads columns below a structural fixed-size
@@ -100,6 +102,15 @@ func newColumn(leaf format.Column, top arrow.Field, ti int, path []structural.St
 			// write them as one page.
 			c.onePage = true
 		}
+		list = list || st.Kind == structural.StepList
+	}
+	if c.onePage && list {
+		// Lance 14 reads a structural FSL combined with a list only from
+		// sparse structure (FORMAT.md §5b).
+		if !cfg.format.planarMetadata() {
+			return nil, fmt.Errorf("field %q: a fixed-size list of structs combined with a list needs format 2.3 (Lance's dense reader does not support FSL<...List<...>>): %w", leaf.Path, ErrUnsupportedType)
+		}
+		c.sparse = true
 	}
 	return c, nil
 }

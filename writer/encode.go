@@ -20,16 +20,16 @@ import (
 
 // pageValues is the visible leaf values of one page, gathered.
 type pageValues struct {
-	info     leafInfo // how this page's values are laid out (the column's, or its dictionary form)
-	n        int
-	fixed    []byte   // kindFixed / kindFSL data, kindBool bitmap
-	offsets  []uint64 // kindVariable: n+1
-	itemNull []byte   // kindFSL: item validity when some item is null
-	dict     *pageDict
-	fsst     bool   // kindVariable: the values are FSST coded (with the plan's table)
-	nulls    []bool // visible leaf nulls (own validity only)
-	allNull  bool
-	err      error // gathering failed (records that cannot be encoded)
+	info      leafInfo // how this page's values are laid out (the column's, or its dictionary form)
+	n         int
+	fixed     []byte   // kindFixed / kindFSL data, kindBool bitmap
+	offsets   []uint64 // kindVariable: n+1
+	itemValid [][]byte // kindFSL: per list layer (outer first), its children's validity when stored (nil: none stored)
+	dict      *pageDict
+	fsst      bool   // kindVariable: the values are FSST coded (with the plan's table)
+	nulls     []bool // visible leaf nulls (own validity only)
+	allNull   bool
+	err       error // gathering failed (records that cannot be encoded)
 }
 
 func (c *column) gather(segs []structural.Segment, n int) pageValues {
@@ -70,12 +70,11 @@ func (c *column) gather(segs []structural.Segment, n int) pageValues {
 		pv.offsets = append(c.offsets[:0], 0)
 		pv.offsets, pv.fixed = gatherVariable(pv.offsets, c.vals[:0], segs)
 	case kindFSL:
-		var any bool
-		// Lance stores item validity whenever the child has nulls; the
-		// cost policy only when a null item is visible.
-		pv.fixed, pv.itemNull, any = gatherFSL(c.vals[:0], segs, c.info, c.opts.Policy == selector.PolicyCost)
-		if !any {
-			pv.itemNull = nil
+		// Lance stores a layer's validity whenever its children have
+		// nulls; the cost policy only when such a null is visible.
+		pv.fixed, pv.itemValid = gatherFSL(c.vals[:0], nil, segs, c.info, c.opts.Policy == selector.PolicyCost)
+		if !slices.ContainsFunc(pv.itemValid, func(b []byte) bool { return b != nil }) {
+			pv.itemValid = nil
 		}
 	case kindDict:
 		pv.fixed, pv.dict = c.gatherDict(segs)
@@ -150,6 +149,7 @@ func (c *column) encode(d structural.Dense, segs []structural.Segment, f Format)
 		AllNull:        pv.allNull || pv.info.kind == kindNull,
 		CanZip:         pv.info.kind != kindBool && pv.info.kind != kindNull && pv.info.kind != kindDict && pv.info.rowBits()%8 == 0,
 		HasLevels:      d.Rep != nil || d.Def != nil,
+		SparseOnly:     c.sparse,
 	}
 	switch pv.info.kind {
 	case kindVariable, kindVarPacked:
@@ -197,6 +197,12 @@ func (c *column) encode(d structural.Dense, segs []structural.Segment, f Format)
 		err = c.encodeStructuredConstant(d, sp.Scalar, f, &enc)
 	case selector.Zipped:
 		err = c.encodeZipped(d, pv, &enc)
+	case selector.Chunked:
+		if plan.Structure == selector.Sparse {
+			err = c.encodeSparseChunked(d, pv, &enc)
+			break
+		}
+		fallthrough
 	default:
 		err = c.encodeChunked(d, pv, &enc)
 		if errors.Is(err, errTooManyLevels) && pv.info.kind != kindDict && pv.info.kind != kindBool && !pv.fsst {
@@ -213,7 +219,11 @@ func (c *column) encode(d structural.Dense, segs []structural.Segment, f Format)
 // and the stats pass over them (once per page), plus a sample for codecs
 // estimated by trial.
 func (c *column) describeValues(sp *selector.Page, pv pageValues) {
-	sp.Bits, sp.Float, sp.Dims, sp.ItemValidity = pv.info.bits, pv.info.float, pv.info.dims, pv.itemNull != nil
+	sp.Bits, sp.Float, sp.Dims = pv.info.bits, pv.info.float, pv.info.dims
+	sp.ItemValidity = sp.ItemValidity[:0]
+	for _, v := range pv.itemValid {
+		sp.ItemValidity = append(sp.ItemValidity, v != nil)
+	}
 	sp.Format23 = c.cfg.format.planarMetadata()
 	sp.Fsst = nil
 	prof := &values.Profile{N: pv.n, Bits: pv.info.rowBits()}
@@ -348,7 +358,7 @@ func (c *column) plainEncoding(pv pageValues) (*enc21pb.CompressiveEncoding, int
 	case kindFSL:
 		var inner values.Codec = values.FlatCodec{Bits: pv.info.bits}
 		for k := len(pv.info.dims) - 1; k >= 0; k-- {
-			inner = values.FslCodec{Dim: pv.info.dims[k], HasValidity: k == 0 && pv.itemNull != nil && len(pv.info.dims) == 1, Values: inner}
+			inner = values.FslCodec{Dim: pv.info.dims[k], HasValidity: pv.itemValid != nil && pv.itemValid[k] != nil, Values: inner}
 		}
 		return inner.Encoding(), inner.NumBuffers()
 	}
@@ -683,9 +693,15 @@ func (c *column) chunkValues(pv pageValues, start, cnt int, codec values.Codec) 
 	case kindFSL:
 		rb := pv.info.rowBits()
 		b = values.Block{Bits: rb, N: cnt, Dims: pv.info.dims}
-		if pv.itemNull != nil {
-			per := rb / pv.info.bits
-			b.ItemValid = [][]byte{sliceBits(pv.itemNull, start*per, cnt*per)}
+		if pv.itemValid != nil {
+			b.ItemValid = make([][]byte, len(pv.itemValid))
+			per := 1
+			for k, v := range pv.itemValid {
+				per *= pv.info.dims[k]
+				if v != nil {
+					b.ItemValid[k] = sliceBits(v, start*per, cnt*per)
+				}
+			}
 		}
 		if pv.info.itemType.ID() == arrow.BOOL {
 			b.Data = sliceBits(pv.fixed, start*rb, cnt*rb)
@@ -826,14 +842,30 @@ func (c *column) zipRecords(pv pageValues) (int, []byte) {
 		return 1, out
 	case kindFSL:
 		rb := pv.info.rowBits() / 8
-		if pv.itemNull == nil {
+		if pv.itemValid == nil {
 			return rb, pv.fixed
 		}
-		dim := pv.info.dims[0]
-		vb := (dim + 7) / 8
+		// Per row: the row's bits of every layer that stores validity
+		// (outer first, rounded up to bytes), then the data (Lance's
+		// per-value FSL records).
+		vb := 0
+		per := make([]int, len(pv.itemValid))
+		for k, v := range pv.itemValid {
+			per[k] = pv.info.dims[k]
+			if k > 0 {
+				per[k] *= per[k-1]
+			}
+			if v != nil {
+				vb += (per[k] + 7) / 8
+			}
+		}
 		out := make([]byte, 0, pv.n*(vb+rb))
 		for r := 0; r < pv.n; r++ {
-			out = append(out, sliceBits(pv.itemNull, r*dim, dim)...)
+			for k, v := range pv.itemValid {
+				if v != nil {
+					out = append(out, sliceBits(v, r*per[k], per[k])...)
+				}
+			}
 			out = append(out, pv.fixed[r*rb:(r+1)*rb]...)
 		}
 		return vb + rb, out

@@ -3,6 +3,7 @@ package writer
 import (
 	"encoding/binary"
 	"fmt"
+	"slices"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -328,91 +329,113 @@ func gatherVariable(offsets []uint64, data []byte, segs []structural.Segment) ([
 // zeroes backs the zeroed value slots of nulls.
 var zeroes [64]byte
 
-// gatherFSL flattens visible fixed-size-list values: item data (null rows and
-// null items zeroed) and the item validity bitmap (bit per item, the child's
-// own), and reports whether the validity must be stored: for any null item,
-// or with visibleOnly only for null items in valid rows (the others are
-// never read).
-func gatherFSL(data []byte, segs []structural.Segment, li leafInfo, visibleOnly bool) ([]byte, []byte, bool) {
-	per := 1
-	for _, d := range li.dims {
-		per *= d
+// gatherFSL flattens visible fixed-size-list values (a primitive FSL, nested
+// or not): item data, zeroed under any null (the row, a list slot of any
+// layer, the item), and per list layer k (outer first) the validity bitmap of
+// that layer's children (one bit per child: rows times dims[0..k]), the
+// children's own bits as Lance stores them (children under a null slot keep
+// theirs). valid[k] is nil when layer k's validity need not be stored: its
+// children have no null, or, with visibleOnly, none outside a null ancestor
+// (those are never read).
+func gatherFSL(data []byte, valid [][]byte, segs []structural.Segment, li leafInfo, visibleOnly bool) ([]byte, [][]byte) {
+	L := len(li.dims)
+	valid = slices.Grow(valid[:0], L)[:L]
+	for k := range valid {
+		valid[k] = valid[k][:0]
 	}
-	var valid []byte
-	anyNull := false
-	nItems := 0
+	g := &fslGather{li: li, visibleOnly: visibleOnly, data: data[:0], valid: valid, need: make([]bool, L), count: make([]int, L),
+		isBool: li.itemType.ID() == arrow.BOOL, bw: li.bits / 8}
+	var chain [8]fslLevel
 	for _, s := range segs {
 		for i := s.Start; i < s.End; i++ {
-			rowNull := s.Arr.IsNull(i)
-			items := flatItems(s.Arr, i, li.dims)
-			d := items.arr.Data()
-			for k := 0; k < per; k++ {
-				j := items.start + k
-				// Item validity is the child's own, as Lance stores it (items
-				// under a null row keep theirs); their values are zeroed.
-				itemNull := items.arr.IsNull(j)
-				if nItems%8 == 0 {
-					valid = append(valid, 0)
-				}
-				if !itemNull {
-					valid[nItems/8] |= 1 << (nItems % 8)
-				} else if !rowNull || !visibleOnly {
-					anyNull = true
-				}
-				nItems++
-				if li.itemType.ID() == arrow.BOOL {
-					continue
-				}
-				bw := li.bits / 8
-				if rowNull || itemNull {
-					data = append(data, zeroes[:bw]...)
-					continue
-				}
-				buf := d.Buffers()[1].Bytes()
-				data = append(data, buf[(d.Offset()+j)*bw:(d.Offset()+j+1)*bw]...)
-			}
+			g.lv = fslChain(chain[:0], s.Arr, i, li.dims)
+			g.walk(0, 0, s.Arr.IsNull(i))
 		}
 	}
-	if li.itemType.ID() == arrow.BOOL {
-		// Boolean items: the data is the item bitmap itself (nulls false).
-		data = data[:0]
-		bits := 0
-		for _, s := range segs {
-			for i := s.Start; i < s.End; i++ {
-				items := flatItems(s.Arr, i, li.dims)
-				d := items.arr.Data()
-				buf := d.Buffers()[1].Bytes()
-				for k := 0; k < per; k++ {
-					j := items.start + k
-					if bits%8 == 0 {
-						data = append(data, 0)
-					}
-					if !s.Arr.IsNull(i) && !items.arr.IsNull(j) && bitutil.BitIsSet(buf, d.Offset()+j) {
-						data[bits/8] |= 1 << (bits % 8)
-					}
-					bits++
-				}
-			}
+	for k := range g.valid {
+		if !g.need[k] {
+			g.valid[k] = nil
 		}
 	}
-	return data, valid, anyNull
+	return g.data, g.valid
 }
 
-type itemRange struct {
-	arr   arrow.Array
-	start int
+// fslGather is the state of gatherFSL.
+type fslGather struct {
+	li          leafInfo
+	visibleOnly bool
+	isBool      bool
+	bw          int
+	lv          []fslLevel
+	data        []byte
+	bits        int // boolean items written
+	valid       [][]byte
+	count       []int  // bits written per layer
+	need        []bool // layer k has a null child worth storing
 }
 
-// flatItems locates the innermost items of row i of a (nested) FSL array.
-func flatItems(a arrow.Array, i int, dims []int) itemRange {
+// walk gathers the children of slot j (relative to the row) of list layer
+// k; hidden says whether a slot above them is null.
+func (g *fslGather) walk(k, j int, hidden bool) {
+	c := g.lv[k]
+	dim := g.li.dims[k]
+	for x := 0; x < dim; x++ {
+		idx := j*dim + x
+		null := c.arr.IsNull(c.base + idx)
+		if g.count[k]%8 == 0 {
+			g.valid[k] = append(g.valid[k], 0)
+		}
+		if !null {
+			g.valid[k][g.count[k]/8] |= 1 << (g.count[k] % 8)
+		} else if !(g.visibleOnly && hidden) {
+			g.need[k] = true
+		}
+		g.count[k]++
+		if k+1 < len(g.lv) {
+			g.walk(k+1, idx, hidden || null)
+			continue
+		}
+		zero := hidden || null
+		d := c.arr.Data()
+		if g.isBool {
+			if g.bits%8 == 0 {
+				g.data = append(g.data, 0)
+			}
+			if !zero && bitutil.BitIsSet(d.Buffers()[1].Bytes(), d.Offset()+c.base+idx) {
+				g.data[g.bits/8] |= 1 << (g.bits % 8)
+			}
+			g.bits++
+			continue
+		}
+		if zero {
+			g.data = append(g.data, zeroes[:g.bw]...)
+			continue
+		}
+		o := (d.Offset() + c.base + idx) * g.bw
+		g.data = append(g.data, d.Buffers()[1].Bytes()[o:o+g.bw]...)
+	}
+}
+
+// fslLevel is the child array of one list layer of a primitive FSL row and
+// the logical index of the row's first child in it.
+type fslLevel struct {
+	arr  arrow.Array
+	base int
+}
+
+// fslChain locates, for row i of a (nested) FSL array, the child array of
+// every list layer and the row's first child slot in it (children of the
+// row's j-th slot of layer k start at (base_k + j)·dims[k] in layer k+1).
+func fslChain(out []fslLevel, a arrow.Array, i int, dims []int) []fslLevel {
 	start := i
 	cur := a
 	for _, d := range dims {
 		f := cur.(*array.FixedSizeList)
-		start = (f.Data().Offset()+start)*d - 0
+		start = (f.Data().Offset() + start) * d
 		cur = f.ListValues()
+		out = append(out, fslLevel{arr: cur, base: start})
 	}
-	return itemRange{arr: cur, start: start}
+	return out
 }
 
 // maxLen returns the longest visible value in bytes (variable width).

@@ -3,6 +3,7 @@ package writer_test
 import (
 	"bytes"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -10,6 +11,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/planarlance/planar/internal/corpus"
+	"github.com/planarlance/planar/selector"
 	"github.com/planarlance/planar/writer"
 )
 
@@ -209,5 +211,96 @@ func TestFSLOfStructOnePage(t *testing.T) {
 	want := concat(t, []arrow.RecordBatch{rec, rec})
 	if !array.Equal(got.Column(0), want[0]) {
 		t.Error("data differs")
+	}
+}
+
+// A structural fixed-size list combined with a list is refused in 2.2 and
+// 2.3-interim (Lance 14's dense reader does not support FSL<...List<...>>)
+// and written as sparse cells in 2.3, which planar reads back (issue #9.4).
+func TestFSLOfStructWithList(t *testing.T) {
+	mem := memory.NewGoAllocator()
+	i32 := arrow.PrimitiveTypes.Int32
+	st := func(name string, dt arrow.DataType) arrow.DataType {
+		return arrow.StructOf(arrow.Field{Name: name, Type: dt, Nullable: true})
+	}
+	cases := []struct {
+		dt   arrow.DataType
+		rows string
+	}{
+		{arrow.ListOf(arrow.FixedSizeListOf(2, st("x", i32))), `[[[{"x": 1}, {"x": 2}]], [], null, [null, [{"x": null}, {"x": 3}]], [[{"x": 4}, null]]]`},
+		{arrow.FixedSizeListOf(2, st("l", arrow.ListOf(i32))), `[[{"l": [1, 2]}, {"l": []}], null, [{"l": null}, null], [{"l": [3]}, {"l": [null]}]]`},
+		{arrow.ListOf(arrow.FixedSizeListOf(2, st("l", arrow.ListOf(i32)))), `[[[{"l": [1]}, {"l": [2, 3]}]], [], null, [[null, {"l": null}], [{"l": []}, {"l": [4]}]]]`},
+		{arrow.ListOf(arrow.FixedSizeListOf(2, st("x", i32))), `[[[{"x": 7}, {"x": 7}]], [[{"x": 7}, {"x": 7}], [{"x": 7}, {"x": 7}]]]`},
+		{arrow.ListOf(arrow.FixedSizeListOf(2, st("x", i32))), `[[[{"x": null}, null]], null, []]`},
+	}
+	for _, c := range cases {
+		a, _, err := array.FromJSON(mem, c.dt, strings.NewReader(c.rows))
+		if err != nil {
+			t.Fatal(err)
+		}
+		schema := arrow.NewSchema([]arrow.Field{{Name: "c", Type: c.dt, Nullable: true}}, nil)
+		rec := array.NewRecordBatch(schema, []arrow.Array{a}, int64(a.Len()))
+		for _, f := range []writer.Format{writer.Format2_2, writer.Format2_3Interim} {
+			if _, err := writer.New(&bytes.Buffer{}, schema, writer.WithFormat(f)); !errors.Is(err, writer.ErrUnsupportedType) {
+				t.Errorf("%s in %s: New returned %v, want ErrUnsupportedType", c.dt, f, err)
+			}
+		}
+		b, rep := writeReport(t, schema, []arrow.RecordBatch{rec}, writer.WithFormat(writer.Format2_3))
+		for _, p := range rep {
+			if !strings.HasPrefix(p.Cell, "sparse") {
+				t.Errorf("%s: page %s is %s, want a sparse cell", c.dt, p.Column, p.Cell)
+			}
+		}
+		got, err := open(t, b).ReadAll()
+		if err != nil {
+			t.Fatalf("%s: %v", c.dt, err)
+		}
+		if !array.Equal(got.Column(0), a) {
+			t.Errorf("%s: read back\n%v\nwant\n%v", c.dt, got.Column(0), a)
+		}
+	}
+}
+
+// Structural cases of issue #9 (nested FSL nulls, lists under nullable
+// parents, pages whose content changes) round-trip through planar's reader
+// in both formats, both policies and tiny page budgets. The interop tests
+// have pylance read the same shapes.
+func TestStructuralIssueRoundTrip(t *testing.T) {
+	mem := memory.NewGoAllocator()
+	i16, i32 := arrow.PrimitiveTypes.Int16, arrow.PrimitiveTypes.Int32
+	fsl := func(n int32, t arrow.DataType) arrow.DataType { return arrow.FixedSizeListOf(n, t) }
+	sl := arrow.StructOf(arrow.Field{Name: "a", Type: arrow.ListOf(i32), Nullable: true})
+	cases := []struct {
+		dt   arrow.DataType
+		rows string
+	}{
+		{fsl(3, fsl(2, i16)), `[[[1, 2], null, [5, 6]], [[7, null], [9, 10], [11, 12]], null, [[13, 14], [15, 16], [17, 18]]]`},
+		{fsl(2, fsl(2, fsl(2, i16))), `[[[[1, null], null], null], [[[1, 2], [3, 4]], [[5, 6], [null, 8]]], null]`},
+		{fsl(2, fsl(16, arrow.PrimitiveTypes.Float64)), `[[null, [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, null]], null]`},
+		{sl, `[{"a": [null]}, null, {"a": [1, 2]}, null, null, {"a": null}, {"a": null}, {"a": []}, {"a": [3]}]`},
+		{arrow.ListOf(arrow.StructOf(arrow.Field{Name: "a", Type: i32, Nullable: true}, arrow.Field{Name: "b", Type: arrow.ListOf(arrow.BinaryTypes.String), Nullable: true})),
+			`[[{"a": 1, "b": [null, "x"]}, null], [{"a": 2, "b": ["y"]}], null, [{"a": 3, "b": null}]]`},
+	}
+	for _, c := range cases {
+		a, _, err := array.FromJSON(mem, c.dt, strings.NewReader(c.rows))
+		if err != nil {
+			t.Fatal(err)
+		}
+		schema := arrow.NewSchema([]arrow.Field{{Name: "c", Type: c.dt, Nullable: true}}, nil)
+		rec := array.NewRecordBatch(schema, []arrow.Array{a}, int64(a.Len()))
+		for _, f := range []writer.Format{writer.Format2_2, writer.Format2_3} {
+			for _, p := range []selector.Policy{selector.PolicyCost, selector.PolicyLance} {
+				for _, budget := range []int64{1, 8 << 20} {
+					b := writeAll(t, schema, []arrow.RecordBatch{rec}, writer.WithFormat(f), writer.WithPolicy(p), writer.WithMaxPageBytes(budget))
+					got, err := open(t, b).ReadAll()
+					if err != nil {
+						t.Fatalf("%s %s %v budget %d: %v", c.dt, f, p, budget, err)
+					}
+					if !array.Equal(got.Column(0), a) {
+						t.Errorf("%s %s %v budget %d: read back\n%v\nwant\n%v", c.dt, f, p, budget, got.Column(0), a)
+					}
+				}
+			}
+		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"google.golang.org/protobuf/proto"
 	"math/bits"
 
+	"github.com/planarlance/planar/internal/format"
 	"github.com/planarlance/planar/proto/enc21pb"
 	"github.com/planarlance/planar/proto/enc23pb"
 	"github.com/planarlance/planar/structural"
@@ -37,9 +38,56 @@ func (c *column) encodeStructuredConstant(d structural.Dense, scalar []byte, f F
 		enc.desc = "levels as raw u16 page buffers"
 		return nil
 	}
+	plane, bufs, err := c.sparseStructure(d)
+	if err != nil {
+		return err
+	}
+	vp := &enc23pb.ValuePlane{Codec: &enc23pb.ValuePlane_None{None: &enc23pb.NoValues{}}}
+	enc.desc = "sparse sets, no values"
+	if scalar != nil {
+		vp = &enc23pb.ValuePlane{Codec: &enc23pb.ValuePlane_Constant{Constant: &enc23pb.ConstantValue{Scalar: scalar}}}
+		enc.desc = fmt.Sprintf("sparse sets, scalar %d bytes", len(scalar))
+	}
+	enc.planar = &enc23pb.PlanarLayout{Structure: plane, Values: vp}
+	enc.bufs = bufs
+	return nil
+}
+
+// encodeSparseChunked fills enc for a sparse x chunked page: the structure
+// as sparse sets, every leaf slot (nulls included) in chunks without levels,
+// the value buffers first (Lance 14's sparse/planar.rs writes and reads these
+// pages the same way).
+func (c *column) encodeSparseChunked(d structural.Dense, pv pageValues, enc *encoded) error {
+	flat := structural.Dense{Layers: []structural.Layer{structural.AllValidItem}, NumItems: d.NumVisible, NumVisible: d.NumVisible, NumRows: d.NumVisible}
+	if err := c.encodeChunked(flat, pv, enc); err != nil {
+		return err
+	}
+	p, err := format.PlanarFromPB21(enc.layout)
+	if err != nil {
+		return err
+	}
+	ch := p.GetValues().GetChunked()
+	if ch == nil {
+		return fmt.Errorf("sparse x chunked: chunked encoding gave %T", p.GetValues().GetCodec())
+	}
+	ch.Levels, ch.NumItems = nil, 0
+	plane, bufs, err := c.sparseStructure(d)
+	if err != nil {
+		return err
+	}
+	enc.layout = nil
+	enc.planar = &enc23pb.PlanarLayout{Structure: plane, Values: p.Values}
+	enc.bufs = append(enc.bufs, bufs...)
+	enc.desc = "sparse sets; " + enc.desc
+	return nil
+}
+
+// sparseStructure turns a page's dense levels into sparse structural sets
+// and the buffers of their sequences.
+func (c *column) sparseStructure(d structural.Dense) (*enc23pb.StructuralPlane, [][]byte, error) {
 	lds, err := structural.UnravelPath(d.Layers, c.path, d.Rep, d.Def, d.NumRows, d.NumVisible)
 	if err != nil {
-		return fmt.Errorf("unraveling own levels: %w", err)
+		return nil, nil, fmt.Errorf("unraveling own levels: %w", err)
 	}
 	var layers []*enc23pb.SparseStructuralLayer
 	var bufs [][]byte
@@ -74,18 +122,7 @@ func (c *column) encodeStructuredConstant(d structural.Dense, scalar []byte, f F
 			layers = append(layers, &enc23pb.SparseStructuralLayer{Layer: &enc23pb.SparseStructuralLayer_Validity{Validity: v}})
 		}
 	}
-	vp := &enc23pb.ValuePlane{Codec: &enc23pb.ValuePlane_None{None: &enc23pb.NoValues{}}}
-	enc.desc = "sparse sets, no values"
-	if scalar != nil {
-		vp = &enc23pb.ValuePlane{Codec: &enc23pb.ValuePlane_Constant{Constant: &enc23pb.ConstantValue{Scalar: scalar}}}
-		enc.desc = fmt.Sprintf("sparse sets, scalar %d bytes", len(scalar))
-	}
-	enc.planar = &enc23pb.PlanarLayout{
-		Structure: &enc23pb.StructuralPlane{Codec: &enc23pb.StructuralPlane_Sparse{Sparse: &enc23pb.SparseStructure{Layers: layers}}},
-		Values:    vp,
-	}
-	enc.bufs = bufs
-	return nil
+	return &enc23pb.StructuralPlane{Codec: &enc23pb.StructuralPlane_Sparse{Sparse: &enc23pb.SparseStructure{Layers: layers}}}, bufs, nil
 }
 
 // u64Sequence encodes a u64 sequence (positions, counts) as a block, in the
