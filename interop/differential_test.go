@@ -145,7 +145,7 @@ type diffOutcome struct {
 	// read its own file of the same data and version either, with the
 	// same error: Lance limitations, counted apart (not passes).
 	shared []string
-	checks      int      // comparisons made
+	checks int // comparisons made
 }
 
 func (o *diffOutcome) fail(kind, format string, args ...any) {
