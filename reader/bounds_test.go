@@ -170,3 +170,26 @@ func TestUnbackedCounts(t *testing.T) {
 		}
 	}
 }
+
+// TestHugeSparsePages: sparse pages claiming millions of rows over a few
+// stored positions either read one row with little memory or are refused as
+// corrupt (their slots are not backed by the page's bytes).
+func TestHugeSparsePages(t *testing.T) {
+	for name, b := range sparseFiles(t) {
+		for _, rows := range []uint64{1 << 24, hugeRows} {
+			c := rebuild(t, b, func(fd *filepb.FileDescriptor, cols []*file2pb.ColumnMetadata) {
+				fd.Length = rows
+				cols[0].Pages[0].Length = rows
+			})
+			f, err := reader.Open(bytes.NewReader(c), int64(len(c)))
+			if err == nil {
+				if a := allocated(func() { _, err = f.Take([]int64{0}) }); a > readBudget {
+					t.Errorf("%s of %d rows: Take([0]) allocated %d MiB", name, rows, a>>20)
+				}
+			}
+			if err != nil && !errors.Is(err, reader.ErrCorrupt) {
+				t.Errorf("%s of %d rows: %v", name, rows, err)
+			}
+		}
+	}
+}

@@ -10,5 +10,13 @@
 //
 // The reader validates what it reads (buffer ranges inside the file, counts
 // consistent, encodings allowed where they appear) and returns errors wrapping
-// ErrCorrupt or ErrUnsupported; it does not panic on any input bytes.
+// ErrCorrupt or ErrUnsupported (ErrNotLance and ErrUnsupportedVersion come
+// with them); the exceptions are ErrOutOfRange for rows outside the file and
+// the errors of the caller's io.ReaderAt. It does not panic on any input
+// bytes.
+//
+// Allocations are bounded by the file's size or by the rows a read asks for:
+// counts that size an allocation must be backed by the page's bytes (beyond
+// a fixed allowance), and pages that store no values (constant and all-null
+// pages) are decoded only for the rows a read asks for.
 package reader

@@ -17,7 +17,7 @@ import (
 // reader allocates by such counts only within that bound, so a small file
 // cannot make it allocate without limit.
 const (
-	unbackedAllowance = 1 << 24
+	unbackedAllowance = 1 << 22
 	backedPerByte     = 1024
 )
 
