@@ -2,6 +2,7 @@ package writer
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -58,6 +59,7 @@ type column struct {
 	cfg       *config
 	pending   []arrow.Array // top-level arrays
 	pendBytes int64
+	pendDict  int   // dictionary items of the pending arrays (kindDict)
 	firstRow  int64 // element number of the first pending element
 	onePage   bool  // never cut pages (columns below a structural FSL)
 	sparse    bool  // sparse cells only (a structural FSL and a list on the path)
@@ -161,6 +163,20 @@ func (c *column) append(a arrow.Array, w *Writer) error {
 		} else {
 			part = array.NewSlice(a, int64(off), int64(off)+take)
 		}
+		if c.info.kind == kindDict && len(c.pending) > 0 && !c.onePage {
+			// A page's dictionary is its arrays' dictionaries back to
+			// back: start a new page before the keys would overflow
+			// the index type.
+			if n := leafDictLen(part.Data(), c.path); c.pendDict+n > dictKeys(c.leaf.Field.Type) {
+				if err := c.flush(w); err != nil {
+					part.Release()
+					return err
+				}
+			}
+		}
+		if c.info.kind == kindDict {
+			c.pendDict += leafDictLen(part.Data(), c.path)
+		}
 		c.pending = append(c.pending, part)
 		c.pendBytes += take * per
 		off += int(take)
@@ -178,6 +194,53 @@ func (c *column) release() {
 		a.Release()
 	}
 	c.pending = nil
+	c.pendDict = 0
+}
+
+// leafDictLen is the dictionary length of the leaf array reached from d by
+// path (0 if there is none).
+func leafDictLen(d arrow.ArrayData, path []structural.Step) int {
+	for _, st := range path {
+		ch := d.Children()
+		switch {
+		case st.Kind == structural.StepLeaf:
+		case st.Kind == structural.StepStruct && st.Child < len(ch):
+			d = ch[st.Child]
+			continue
+		case st.Kind != structural.StepStruct && len(ch) > 0:
+			d = ch[0]
+			continue
+		default:
+			return 0
+		}
+		break
+	}
+	if dict := d.Dictionary(); dict != nil {
+		return dict.Len()
+	}
+	return 0
+}
+
+// dictKeys is how many dictionary items the index type of a dictionary
+// type can address (the largest int when dt is not a dictionary).
+func dictKeys(dt arrow.DataType) int {
+	t, ok := dt.(*arrow.DictionaryType)
+	if !ok {
+		return math.MaxInt
+	}
+	switch t.IndexType.ID() {
+	case arrow.INT8:
+		return math.MaxInt8 + 1
+	case arrow.UINT8:
+		return math.MaxUint8 + 1
+	case arrow.INT16:
+		return math.MaxInt16 + 1
+	case arrow.UINT16:
+		return math.MaxUint16 + 1
+	case arrow.INT32:
+		return math.MaxInt32 + 1
+	}
+	return math.MaxInt
 }
 
 // encoded is one page ready to be written.
