@@ -147,7 +147,7 @@ type diffOutcome struct {
 	shared []string
 	// open are failures matching a known open defect (knownOpen):
 	// reported and counted, not failing the test.
-	open []string
+	open   []string
 	checks int // comparisons made
 }
 
