@@ -143,6 +143,8 @@ type rnode struct {
 	wide   bool    // strings over 256 bytes
 	card   int     // valLowCard: distinct values
 	dict   *rnode  // dictionary values
+	// dictArr is the column's current dictionary (shared by batches).
+	dictArr arrow.Array
 }
 
 type rgen struct {
@@ -557,8 +559,15 @@ func (g *rgen) array(nd *rnode, n int, pv []bool) arrow.Array {
 	case arrow.DICTIONARY:
 		dt := t.(*arrow.DictionaryType)
 		card := max(1, min(nd.card, maxIndex(dt.IndexType)))
-		dict := g.leafArray(nd.dict, dt.ValueType, card, nil)
-		defer dict.Release()
+		if nd.dictArr == nil || g.r.IntN(8) == 0 {
+			// One dictionary for the column, as a writer of several
+			// batches usually has; now and then a batch brings its own.
+			if nd.dictArr != nil {
+				nd.dictArr.Release()
+			}
+			nd.dictArr = g.leafArray(nd.dict, dt.ValueType, card, nil)
+		}
+		dict := nd.dictArr
 		v := g.valid(nd, n, pv)
 		ib := array.NewBuilder(g.mem, dt.IndexType)
 		defer ib.Release()
