@@ -86,3 +86,37 @@ func appendKey(b array.Builder, k int) {
 		kb.Append(uint8(k))
 	}
 }
+
+// Found by the differential fuzzer: an all-null 2.2 page of a struct with
+// non-nullable children (a legacy constant page with level buffers) was
+// refused by pylance ("Found unmasked nulls for non-nullable StructArray
+// field"): its inner struct layers were classified all-valid.
+func TestAllNullStructPagesMaskTheirChildren(t *testing.T) {
+	mem := memory.NewGoAllocator()
+	inner := arrow.StructOf(arrow.Field{Name: "f3", Type: arrow.PrimitiveTypes.Float64}, arrow.Field{Name: "f6", Type: arrow.PrimitiveTypes.Int32, Nullable: true})
+	types := []arrow.DataType{
+		arrow.StructOf(arrow.Field{Name: "f1", Type: arrow.LargeListOf(arrow.PrimitiveTypes.Int64)}, arrow.Field{Name: "f2", Type: inner}),
+		arrow.StructOf(arrow.Field{Name: "a", Type: arrow.PrimitiveTypes.Int32}, arrow.Field{Name: "s", Type: arrow.BinaryTypes.String}),
+		arrow.ListOf(inner),
+		arrow.StructOf(arrow.Field{Name: "v", Type: arrow.FixedSizeListOf(2, arrow.PrimitiveTypes.Float32)}),
+	}
+	for ti, dt := range types {
+		for _, f := range []string{"2.2", "2.3"} {
+			for _, policy := range []string{"cost", "lance"} {
+				t.Run(fmt.Sprintf("%d/%s/%s", ti, f, policy), func(t *testing.T) {
+					schema := arrow.NewSchema([]arrow.Field{{Name: "c", Type: dt, Nullable: true}}, nil)
+					c := &corpus.RandCase{Schema: schema, Format: f, Policy: policy, PageBytes: 1}
+					for _, n := range []int{1, 3} {
+						b := array.NewBuilder(mem, dt)
+						for i := 0; i < n; i++ {
+							b.AppendNull()
+						}
+						a := b.NewArray()
+						c.Batches = append(c.Batches, array.NewRecordBatch(schema, []arrow.Array{a}, int64(n)))
+					}
+					bothWays(t, c)
+				})
+			}
+		}
+	}
+}

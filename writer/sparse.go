@@ -24,6 +24,22 @@ func (c *column) encodeStructuredConstant(d structural.Dense, scalar []byte, f F
 	if !f.planarMetadata() {
 		// pb21: ConstantLayout with raw u16 level buffers [rep, def]
 		// (an absent stream is an empty buffer).
+		if scalar == nil {
+			// Lance's all-null decoder returns a leaf of nulls whatever
+			// the layers say, so every struct layer must carry validity
+			// that masks them (as pylance's own pages do): a struct
+			// layer classified all-valid leaves a non-nullable child's
+			// nulls unmasked and pylance refuses the page.
+			keep := make([]bool, len(c.path))
+			for i, st := range c.path {
+				keep[i] = st.Kind == structural.StepStruct || st.Kind == structural.StepFSL
+			}
+			nd, _, err := structural.BuildDenseKeep(c.pending, c.path, keep)
+			if err != nil {
+				return err
+			}
+			d = nd
+		}
 		var rep, def []byte
 		if d.Rep != nil {
 			rep = values.AppendFlatLevels(nil, d.Rep)
