@@ -44,7 +44,7 @@ func (c *column) gather(segs []structural.Segment, n int) pageValues {
 		at := len(pv.nulls)
 		pv.nulls = slices.Grow(pv.nulls, cnt)[:at+cnt]
 		bm := s.Arr.NullBitmapBytes()
-		if s.Arr.NullN() == 0 || bm == nil {
+		if len(bm) == 0 || s.Arr.NullN() == 0 {
 			clear(pv.nulls[at:])
 			continue
 		}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -200,20 +201,45 @@ func (w *Writer) WriteBatch(rec arrow.RecordBatch) error {
 		return fmt.Errorf("got %s, want %s: %w", rec.Schema(), w.schema, ErrSchemaMismatch)
 	}
 	n := rec.NumRows()
-	if int(rec.NumCols()) != len(w.schema.Fields()) {
-		return fmt.Errorf("batch has %d columns, schema %d: %w", rec.NumCols(), len(w.schema.Fields()), ErrInvalidBatch)
+	cols := rec.Columns()
+	if len(cols) != len(w.schema.Fields()) {
+		return fmt.Errorf("batch has %d columns, schema %d: %w", len(cols), len(w.schema.Fields()), ErrInvalidBatch)
 	}
-	for i, a := range rec.Columns() {
-		if int64(a.Len()) != n {
-			return fmt.Errorf("column %q has %d rows, batch %d: %w", w.schema.Field(i).Name, a.Len(), n, ErrInvalidBatch)
+	// Validated columns; a column whose null counts had to be normalized
+	// is a new array, released when the batch is buffered.
+	var own []arrow.Array
+	defer func() {
+		for _, a := range own {
+			a.Release()
 		}
-		if err := validateArray(a, w.schema.Field(i).Name); err != nil {
+	}()
+	var checked []arrow.Array
+	for i, a := range cols {
+		f := w.schema.Field(i)
+		if isNil(a) {
+			return fmt.Errorf("column %q: nil array: %w", f.Name, ErrInvalidBatch)
+		}
+		if int64(a.Len()) != n {
+			return fmt.Errorf("column %q has %d rows, batch %d: %w", f.Name, a.Len(), n, ErrInvalidBatch)
+		}
+		va, err := validateColumn(a, f)
+		if err != nil {
 			return err
 		}
+		if va != a {
+			if checked == nil {
+				checked = slices.Clone(cols)
+			}
+			checked[i] = va
+			own = append(own, va)
+		}
+	}
+	if checked == nil {
+		checked = cols
 	}
 	for _, c := range w.cols {
 		if c.info.kind == kindPacked {
-			if err := packedNulls(rec.Column(c.top), c.path); err != nil {
+			if err := packedNulls(checked[c.top], c.path); err != nil {
 				return fmt.Errorf("column %q: %v: %w", c.leaf.Path, err, ErrInvalidBatch)
 			}
 		}
@@ -222,7 +248,7 @@ func (w *Writer) WriteBatch(rec arrow.RecordBatch) error {
 		return nil
 	}
 	for _, c := range w.cols {
-		if err := c.append(rec.Column(c.top), w); err != nil {
+		if err := c.append(checked[c.top], w); err != nil {
 			return w.fail(fmt.Errorf("column %q: %w", c.leaf.Path, err))
 		}
 	}
