@@ -2,6 +2,7 @@ package writer
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -103,55 +104,108 @@ func newColumn(leaf format.Column, top arrow.Field, ti int, path []structural.St
 	return c, nil
 }
 
-// rowBytes estimates the leaf bytes of one top-level row of a.
-func (c *column) rowBytes(a arrow.Array) int64 {
+// coveredBytes estimates the bytes of top-level array a that its slots
+// cover: the validity bits, values, offsets and child values of slots
+// [offset, offset+len) of each array, following list offsets down, not the
+// whole buffers behind a slice (issue #9). It is O(number of arrays in the
+// type), not O(values). At least 1.
+func coveredBytes(a arrow.Array) int64 {
 	if a.Len() == 0 {
 		return 1
 	}
-	n := int64(0)
-	var walk func(d arrow.ArrayData)
-	walk = func(d arrow.ArrayData) {
-		for _, b := range d.Buffers() {
-			if b != nil {
-				n += int64(b.Len())
+	return max(1, (coveredBits(a.Data(), 0, a.Len())+7)/8)
+}
+
+// coveredBits is coveredBytes in bits for logical slots [s, e) of d (a
+// validated array).
+func coveredBits(d arrow.ArrayData, s, e int) int64 {
+	n := int64(e - s)
+	if n <= 0 {
+		return 0
+	}
+	off := d.Offset()
+	var bits int64
+	if validity(d) != nil {
+		bits += n
+	}
+	offsets := func(w int) (int, int) {
+		b := d.Buffers()[1].Bytes()
+		if w == 32 {
+			o := arrow.Int32Traits.CastFromBytes(b)
+			return int(o[off+s]), int(o[off+e])
+		}
+		o := arrow.Int64Traits.CastFromBytes(b)
+		return int(o[off+s]), int(o[off+e])
+	}
+	switch t := storageType(d.DataType()).(type) {
+	case *arrow.NullType:
+	case *arrow.BooleanType:
+		bits += n
+	case *arrow.StringType, *arrow.BinaryType, *arrow.LargeStringType, *arrow.LargeBinaryType:
+		w := 32
+		if t.ID() == arrow.LARGE_STRING || t.ID() == arrow.LARGE_BINARY {
+			w = 64
+		}
+		lo, hi := offsets(w)
+		bits += (n+1)*int64(w) + 8*int64(hi-lo)
+	case *arrow.ListType, *arrow.LargeListType, *arrow.MapType:
+		w := 32
+		if t.ID() == arrow.LARGE_LIST {
+			w = 64
+		}
+		lo, hi := offsets(w)
+		bits += (n+1)*int64(w) + coveredBits(d.Children()[0], lo, hi)
+	case *arrow.FixedSizeListType:
+		dim := int(t.Len())
+		bits += coveredBits(d.Children()[0], (off+s)*dim, (off+e)*dim)
+	case *arrow.StructType:
+		for _, c := range d.Children() {
+			bits += coveredBits(c, off+s, off+e)
+		}
+	case *arrow.DictionaryType:
+		bits += n * int64(t.IndexType.(arrow.FixedWidthDataType).BitWidth())
+		// The dictionary is stored once per page; n slots reference at most
+		// n of its entries.
+		if dict := d.Dictionary(); dict.Len() > 0 {
+			db := coveredBits(dict, 0, dict.Len())
+			if n < int64(dict.Len()) {
+				db = db * n / int64(dict.Len())
 			}
+			bits += db
 		}
-		for _, ch := range d.Children() {
-			walk(ch)
-		}
+	case arrow.FixedWidthDataType:
+		bits += n * int64(t.BitWidth())
 	}
-	walk(a.Data())
-	per := n / int64(a.Len())
-	if per < 1 {
-		per = 1
-	}
-	return per
+	return bits
 }
 
 func (c *column) append(a arrow.Array, w *Writer) error {
-	per := c.rowBytes(a)
-	for off := 0; off < a.Len(); {
-		room := (c.cfg.maxPageBytes - c.pendBytes) / per
+	rows := int64(a.Len())
+	total := coveredBytes(a)
+	// bytesOf is the share of total of k rows (rounded up, so that every
+	// row counts).
+	bytesOf := func(k int64) int64 {
+		return int64(math.Ceil(float64(total) * float64(k) / float64(rows)))
+	}
+	for off := int64(0); off < rows; {
+		room := int64(float64(c.cfg.maxPageBytes-c.pendBytes) * float64(rows) / float64(total))
 		if room < 1 {
 			room = 1
 		}
 		if c.onePage {
-			room = int64(a.Len())
+			room = rows
 		}
-		take := int64(a.Len() - off)
-		if take > room {
-			take = room
-		}
+		take := min(rows-off, room)
 		var part arrow.Array
-		if off == 0 && take == int64(a.Len()) {
+		if off == 0 && take == rows {
 			a.Retain()
 			part = a
 		} else {
-			part = array.NewSlice(a, int64(off), int64(off)+take)
+			part = array.NewSlice(a, off, off+take)
 		}
 		c.pending = append(c.pending, part)
-		c.pendBytes += take * per
-		off += int(take)
+		c.pendBytes += bytesOf(take)
+		off += take
 		if c.pendBytes >= c.cfg.maxPageBytes && !c.onePage {
 			if err := c.flush(w); err != nil {
 				return err

@@ -868,8 +868,10 @@ func (c *column) gatherDict(segs []structural.Segment) ([]byte, *pageDict) {
 	kw := c.info.bits / 8
 	vi := c.info.dict
 	var idx []byte
+	// Arrays are told apart by their data: slices of one dictionary array
+	// (each with its own Dictionary() array) share one copy.
 	type dictBase struct {
-		arr  arrow.Array
+		data arrow.ArrayData
 		base int
 	}
 	var seen []dictBase
@@ -879,12 +881,12 @@ func (c *column) gatherDict(segs []structural.Segment) ([]byte, *pageDict) {
 	n := 0
 	baseOf := func(d arrow.Array) int {
 		for _, s := range seen {
-			if s.arr == d {
+			if s.data == d.Data() {
 				return s.base
 			}
 		}
 		b := n
-		seen = append(seen, dictBase{d, b})
+		seen = append(seen, dictBase{d.Data(), b})
 		seg := []structural.Segment{{Arr: d, Start: 0, End: d.Len()}}
 		if vi.kind == kindVariable {
 			offsets, vdata = gatherVariable(offsets, vdata, seg)
