@@ -1,8 +1,10 @@
 package interop
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"testing"
 
@@ -158,4 +160,82 @@ func TestSlicesPageLikeFreshBatches(t *testing.T) {
 	}
 	t.Logf("dictionary: pages %v / %v, bytes %d / %d", ps, pf, ss, sf)
 	verifyFiles(t, dir, files)
+}
+
+// TestPageDictionaryFitsIndexType: batches with different dictionaries share
+// a page dictionary (their dictionaries back to back); a page is cut before
+// that dictionary outgrows the column's index type, so every key stays
+// addressable. Three batches of 100-entry int8-keyed dictionaries (flat, and
+// below a list) used to make one 300-entry page that neither planar nor
+// pylance could read.
+func TestPageDictionaryFitsIndexType(t *testing.T) {
+	dt := &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int8, ValueType: arrow.BinaryTypes.String}
+	lt := arrow.ListOf(dt)
+	schema := arrow.NewSchema([]arrow.Field{{Name: "d", Type: dt, Nullable: true}, {Name: "l", Type: lt, Nullable: true}}, nil)
+	var recs []arrow.RecordBatch
+	for b := range 3 {
+		rb := array.NewRecordBuilder(memory.NewGoAllocator(), schema)
+		db := rb.Field(0).(*array.BinaryDictionaryBuilder)
+		lb := rb.Field(1).(*array.ListBuilder)
+		ldb := lb.ValueBuilder().(*array.BinaryDictionaryBuilder)
+		for i := range 100 {
+			if err := db.AppendString(fmt.Sprintf("b%d-v%d", b, i)); err != nil {
+				t.Fatal(err)
+			}
+			lb.Append(true)
+			if err := ldb.AppendString(fmt.Sprintf("l%d-v%d", b, 99-i)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		recs = append(recs, rb.NewRecordBatch())
+		rb.Release()
+	}
+	dir := t.TempDir()
+	p := filepath.Join(dir, "dicts.lance")
+	writePlanar(t, p, recs)
+	pages, _ := pageCounts(t, p)
+	t.Logf("pages per column: %v", pages)
+	// 300 distinct values do not fit one int8-keyed array: read each
+	// batch's rows as a range.
+	f, err := reader.OpenPath(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var want [][]any
+	for k, r := range recs {
+		got, err := f.ReadRange(int64(k)*100, 100)
+		if err != nil {
+			t.Fatalf("planar: rows of batch %d: %v", k, err)
+		}
+		for c := range 2 {
+			if !equalValues(got.Column(c), r.Column(c)) {
+				t.Errorf("planar: batch %d, column %d differs", k, c)
+			}
+		}
+		for i := range 100 {
+			want = append(want, []any{r.Column(0).GetOneForMarshal(i), r.Column(1).GetOneForMarshal(i)})
+		}
+	}
+	wantJSON, err := json.Marshal(want)
+	if err != nil {
+		t.Fatal(err)
+	}
+	script := `
+import json, sys
+from lance.file import LanceFileReader
+r = LanceFileReader(sys.argv[1])
+want = json.loads(sys.argv[2])
+for k in range(3):
+    t = r.read_range(100 * k, 100).to_table()
+    got = [[d, l] for d, l in zip(t.column("d").to_pylist(), t.column("l").to_pylist())]
+    if got != want[100 * k:100 * (k + 1)]:
+        print("batch", k, "differs:", got[:3], want[100 * k:100 * k + 3])
+        sys.exit(1)
+print("ok")
+`
+	out, err := exec.Command(python(t), "-c", script, p, string(wantJSON)).CombinedOutput()
+	if err != nil {
+		t.Errorf("pylance: %v\n%s", err, out)
+	}
 }

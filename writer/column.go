@@ -3,6 +3,7 @@ package writer
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -58,9 +59,13 @@ type column struct {
 	cfg       *config
 	pending   []arrow.Array // top-level arrays
 	pendBytes int64
-	firstRow  int64 // element number of the first pending element
-	onePage   bool  // never cut pages (columns below a structural FSL)
-	pages     []*file2pb.ColumnMetadata_Page
+	// pendDicts are the dictionaries of the pending arrays (dictionary
+	// columns) and pendDictLen their entries: the page dictionary.
+	pendDicts   []arrow.ArrayData
+	pendDictLen int
+	firstRow    int64 // element number of the first pending element
+	onePage     bool  // never cut pages (columns below a structural FSL)
+	pages       []*file2pb.ColumnMetadata_Page
 
 	// scratch reused across pages
 	vals, meta, data, rep, def []byte
@@ -196,6 +201,9 @@ func (c *column) append(a arrow.Array, w *Writer) error {
 			room = rows
 		}
 		take := min(rows-off, room)
+		if err := c.noteDictionary(a, w); err != nil {
+			return err
+		}
 		var part arrow.Array
 		if off == 0 && take == rows {
 			a.Retain()
@@ -220,6 +228,65 @@ func (c *column) release() {
 		a.Release()
 	}
 	c.pending = nil
+	c.pendDicts = c.pendDicts[:0]
+	c.pendDictLen = 0
+}
+
+// noteDictionary adds the dictionary of a (a dictionary column's top-level
+// array) to the pending page's, first flushing the page when the page
+// dictionary would grow past what the column's index type can address (the
+// page's keys are offsets into all its arrays' dictionaries back to back).
+func (c *column) noteDictionary(a arrow.Array, w *Writer) error {
+	if c.info.kind != kindDict {
+		return nil
+	}
+	d := a.Data()
+	for _, st := range c.path {
+		switch st.Kind {
+		case structural.StepStruct:
+			d = d.Children()[st.Child]
+		case structural.StepList, structural.StepFSL:
+			d = d.Children()[0]
+		}
+	}
+	dict := d.Dictionary()
+	if isNil(dict) || slices.Contains(c.pendDicts, dict) {
+		return nil
+	}
+	if len(c.pending) > 0 && !c.onePage && uint64(c.pendDictLen+dict.Len()) > maxKeys(d.DataType()) {
+		if err := c.flush(w); err != nil {
+			return err
+		}
+	}
+	c.pendDicts = append(c.pendDicts, dict)
+	c.pendDictLen += dict.Len()
+	return nil
+}
+
+// maxKeys is how many dictionary entries keys of a dictionary type's index
+// type can address.
+func maxKeys(dt arrow.DataType) uint64 {
+	t, ok := storageType(dt).(*arrow.DictionaryType)
+	if !ok {
+		return math.MaxUint64
+	}
+	switch t.IndexType.ID() {
+	case arrow.INT8:
+		return math.MaxInt8 + 1
+	case arrow.UINT8:
+		return math.MaxUint8 + 1
+	case arrow.INT16:
+		return math.MaxInt16 + 1
+	case arrow.UINT16:
+		return math.MaxUint16 + 1
+	case arrow.INT32:
+		return math.MaxInt32 + 1
+	case arrow.UINT32:
+		return math.MaxUint32 + 1
+	case arrow.INT64:
+		return math.MaxInt64
+	}
+	return math.MaxUint64
 }
 
 // encoded is one page ready to be written.
