@@ -188,7 +188,16 @@ var syncDir = func(dir string) error {
 func (w *Writer) Schema() *arrow.Schema { return w.schema }
 
 // WriteBatch buffers a record batch. Its schema must equal the writer's, and
-// it is validated in full before anything of it is buffered or written.
+// it is validated in full before anything of it is buffered or written:
+// arrays present (no nil column or child), buffers, offsets and children
+// consistent with lengths and offsets, a validity bitmap that agrees with a
+// null count of 0, dictionary keys of valid slots inside their dictionary,
+// string values (also in dictionaries and nested) valid UTF-8, and no null
+// a reader would see in a field declared non-nullable (a null masked by a
+// null struct or fixed-size-list slot, or in child values no valid list slot
+// reaches, is not seen). A bad batch fails with ErrInvalidBatch naming the
+// column path, and the writer stays usable. An array with a null count but no
+// validity bitmap has no nulls (Arrow's rule) and is written so.
 // Pages are written as columns fill their page budget.
 func (w *Writer) WriteBatch(rec arrow.RecordBatch) error {
 	if err := w.usable(); err != nil {
