@@ -270,6 +270,9 @@ func TestRejectedBatchesWriteNothing(t *testing.T) {
 	cases = append(cases,
 		rejectCase{"nil_column", good, nilColumns{oneCol(f, fromJSON(t, i32, `[1]`))}, `"a"`},
 		rejectCase{"typed_nil_array", good, typedNil{oneCol(f, fromJSON(t, i32, `[1]`))}, `"a"`},
+		rejectCase{"column_of_other_type", good, otherColumn{oneCol(f, fromJSON(t, i32, `[1]`)), fromJSON(t, str, `["x"]`)}, `"a"`},
+		rejectCase{"data_of_other_type", good, otherColumn{oneCol(f, fromJSON(t, i32, `[1]`)), badData{fromJSON(t, i32, `[1]`), fromJSON(t, str, `["x"]`).Data()}}, `"a"`},
+		rejectCase{"nil_data", good, otherColumn{oneCol(f, fromJSON(t, i32, `[1]`)), badData{fromJSON(t, i32, `[1]`), nil}}, `"a"`},
 		rejectCase{"nil_values_buffer", good, oneCol(f, rawData(fromJSON(t, i32, `[1, 2]`), func(b []*memory.Buffer, _ *int) { b[1] = nil })), `"a"`},
 	)
 	f = arrow.Field{Name: "s", Type: str, Nullable: true}
@@ -322,6 +325,15 @@ func TestRejectedBatchesWriteNothing(t *testing.T) {
 	}
 	verifyFiles(t, dir, files)
 }
+
+// otherColumn is a batch whose column is col, whatever its schema says.
+type otherColumn struct {
+	arrow.RecordBatch
+	col arrow.Array
+}
+
+func (r otherColumn) Columns() []arrow.Array { return []arrow.Array{r.col} }
+func (r otherColumn) Column(int) arrow.Array { return r.col }
 
 // typedNil is a batch whose column is a typed nil *array.Int32.
 type typedNil struct{ arrow.RecordBatch }

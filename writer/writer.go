@@ -231,6 +231,9 @@ func (w *Writer) WriteBatch(rec arrow.RecordBatch) error {
 		if int64(a.Len()) != n {
 			return fmt.Errorf("column %q has %d rows, batch %d: %w", f.Name, a.Len(), n, ErrInvalidBatch)
 		}
+		if d := a.Data(); !arrow.TypeEqual(a.DataType(), f.Type) || !isNil(d) && !arrow.TypeEqual(d.DataType(), f.Type) {
+			return fmt.Errorf("column %q holds %s, schema %s: %w", f.Name, a.DataType(), f.Type, ErrInvalidBatch)
+		}
 		va, err := validateColumn(a, f)
 		if err != nil {
 			return err
