@@ -33,12 +33,16 @@ import (
 // null count but no validity bitmap, a copy whose null counts say what Arrow
 // means by that (no nulls). The caller releases a returned array that is not
 // a.
-func validateColumn(a arrow.Array, f arrow.Field) (arrow.Array, error) {
+//
+// dicts (may be nil) holds dictionaries already found valid: slices of one
+// dictionary array share its data, which is then checked once, not once per
+// batch.
+func validateColumn(a arrow.Array, f arrow.Field, dicts *dictCache) (arrow.Array, error) {
 	if isNil(a) {
 		return nil, fmt.Errorf("column %q: nil array: %w", f.Name, ErrInvalidBatch)
 	}
 	d := a.Data()
-	v := validator{}
+	v := validator{dicts: dicts}
 	if err := v.check(d, f, f.Name, 0, lenOf(d), 0); err != nil {
 		return nil, err
 	}
@@ -91,7 +95,35 @@ func storageType(dt arrow.DataType) arrow.DataType {
 	return dt
 }
 
+// dictCache remembers the last dictionaries validated (their data). Holding
+// them keeps them from being collected, so an entry cannot come to mean
+// another array; it is bounded so that it holds little memory.
+type dictCache struct {
+	seen map[arrow.ArrayData]struct{}
+}
+
+const dictCacheSize = 16
+
+func (c *dictCache) has(d arrow.ArrayData) bool {
+	if c == nil {
+		return false
+	}
+	_, ok := c.seen[d]
+	return ok
+}
+
+func (c *dictCache) add(d arrow.ArrayData) {
+	if c == nil {
+		return
+	}
+	if c.seen == nil || len(c.seen) >= dictCacheSize {
+		c.seen = make(map[arrow.ArrayData]struct{}, dictCacheSize)
+	}
+	c.seen[d] = struct{}{}
+}
+
 type validator struct {
+	dicts *dictCache
 	chain []arrow.ArrayData
 	// need marks the arrays on the way to a non-nullable field with nulls
 	// in the covered slots, for visibleNulls to decide whether a reader
@@ -298,9 +330,19 @@ func (v *validator) check(d arrow.ArrayData, f arrow.Field, path string, s, e, d
 		}
 		// The whole dictionary is written (each page holds the
 		// dictionaries of its arrays), so all of it is checked.
-		vf := arrow.Field{Name: "dictionary", Type: t.ValueType, Nullable: true}
-		if err := v.check(dict, vf, path+".dictionary", 0, dict.Len(), depth+1); err != nil {
-			return err
+		if !v.dicts.has(dict) {
+			fix := v.fixNulls
+			v.fixNulls = false
+			vf := arrow.Field{Name: "dictionary", Type: t.ValueType, Nullable: true}
+			if err := v.check(dict, vf, path+".dictionary", 0, dict.Len(), depth+1); err != nil {
+				return err
+			}
+			if !v.fixNulls {
+				// (One that needs its null counts rewritten is checked
+				// each time, so that each batch's copy is rewritten.)
+				v.dicts.add(dict)
+			}
+			v.fixNulls = v.fixNulls || fix
 		}
 		if e == s {
 			return nil

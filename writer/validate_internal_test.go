@@ -93,7 +93,7 @@ func BenchmarkValidateStrings(b *testing.B) {
 			b.SetBytes(int64(len(a.(*array.String).ValueBytes())))
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, err := validateColumn(a, f); err != nil {
+				if _, err := validateColumn(a, f, nil); err != nil {
 					b.Fatal(err)
 				}
 			}

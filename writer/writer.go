@@ -33,6 +33,7 @@ type Writer struct {
 	err     error // sticky: set when the destination failed
 	report  []PageReport
 	onClose func(error) error
+	dicts   dictCache // dictionaries validated in earlier batches
 }
 
 // New returns a writer of schema to dst. Every field's type is checked here:
@@ -234,7 +235,7 @@ func (w *Writer) WriteBatch(rec arrow.RecordBatch) error {
 		if d := a.Data(); !arrow.TypeEqual(a.DataType(), f.Type) || !isNil(d) && !arrow.TypeEqual(d.DataType(), f.Type) {
 			return fmt.Errorf("column %q holds %s, schema %s: %w", f.Name, a.DataType(), f.Type, ErrInvalidBatch)
 		}
-		va, err := validateColumn(a, f)
+		va, err := validateColumn(a, f, &w.dicts)
 		if err != nil {
 			return err
 		}
@@ -299,6 +300,7 @@ func (w *Writer) Close() error {
 	for _, c := range w.cols {
 		c.release()
 	}
+	w.dicts = dictCache{}
 	if w.onClose != nil {
 		err = w.onClose(err)
 	}
