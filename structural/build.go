@@ -474,7 +474,8 @@ func (n *node) isNull(i int) bool {
 		return !bitutil.BitIsSet(n.bm, n.off+i)
 	}
 	// Nulls without a bitmap: the null type (arrow-go's Null.IsNull
-	// reports false).
+	// reports false); setValidity leaves every other bitmap-less array
+	// all valid.
 	return true
 }
 
@@ -493,12 +494,16 @@ func (n *node) listRange(i int) (int, int, error) {
 	return int(s), int(e), nil
 }
 
+// setValidity reads a's nulls as Arrow defines them: an array without a
+// validity bitmap has none, whatever its null count says; the null type is
+// all null.
 func setValidity(n *node, a arrow.Array) {
-	n.nulls = a.NullN() > 0
-	if n.nulls {
-		if bm := a.NullBitmapBytes(); len(bm) > 0 {
-			n.bm = bm
-		}
+	if a.DataType().ID() == arrow.NULL {
+		n.nulls = a.Len() > 0
+		return
+	}
+	if bm := a.NullBitmapBytes(); len(bm) > 0 && a.NullN() > 0 {
+		n.nulls, n.bm = true, bm
 	}
 }
 
@@ -507,7 +512,7 @@ func setValidity(n *node, a arrow.Array) {
 // the same way). The key's own validity stays in n.bm.
 func dictNode(n *node, dict *array.Dictionary) {
 	da := dict.Dictionary()
-	if da.NullN() == 0 {
+	if len(da.NullBitmapBytes()) == 0 || da.NullN() == 0 {
 		return
 	}
 	n.keyNulls = n.nulls

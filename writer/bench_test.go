@@ -2,9 +2,12 @@ package writer_test
 
 import (
 	"bytes"
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/compress"
@@ -100,4 +103,43 @@ func benchPlanar(b *testing.B, rec arrow.RecordBatch, in int64, opts ...writer.O
 		size = buf.Len()
 	}
 	b.ReportMetric(float64(size)/float64(rec.NumRows()), "B/row")
+}
+
+// stringRecord is 1M rows of one nullable string column (5% nulls): URL-like
+// ASCII, or with mixed, one value in three multi-byte UTF-8.
+func stringRecord(multibyte bool) arrow.RecordBatch {
+	const rows = 1 << 20
+	mem := memory.NewGoAllocator()
+	b := array.NewStringBuilder(mem)
+	words := []string{"alpha", "beta", "gamma", "delta", "epsilon", "zeta"}
+	if multibyte {
+		words = []string{"alpha", "Grüße", "日本語", "delta", "😀 smile", "zeta"}
+	}
+	var sb strings.Builder
+	for i := range rows {
+		if i%20 == 7 {
+			b.AppendNull()
+			continue
+		}
+		sb.Reset()
+		fmt.Fprintf(&sb, "https://example.com/%s/%d/%s?id=%d", words[i%6], i%1000, words[(i/6)%6], i)
+		b.Append(sb.String())
+	}
+	a := b.NewArray()
+	defer a.Release()
+	schema := arrow.NewSchema([]arrow.Field{{Name: "s", Type: arrow.BinaryTypes.String, Nullable: true}}, nil)
+	return array.NewRecordBatch(schema, []arrow.Array{a}, rows)
+}
+
+// Run with: go test ./writer -run '^$' -bench WriteStrings -benchtime 5x
+func BenchmarkWriteStrings(b *testing.B) {
+	for _, mb := range []bool{false, true} {
+		rec := stringRecord(mb)
+		name := "ascii"
+		if mb {
+			name = "multibyte"
+		}
+		b.Run(name, func(b *testing.B) { benchPlanar(b, rec, arrowBytes(rec)) })
+		rec.Release()
+	}
 }

@@ -3,6 +3,7 @@ package writer
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -59,11 +60,14 @@ type column struct {
 	cfg       *config
 	pending   []arrow.Array // top-level arrays
 	pendBytes int64
-	pendDict  int   // dictionary items of the pending arrays (kindDict)
-	firstRow  int64 // element number of the first pending element
-	onePage   bool  // never cut pages (columns below a structural FSL)
-	sparse    bool  // sparse cells only (a structural FSL and a list on the path)
-	pages     []*file2pb.ColumnMetadata_Page
+	// pendDicts are the dictionaries of the pending arrays (dictionary
+	// columns) and pendDictLen their entries: the page dictionary.
+	pendDicts   []arrow.ArrayData
+	pendDictLen int
+	firstRow    int64 // element number of the first pending element
+	onePage     bool  // never cut pages (columns below a structural FSL)
+	sparse      bool  // sparse cells only (a structural FSL and a list on the path)
+	pages       []*file2pb.ColumnMetadata_Page
 
 	// scratch reused across pages
 	vals, meta, data, rep, def []byte
@@ -117,69 +121,111 @@ func newColumn(leaf format.Column, top arrow.Field, ti int, path []structural.St
 	return c, nil
 }
 
-// rowBytes estimates the leaf bytes of one top-level row of a.
-func (c *column) rowBytes(a arrow.Array) int64 {
+// coveredBytes estimates the bytes of top-level array a that its slots
+// cover: the validity bits, values, offsets and child values of slots
+// [offset, offset+len) of each array, following list offsets down, not the
+// whole buffers behind a slice (issue #9). It is O(number of arrays in the
+// type), not O(values). At least 1.
+func coveredBytes(a arrow.Array) int64 {
 	if a.Len() == 0 {
 		return 1
 	}
-	n := int64(0)
-	var walk func(d arrow.ArrayData)
-	walk = func(d arrow.ArrayData) {
-		for _, b := range d.Buffers() {
-			if b != nil {
-				n += int64(b.Len())
+	return max(1, (coveredBits(a.Data(), 0, a.Len())+7)/8)
+}
+
+// coveredBits is coveredBytes in bits for logical slots [s, e) of d (a
+// validated array).
+func coveredBits(d arrow.ArrayData, s, e int) int64 {
+	n := int64(e - s)
+	if n <= 0 {
+		return 0
+	}
+	off := d.Offset()
+	var bits int64
+	if validity(d) != nil {
+		bits += n
+	}
+	offsets := func(w int) (int, int) {
+		b := d.Buffers()[1].Bytes()
+		if w == 32 {
+			o := arrow.Int32Traits.CastFromBytes(b)
+			return int(o[off+s]), int(o[off+e])
+		}
+		o := arrow.Int64Traits.CastFromBytes(b)
+		return int(o[off+s]), int(o[off+e])
+	}
+	switch t := storageType(d.DataType()).(type) {
+	case *arrow.NullType:
+	case *arrow.BooleanType:
+		bits += n
+	case *arrow.StringType, *arrow.BinaryType, *arrow.LargeStringType, *arrow.LargeBinaryType:
+		w := 32
+		if t.ID() == arrow.LARGE_STRING || t.ID() == arrow.LARGE_BINARY {
+			w = 64
+		}
+		lo, hi := offsets(w)
+		bits += (n+1)*int64(w) + 8*int64(hi-lo)
+	case *arrow.ListType, *arrow.LargeListType, *arrow.MapType:
+		w := 32
+		if t.ID() == arrow.LARGE_LIST {
+			w = 64
+		}
+		lo, hi := offsets(w)
+		bits += (n+1)*int64(w) + coveredBits(d.Children()[0], lo, hi)
+	case *arrow.FixedSizeListType:
+		dim := int(t.Len())
+		bits += coveredBits(d.Children()[0], (off+s)*dim, (off+e)*dim)
+	case *arrow.StructType:
+		for _, c := range d.Children() {
+			bits += coveredBits(c, off+s, off+e)
+		}
+	case *arrow.DictionaryType:
+		bits += n * int64(t.IndexType.(arrow.FixedWidthDataType).BitWidth())
+		// The dictionary is stored once per page; n slots reference at most
+		// n of its entries.
+		if dict := d.Dictionary(); dict.Len() > 0 {
+			db := coveredBits(dict, 0, dict.Len())
+			if n < int64(dict.Len()) {
+				db = db * n / int64(dict.Len())
 			}
+			bits += db
 		}
-		for _, ch := range d.Children() {
-			walk(ch)
-		}
+	case arrow.FixedWidthDataType:
+		bits += n * int64(t.BitWidth())
 	}
-	walk(a.Data())
-	per := n / int64(a.Len())
-	if per < 1 {
-		per = 1
-	}
-	return per
+	return bits
 }
 
 func (c *column) append(a arrow.Array, w *Writer) error {
-	per := c.rowBytes(a)
-	for off := 0; off < a.Len(); {
-		room := (c.cfg.maxPageBytes - c.pendBytes) / per
+	rows := int64(a.Len())
+	total := coveredBytes(a)
+	// bytesOf is the share of total of k rows (rounded up, so that every
+	// row counts).
+	bytesOf := func(k int64) int64 {
+		return int64(math.Ceil(float64(total) * float64(k) / float64(rows)))
+	}
+	for off := int64(0); off < rows; {
+		room := int64(float64(c.cfg.maxPageBytes-c.pendBytes) * float64(rows) / float64(total))
 		if room < 1 {
 			room = 1
 		}
 		if c.onePage {
-			room = int64(a.Len())
+			room = rows
 		}
-		take := int64(a.Len() - off)
-		if take > room {
-			take = room
+		take := min(rows-off, room)
+		if err := c.noteDictionary(a, w); err != nil {
+			return err
 		}
 		var part arrow.Array
-		if off == 0 && take == int64(a.Len()) {
+		if off == 0 && take == rows {
 			a.Retain()
 			part = a
 		} else {
-			part = array.NewSlice(a, int64(off), int64(off)+take)
-		}
-		if c.info.kind == kindDict && len(c.pending) > 0 && !c.onePage {
-			// A page's dictionary is its arrays' dictionaries back to
-			// back: start a new page before the keys would overflow
-			// the index type.
-			if n := leafDictLen(part.Data(), c.path); c.pendDict+n > dictKeys(c.leaf.Field.Type) {
-				if err := c.flush(w); err != nil {
-					part.Release()
-					return err
-				}
-			}
-		}
-		if c.info.kind == kindDict {
-			c.pendDict += leafDictLen(part.Data(), c.path)
+			part = array.NewSlice(a, off, off+take)
 		}
 		c.pending = append(c.pending, part)
-		c.pendBytes += take * per
-		off += int(take)
+		c.pendBytes += bytesOf(take)
+		off += take
 		if c.pendBytes >= c.cfg.maxPageBytes && !c.onePage {
 			if err := c.flush(w); err != nil {
 				return err
@@ -194,39 +240,47 @@ func (c *column) release() {
 		a.Release()
 	}
 	c.pending = nil
-	c.pendDict = 0
+	c.pendDicts = c.pendDicts[:0]
+	c.pendDictLen = 0
 }
 
-// leafDictLen is the dictionary length of the leaf array reached from d by
-// path (0 if there is none).
-func leafDictLen(d arrow.ArrayData, path []structural.Step) int {
-	for _, st := range path {
-		ch := d.Children()
-		switch {
-		case st.Kind == structural.StepLeaf:
-		case st.Kind == structural.StepStruct && st.Child < len(ch):
-			d = ch[st.Child]
-			continue
-		case st.Kind != structural.StepStruct && len(ch) > 0:
-			d = ch[0]
-			continue
-		default:
-			return 0
+// noteDictionary adds the dictionary of a (a dictionary column's top-level
+// array) to the pending page's, first flushing the page when the page
+// dictionary would grow past what the column's index type can address (the
+// page's keys are offsets into all its arrays' dictionaries back to back).
+func (c *column) noteDictionary(a arrow.Array, w *Writer) error {
+	if c.info.kind != kindDict {
+		return nil
+	}
+	d := a.Data()
+	for _, st := range c.path {
+		switch st.Kind {
+		case structural.StepStruct:
+			d = d.Children()[st.Child]
+		case structural.StepList, structural.StepFSL:
+			d = d.Children()[0]
 		}
-		break
 	}
-	if dict := d.Dictionary(); dict != nil {
-		return dict.Len()
+	dict := d.Dictionary()
+	if isNil(dict) || slices.Contains(c.pendDicts, dict) {
+		return nil
 	}
-	return 0
+	if len(c.pending) > 0 && !c.onePage && uint64(c.pendDictLen+dict.Len()) > maxKeys(d.DataType()) {
+		if err := c.flush(w); err != nil {
+			return err
+		}
+	}
+	c.pendDicts = append(c.pendDicts, dict)
+	c.pendDictLen += dict.Len()
+	return nil
 }
 
-// dictKeys is how many dictionary items the index type of a dictionary
-// type can address (the largest int when dt is not a dictionary).
-func dictKeys(dt arrow.DataType) int {
-	t, ok := dt.(*arrow.DictionaryType)
+// maxKeys is how many dictionary entries keys of a dictionary type's index
+// type can address.
+func maxKeys(dt arrow.DataType) uint64 {
+	t, ok := storageType(dt).(*arrow.DictionaryType)
 	if !ok {
-		return math.MaxInt
+		return math.MaxUint64
 	}
 	switch t.IndexType.ID() {
 	case arrow.INT8:
@@ -239,8 +293,12 @@ func dictKeys(dt arrow.DataType) int {
 		return math.MaxUint16 + 1
 	case arrow.INT32:
 		return math.MaxInt32 + 1
+	case arrow.UINT32:
+		return math.MaxUint32 + 1
+	case arrow.INT64:
+		return math.MaxInt64
 	}
-	return math.MaxInt
+	return math.MaxUint64
 }
 
 // encoded is one page ready to be written.

@@ -44,7 +44,7 @@ func (c *column) gather(segs []structural.Segment, n int) pageValues {
 		at := len(pv.nulls)
 		pv.nulls = slices.Grow(pv.nulls, cnt)[:at+cnt]
 		bm := s.Arr.NullBitmapBytes()
-		if s.Arr.NullN() == 0 || bm == nil {
+		if len(bm) == 0 || s.Arr.NullN() == 0 {
 			clear(pv.nulls[at:])
 			continue
 		}
@@ -900,8 +900,10 @@ func (c *column) gatherDict(segs []structural.Segment) ([]byte, *pageDict) {
 	kw := c.info.bits / 8
 	vi := c.info.dict
 	var idx []byte
+	// Arrays are told apart by their data: slices of one dictionary array
+	// (each with its own Dictionary() array) share one copy.
 	type dictBase struct {
-		arr  arrow.Array
+		data arrow.ArrayData
 		base int
 	}
 	var seen []dictBase
@@ -911,12 +913,12 @@ func (c *column) gatherDict(segs []structural.Segment) ([]byte, *pageDict) {
 	n := 0
 	baseOf := func(d arrow.Array) int {
 		for _, s := range seen {
-			if s.arr == d {
+			if s.data == d.Data() {
 				return s.base
 			}
 		}
 		b := n
-		seen = append(seen, dictBase{d, b})
+		seen = append(seen, dictBase{d.Data(), b})
 		seg := []structural.Segment{{Arr: d, Start: 0, End: d.Len()}}
 		if vi.kind == kindVariable {
 			offsets, vdata = gatherVariable(offsets, vdata, seg)

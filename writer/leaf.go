@@ -153,7 +153,7 @@ func packedNulls(a arrow.Array, path []structural.Step) error {
 		}
 		for k := 0; k < st.NumField(); k++ {
 			ch := st.Field(k)
-			if ch.NullN() == 0 {
+			if len(ch.NullBitmapBytes()) == 0 || ch.NullN() == 0 {
 				continue
 			}
 			for i := 0; i < st.Len(); i++ {
@@ -271,7 +271,7 @@ func gatherFixed(dst []byte, segs []structural.Segment, bw int) []byte {
 		off := d.Offset()
 		start := len(dst)
 		dst = append(dst, buf[(off+s.Start)*bw:(off+s.End)*bw]...)
-		if bm := s.Arr.NullBitmapBytes(); s.Arr.NullN() > 0 && bm != nil {
+		if bm := s.Arr.NullBitmapBytes(); len(bm) > 0 && s.Arr.NullN() > 0 {
 			for i := s.Start; i < s.End; i++ {
 				if !bitutil.BitIsSet(bm, off+i) {
 					clear(dst[start+(i-s.Start)*bw : start+(i-s.Start+1)*bw])

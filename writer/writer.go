@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -32,6 +33,7 @@ type Writer struct {
 	err     error // sticky: set when the destination failed
 	report  []PageReport
 	onClose func(error) error
+	dicts   dictCache // dictionaries validated in earlier batches
 }
 
 // New returns a writer of schema to dst. Every field's type is checked here:
@@ -187,7 +189,16 @@ var syncDir = func(dir string) error {
 func (w *Writer) Schema() *arrow.Schema { return w.schema }
 
 // WriteBatch buffers a record batch. Its schema must equal the writer's, and
-// it is validated in full before anything of it is buffered or written.
+// it is validated in full before anything of it is buffered or written:
+// arrays present (no nil column or child), buffers, offsets and children
+// consistent with lengths and offsets, a validity bitmap that agrees with a
+// null count of 0, dictionary keys of valid slots inside their dictionary,
+// string values (also in dictionaries and nested) valid UTF-8, and no null
+// a reader would see in a field declared non-nullable (a null masked by a
+// null struct or fixed-size-list slot, or in child values no valid list slot
+// reaches, is not seen). A bad batch fails with ErrInvalidBatch naming the
+// column path, and the writer stays usable. An array with a null count but no
+// validity bitmap has no nulls (Arrow's rule) and is written so.
 // Pages are written as columns fill their page budget.
 func (w *Writer) WriteBatch(rec arrow.RecordBatch) error {
 	if err := w.usable(); err != nil {
@@ -200,20 +211,48 @@ func (w *Writer) WriteBatch(rec arrow.RecordBatch) error {
 		return fmt.Errorf("got %s, want %s: %w", rec.Schema(), w.schema, ErrSchemaMismatch)
 	}
 	n := rec.NumRows()
-	if int(rec.NumCols()) != len(w.schema.Fields()) {
-		return fmt.Errorf("batch has %d columns, schema %d: %w", rec.NumCols(), len(w.schema.Fields()), ErrInvalidBatch)
+	cols := rec.Columns()
+	if len(cols) != len(w.schema.Fields()) {
+		return fmt.Errorf("batch has %d columns, schema %d: %w", len(cols), len(w.schema.Fields()), ErrInvalidBatch)
 	}
-	for i, a := range rec.Columns() {
-		if int64(a.Len()) != n {
-			return fmt.Errorf("column %q has %d rows, batch %d: %w", w.schema.Field(i).Name, a.Len(), n, ErrInvalidBatch)
+	// Validated columns; a column whose null counts had to be normalized
+	// is a new array, released when the batch is buffered.
+	var own []arrow.Array
+	defer func() {
+		for _, a := range own {
+			a.Release()
 		}
-		if err := validateArray(a, w.schema.Field(i).Name); err != nil {
+	}()
+	var checked []arrow.Array
+	for i, a := range cols {
+		f := w.schema.Field(i)
+		if isNil(a) {
+			return fmt.Errorf("column %q: nil array: %w", f.Name, ErrInvalidBatch)
+		}
+		if int64(a.Len()) != n {
+			return fmt.Errorf("column %q has %d rows, batch %d: %w", f.Name, a.Len(), n, ErrInvalidBatch)
+		}
+		if d := a.Data(); !arrow.TypeEqual(a.DataType(), f.Type) || !isNil(d) && !arrow.TypeEqual(d.DataType(), f.Type) {
+			return fmt.Errorf("column %q holds %s, schema %s: %w", f.Name, a.DataType(), f.Type, ErrInvalidBatch)
+		}
+		va, err := validateColumn(a, f, &w.dicts)
+		if err != nil {
 			return err
 		}
+		if va != a {
+			if checked == nil {
+				checked = slices.Clone(cols)
+			}
+			checked[i] = va
+			own = append(own, va)
+		}
+	}
+	if checked == nil {
+		checked = cols
 	}
 	for _, c := range w.cols {
 		if c.info.kind == kindPacked {
-			if err := packedNulls(rec.Column(c.top), c.path); err != nil {
+			if err := packedNulls(checked[c.top], c.path); err != nil {
 				return fmt.Errorf("column %q: %v: %w", c.leaf.Path, err, ErrInvalidBatch)
 			}
 		}
@@ -222,7 +261,7 @@ func (w *Writer) WriteBatch(rec arrow.RecordBatch) error {
 		return nil
 	}
 	for _, c := range w.cols {
-		if err := c.append(rec.Column(c.top), w); err != nil {
+		if err := c.append(checked[c.top], w); err != nil {
 			return w.fail(fmt.Errorf("column %q: %w", c.leaf.Path, err))
 		}
 	}
@@ -261,6 +300,7 @@ func (w *Writer) Close() error {
 	for _, c := range w.cols {
 		c.release()
 	}
+	w.dicts = dictCache{}
 	if w.onClose != nil {
 		err = w.onClose(err)
 	}

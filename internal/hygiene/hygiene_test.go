@@ -1,0 +1,139 @@
+// Package hygiene holds repository-wide checks: gofmt and go.mod
+// (issue #9.21).
+package hygiene
+
+import (
+	"bytes"
+	"go/format"
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// root is the module root, two levels up.
+func root(t *testing.T) string {
+	t.Helper()
+	r, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(r, "go.mod")); err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// goFiles lists the module's Go files (not below dot- or testdata
+// directories, nor the interop venv).
+func goFiles(t *testing.T, r string) []string {
+	t.Helper()
+	var out []string
+	err := filepath.WalkDir(r, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			n := d.Name()
+			if p != r && (strings.HasPrefix(n, ".") || n == "testdata" || n == "vendor") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if strings.HasSuffix(p, ".go") {
+			out = append(out, p)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// TestGofmt: every Go file is gofmt-clean.
+func TestGofmt(t *testing.T) {
+	r := root(t)
+	for _, p := range goFiles(t, r) {
+		src, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := format.Source(src)
+		if err != nil {
+			t.Errorf("%s: %v", p, err)
+			continue
+		}
+		if !bytes.Equal(out, src) {
+			rel, _ := filepath.Rel(r, p)
+			t.Errorf("%s is not gofmt-clean (run gofmt -w %s)", rel, rel)
+		}
+	}
+}
+
+// TestGoModDirect: a module the code imports is required without
+// "// indirect", and a module marked indirect is not imported (what go mod
+// tidy keeps).
+func TestGoModDirect(t *testing.T) {
+	r := root(t)
+	gomod, err := os.ReadFile(filepath.Join(r, "go.mod"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	self := ""
+	indirect := map[string]bool{}
+	var required []string
+	block := false
+	for _, line := range strings.Split(string(gomod), "\n") {
+		line = strings.TrimSpace(line)
+		switch {
+		case strings.HasPrefix(line, "module "):
+			self = strings.TrimSpace(strings.TrimPrefix(line, "module "))
+			continue
+		case line == "require (":
+			block = true
+			continue
+		case block && line == ")":
+			block = false
+			continue
+		case strings.HasPrefix(line, "require "):
+			line = strings.TrimPrefix(line, "require ")
+		case !block:
+			continue
+		}
+		f := strings.Fields(line)
+		if len(f) < 2 {
+			continue
+		}
+		required = append(required, f[0])
+		indirect[f[0]] = strings.HasSuffix(line, "// indirect")
+	}
+	imported := map[string]string{} // module -> a file importing it
+	fset := token.NewFileSet()
+	for _, p := range goFiles(t, r) {
+		f, err := parser.ParseFile(fset, p, nil, parser.ImportsOnly)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, imp := range f.Imports {
+			path, _ := strconv.Unquote(imp.Path.Value)
+			if path == self || strings.HasPrefix(path, self+"/") {
+				continue
+			}
+			for _, m := range required {
+				if path == m || strings.HasPrefix(path, m+"/") {
+					imported[m] = p
+				}
+			}
+		}
+	}
+	for _, m := range required {
+		if p, ok := imported[m]; ok && indirect[m] {
+			t.Errorf("go.mod marks %s indirect, but %s imports it (run go mod tidy)", m, p)
+		}
+	}
+}
