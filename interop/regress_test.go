@@ -114,9 +114,53 @@ func TestAllNullStructPagesMaskTheirChildren(t *testing.T) {
 						a := b.NewArray()
 						c.Batches = append(c.Batches, array.NewRecordBatch(schema, []arrow.Array{a}, int64(n)))
 					}
+					if st, ok := dt.(*arrow.StructType); ok {
+						// Null rows over valid (masked) children, then a
+						// constant page: one value under null rows.
+						for _, valid := range [][]bool{{false, false}, {false, true, false, true}} {
+							b := array.NewStructBuilder(mem, st)
+							b.AppendValues(valid)
+							for k := range st.Fields() {
+								appendValid(b.FieldBuilder(k), len(valid))
+							}
+							a := b.NewArray()
+							c.Batches = append(c.Batches, array.NewRecordBatch(schema, []arrow.Array{a}, int64(len(valid))))
+						}
+					}
 					bothWays(t, c)
 				})
 			}
+		}
+	}
+}
+
+// appendValid appends n valid values (children too) to b.
+func appendValid(b array.Builder, n int) {
+	for i := 0; i < n; i++ {
+		switch bb := b.(type) {
+		case *array.StructBuilder:
+			bb.Append(true)
+			for k := 0; k < bb.NumField(); k++ {
+				appendValid(bb.FieldBuilder(k), 1)
+			}
+		case *array.FixedSizeListBuilder:
+			bb.Append(true)
+			appendValid(bb.ValueBuilder(), int(bb.Type().(*arrow.FixedSizeListType).Len()))
+		case array.ListLikeBuilder:
+			bb.Append(true)
+			appendValid(bb.ValueBuilder(), 1)
+		case *array.Int32Builder:
+			bb.Append(7)
+		case *array.Int64Builder:
+			bb.Append(8)
+		case *array.Float32Builder:
+			bb.Append(1.5)
+		case *array.Float64Builder:
+			bb.Append(2.5)
+		case *array.StringBuilder:
+			bb.Append("masked")
+		default:
+			panic("appendValid: " + b.Type().String())
 		}
 	}
 }

@@ -137,11 +137,44 @@ func (c *column) scalar(pv pageValues) ([]byte, bool) {
 	return nil, nullFree
 }
 
+// maskAncestorNulls marks as null the visible slots that a null ancestor
+// hides although the leaf array holds a value there (Arrow leaves the
+// children of a null struct slot undefined): such a value is not data, and
+// must not make a page constant or count as a value.
+func maskAncestorNulls(pv *pageValues, d structural.Dense) {
+	outer := false
+	for _, l := range d.Layers[min(1, len(d.Layers)):] {
+		outer = outer || structural.DefLevels(l) > 0
+	}
+	if d.Def == nil || !outer || len(d.Def) < pv.n || len(pv.nulls) < pv.n {
+		return
+	}
+	maxVis := uint16(structural.MaxVisibleDef(d.Layers))
+	k, nulls := 0, 0
+	for _, def := range d.Def {
+		if def > maxVis {
+			continue // a null or empty list: no slot
+		}
+		if k == pv.n {
+			return
+		}
+		if def > 0 {
+			pv.nulls[k] = true
+		}
+		if pv.nulls[k] {
+			nulls++
+		}
+		k++
+	}
+	pv.allNull = nulls == pv.n
+}
+
 func (c *column) encode(d structural.Dense, segs []structural.Segment, f Format) (encoded, error) {
 	pv := c.gather(segs, d.NumVisible)
 	if pv.err != nil {
 		return encoded{}, pv.err
 	}
+	maskAncestorNulls(&pv, d)
 	sp := selector.Page{
 		Degenerate:     structural.IsDegenerate(d.Layers),
 		SingleNullable: len(d.Layers) == 1 && d.Layers[0] == structural.NullableItem,

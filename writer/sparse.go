@@ -25,11 +25,11 @@ func (c *column) encodeStructuredConstant(d structural.Dense, scalar []byte, f F
 		// pb21: ConstantLayout with raw u16 level buffers [rep, def]
 		// (an absent stream is an empty buffer).
 		if scalar == nil {
-			// Lance's all-null decoder returns a leaf of nulls whatever
-			// the layers say, so every struct layer must carry validity
-			// that masks them (as pylance's own pages do): a struct
-			// layer classified all-valid leaves a non-nullable child's
-			// nulls unmasked and pylance refuses the page.
+			// Lance's all-null decoder makes the leaf null whatever the
+			// inner layers say, so every struct layer must carry
+			// validity that masks it (as pylance's own pages do): a
+			// struct layer classified all-valid leaves a non-nullable
+			// child's nulls unmasked and pylance refuses the page.
 			keep := make([]bool, len(c.path))
 			for i, st := range c.path {
 				keep[i] = st.Kind == structural.StepStruct || st.Kind == structural.StepFSL
