@@ -323,12 +323,18 @@ func candidates(p Page, o Options) []Candidate {
 		// offsets, as pylance does.)
 		if p.Format23 && prof.Var != nil && g == 0 && !(lance && prof.Var.MaxLen >= WideValueBytes) {
 			// Lance 2.3's form: each chunk's offsets as a delta block (base
-			// 0) over out-of-line bit packing at the page's longest value.
-			w := bits.Len64(uint64(prof.Var.MaxLen))
-			base = append(base, values.VariableCodec{OffBits: prof.OffBits, Offsets: values.DeltaCodec{
-				Bits: prof.OffBits, Deltas: values.OutOfLineCodec{Bits: prof.OffBits, Width: w}}})
+			// 0) over out-of-line bit packing at the page's longest value;
+			// when every value is empty, one constant zero offset (Lance's
+			// reader takes out-of-line widths 1..bits-1 only).
+			switch w := bits.Len64(uint64(prof.Var.MaxLen)); {
+			case w == 0:
+				base = append(base, values.VariableCodec{OffBits: prof.OffBits, Offsets: values.ConstantCodec{Value: make([]byte, prof.OffBits/8)}})
+			case w < prof.OffBits:
+				base = append(base, values.VariableCodec{OffBits: prof.OffBits, Offsets: values.DeltaCodec{
+					Bits: prof.OffBits, Deltas: values.OutOfLineCodec{Bits: prof.OffBits, Width: w}}})
+			}
 		}
-		if st := prof.Var; p.Format23 && st != nil && g == 0 && st.Nulls == 0 && st.N > 0 && st.MinLen == st.MaxLen {
+		if st := prof.Var; p.Format23 && st != nil && g == 0 && st.Nulls == 0 && st.N > 0 && st.MinLen == st.MaxLen && st.MaxLen > 0 {
 			// Every value has one length: the offsets are a range.
 			base = append(base, values.VariableCodec{OffBits: prof.OffBits, Offsets: values.RangeCodec{
 				Bits: prof.OffBits, Step: uint64(st.MaxLen)}})
@@ -343,9 +349,10 @@ func candidates(p Page, o Options) []Candidate {
 				// Beyond Lance's writer (its reader takes any Variable
 				// under FSST): coded values with delta-packed offsets. A
 				// coded value is at most twice its raw length.
-				w := bits.Len64(uint64(2 * prof.Var.MaxLen))
-				base = append(base, values.FsstCodec{Table: p.Fsst, Values: values.VariableCodec{OffBits: prof.OffBits, Offsets: values.DeltaCodec{
-					Bits: prof.OffBits, Deltas: values.OutOfLineCodec{Bits: prof.OffBits, Width: w}}}})
+				if w := bits.Len64(uint64(2 * prof.Var.MaxLen)); w > 0 && w < prof.OffBits {
+					base = append(base, values.FsstCodec{Table: p.Fsst, Values: values.VariableCodec{OffBits: prof.OffBits, Offsets: values.DeltaCodec{
+						Bits: prof.OffBits, Deltas: values.OutOfLineCodec{Bits: prof.OffBits, Width: w}}}})
+				}
 			}
 		}
 	default:

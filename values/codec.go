@@ -273,8 +273,9 @@ func (c OutOfLineCodec) Check(b Block) error {
 	if err := checkWord("out-of-line bitpacking", c.Bits); err != nil {
 		return err
 	}
-	if c.Width < 0 || c.Width > c.Bits {
-		return notApplicable("out-of-line bitpacking", "width %d outside 0..%d", c.Width, c.Bits)
+	if c.Width < 1 || c.Width >= c.Bits {
+		// Lance's reader refuses width 0 and full width.
+		return notApplicable("out-of-line bitpacking", "width %d outside 1..%d", c.Width, c.Bits-1)
 	}
 	if err := checkFixed("out-of-line bitpacking", b, c.Bits); err != nil {
 		return err
@@ -817,7 +818,7 @@ func (c VariableCodec) Estimate(p *Profile) (int, bool) {
 	per := min(vals, p.N) + 1
 	var offs int
 	switch oc := c.Offsets.(type) {
-	case RangeCodec:
+	case RangeCodec, ConstantCodec:
 		offs = 0
 	case DeltaCodec:
 		if ool, ok := oc.Deltas.(OutOfLineCodec); ok && ool.Width >= mbits.Len64(uint64(p.Var.MaxLen)) {
