@@ -64,6 +64,7 @@ type column struct {
 	// columns) and pendDictLen their entries: the page dictionary.
 	pendDicts   []arrow.ArrayData
 	pendDictLen int
+	union       *dictUnion // dictionary columns with 8/16-bit keys
 	firstRow    int64 // element number of the first pending element
 	onePage     bool  // never cut pages (columns below a structural FSL)
 	sparse      bool  // sparse cells only (a structural FSL and a list on the path)
@@ -100,6 +101,9 @@ func newColumn(leaf format.Column, top arrow.Field, ti int, path []structural.St
 		return nil, err
 	}
 	c := &column{leaf: leaf, top: ti, path: path, keep: structural.KeepNullable(top, path), info: info, opts: opts, cfg: cfg}
+	if info.kind == kindDict {
+		c.union = newDictUnion(leaf.Field.Type)
+	}
 	list := false
 	for _, st := range path {
 		if st.Kind == structural.StepFSL {

@@ -250,11 +250,26 @@ func (w *Writer) WriteBatch(rec arrow.RecordBatch) error {
 	if checked == nil {
 		checked = cols
 	}
+	fresh := make([][]string, len(w.cols))
+	for i, c := range w.cols {
+		if c.union == nil {
+			continue
+		}
+		var err error
+		if fresh[i], err = c.union.check(leafDictionary(checked[c.top], c.path)); err != nil {
+			return fmt.Errorf("column %q: %v: %w", c.leaf.Path, err, ErrInvalidBatch)
+		}
+	}
 	for _, c := range w.cols {
 		if c.info.kind == kindPacked {
 			if err := packedNulls(checked[c.top], c.path); err != nil {
 				return fmt.Errorf("column %q: %v: %w", c.leaf.Path, err, ErrInvalidBatch)
 			}
+		}
+	}
+	for i, c := range w.cols {
+		if c.union != nil {
+			c.union.commit(leafDictionary(checked[c.top], c.path), fresh[i])
 		}
 	}
 	if n == 0 {

@@ -559,15 +559,19 @@ func (g *rgen) array(nd *rnode, n int, pv []bool) arrow.Array {
 	case arrow.DICTIONARY:
 		dt := t.(*arrow.DictionaryType)
 		card := max(1, min(nd.card, maxIndex(dt.IndexType)))
-		if nd.dictArr == nil || g.r.IntN(8) == 0 {
-			// One dictionary for the column, as a writer of several
-			// batches usually has; now and then a batch brings its own.
-			if nd.dictArr != nil {
-				nd.dictArr.Release()
-			}
+		if nd.dictArr == nil {
 			nd.dictArr = g.leafArray(nd.dict, dt.ValueType, card, nil)
 		}
+		// One dictionary for the column, as a writer of several batches
+		// usually has; now and then a batch brings its own, drawn from the
+		// same values (a column's values must fit its keys together).
 		dict := nd.dictArr
+		if card > 1 && g.r.IntN(8) == 0 {
+			lo := g.r.IntN(card - 1)
+			dict = array.NewSlice(nd.dictArr, int64(lo), int64(lo+1+g.r.IntN(card-lo-1)))
+			defer dict.Release()
+			card = dict.Len()
+		}
 		v := g.valid(nd, n, pv)
 		ib := array.NewBuilder(g.mem, dt.IndexType)
 		defer ib.Release()
