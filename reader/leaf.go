@@ -45,9 +45,28 @@ func expandDict(idx values.Block, dict *values.Block, valid []bool) (values.Bloc
 		}
 		return k
 	}
-	out := values.Block{N: idx.N, Bits: dict.Bits, Dims: dict.Dims}
+	out := values.Block{N: idx.N, Bits: dict.Bits, Dims: dict.Dims, NullItems: dict.NullItems}
 	if dict.Variable() {
 		out.Offsets = make([]uint64, 1, idx.N+1)
+	} else if dict.Bits%8 != 0 {
+		return values.Block{}, fmt.Errorf("dictionary items of %d bits: %w", dict.Bits, ErrUnsupported)
+	}
+	// Fixed-size-list items carry their item validity along (per[k] bits
+	// per value at layer k); slots under nulls get null items.
+	per := make([]int, len(dict.ItemValid))
+	if len(dict.ItemValid) > 0 {
+		if len(dict.Dims) != len(dict.ItemValid) {
+			return values.Block{}, fmt.Errorf("item validity of %d layers for %d dimensions: %w", len(dict.ItemValid), len(dict.Dims), ErrCorrupt)
+		}
+		out.ItemValid = make([][]byte, len(dict.ItemValid))
+		d := 1
+		for k, iv := range dict.ItemValid {
+			d *= dict.Dims[k]
+			per[k] = d
+			if iv != nil {
+				out.ItemValid[k] = make([]byte, bitutil.BytesForBits(int64(idx.N)*int64(d)))
+			}
+		}
 	}
 	w := dict.Bits / 8
 	for i := 0; i < idx.N; i++ {
@@ -64,6 +83,16 @@ func expandDict(idx values.Block, dict *values.Block, valid []bool) (values.Bloc
 					out.Data = append(out.Data, make([]byte, w)...)
 				}
 				continue
+			}
+		}
+		for l, iv := range dict.ItemValid {
+			if iv == nil {
+				continue
+			}
+			for b := 0; b < per[l]; b++ {
+				if bitutil.BitIsSet(iv, int(k)*per[l]+b) {
+					bitutil.SetBit(out.ItemValid[l], i*per[l]+b)
+				}
 			}
 		}
 		if dict.Variable() {
@@ -175,6 +204,26 @@ func fslLeaf(t *arrow.FixedSizeListType, vals values.Block, n int, vb *memory.Bu
 	if vals.Variable() {
 		return nil, fmt.Errorf("fixed-size list decoded as variable-width values: %w", ErrCorrupt)
 	}
+	if vals.Dims != nil {
+		// The stored layers must be the type's (all of them, or an outer
+		// part when the items below are not stored).
+		var tdims []int
+		for dt := arrow.DataType(t); ; {
+			ft, ok := dt.(*arrow.FixedSizeListType)
+			if !ok {
+				break
+			}
+			tdims = append(tdims, int(ft.Len()))
+			dt = ft.Elem()
+		}
+		ok := len(vals.Dims) == len(tdims) || vals.NullItems && len(vals.Dims) < len(tdims)
+		for k := 0; ok && k < len(vals.Dims); k++ {
+			ok = vals.Dims[k] == tdims[k]
+		}
+		if !ok {
+			return nil, fmt.Errorf("fixed-size list of dimensions %v decoded as %v: %w", tdims, vals.Dims, ErrCorrupt)
+		}
+	}
 	return fslLayer(t, vals, 0, n, vb, nulls)
 }
 
@@ -194,6 +243,11 @@ func fslLayer(t *arrow.FixedSizeListType, vals values.Block, layer, n int, vb *m
 		}
 	}
 	child := t.Elem()
+	if _, nested := child.(*arrow.FixedSizeListType); vals.NullItems && (layer >= len(vals.Dims) || !nested) {
+		// Below the stored layers, and the items themselves, of lists
+		// whose items are not stored: all null.
+		cvb, cnulls = memory.NewBufferBytes(make([]byte, bitutil.BytesForBits(int64(items)))), items
+	}
 	var cd arrow.ArrayData
 	switch ct := child.(type) {
 	case *arrow.FixedSizeListType:
@@ -202,16 +256,25 @@ func fslLayer(t *arrow.FixedSizeListType, vals values.Block, layer, n int, vb *m
 			return nil, err
 		}
 	case *arrow.BooleanType:
-		if len(vals.Data) < int(bitutil.BytesForBits(int64(items))) {
+		data := vals.Data
+		if vals.NullItems {
+			data = make([]byte, bitutil.BytesForBits(int64(items)))
+		}
+		if len(data) < int(bitutil.BytesForBits(int64(items))) {
 			return nil, fmt.Errorf("boolean fixed-size list data too short: %w", ErrCorrupt)
 		}
-		cd = array.NewData(child, items, []*memory.Buffer{cvb, memory.NewBufferBytes(vals.Data)}, nil, cnulls, 0)
+		cd = array.NewData(child, items, []*memory.Buffer{cvb, memory.NewBufferBytes(data)}, nil, cnulls, 0)
 	default:
 		ib := bitWidth(child)
-		if ib == 0 || ib%8 != 0 || len(vals.Data) < items*ib/8 {
+		data := vals.Data
+		if vals.NullItems && ib > 0 && ib%8 == 0 {
+			// Items not stored: every one is null, any bytes do.
+			data = make([]byte, items*ib/8)
+		}
+		if ib == 0 || ib%8 != 0 || len(data) < items*ib/8 {
 			return nil, fmt.Errorf("fixed-size list of %s decoded as %d-bit rows: %w", child, vals.Bits, ErrCorrupt)
 		}
-		cd = array.NewData(child, items, []*memory.Buffer{cvb, memory.NewBufferBytes(vals.Data[:items*ib/8])}, nil, cnulls, 0)
+		cd = array.NewData(child, items, []*memory.Buffer{cvb, memory.NewBufferBytes(data[:items*ib/8])}, nil, cnulls, 0)
 	}
 	defer cd.Release()
 	return array.NewData(t, n, []*memory.Buffer{vb}, []arrow.ArrayData{cd}, nulls, 0), nil

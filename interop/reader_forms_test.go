@@ -1,0 +1,72 @@
+package interop
+
+import "testing"
+
+// Page forms pylance 14.0.2 writes that planar's reader must read exactly.
+// Each table is built so that pylance picks the form named in want (checked
+// against the page descriptions, so a change in pylance's choices shows up
+// as a failure rather than as a test that no longer tests anything).
+
+// TestReadPylanceZippedFSLNullItems: a zipped page of fixed-size lists
+// whose items are all null stores only the item validity per row, under a
+// FixedSizeList chain that ends in a Constant without a value.
+func TestReadPylanceZippedFSLNullItems(t *testing.T) {
+	runReaderCases(t, []readerCase{
+		{name: "fsl1_int16", code: `t = pa.table({"c": pa.array([[None]] * 5, pa.list_(pa.int16(), 1))})`,
+			want: []string{"fsl1,validity(constant)"}},
+		{name: "fsl11_bool_row_nulls", code: `t = pa.table({"c": pa.array([[None] * 11, None] * 3, pa.list_(pa.bool_(), 11))})`,
+			want: []string{"fsl11,validity(constant)"}},
+		{name: "fsl3_f64_row_nulls", code: `t = pa.table({"c": pa.array([[None] * 3, None, [None] * 3] * 2, pa.list_(pa.float64(), 3))})`,
+			want: []string{"fsl3,validity(constant)"}},
+		// Inner lists present, their items null: the inner layer holds
+		// the validity.
+		{name: "fsl3_fsl2_items_null", code: `t = pa.table({"c": pa.array([[[None, None]] * 3] * 6, pa.list_(pa.list_(pa.int16(), 2), 3))})`,
+			want: []string{"fsl3(fsl2,validity(constant))"}},
+		// Inner lists null: the chain stops one layer short of the type.
+		{name: "fsl3_of_null_fsl2", code: `t = pa.table({"c": pa.array([[None] * 3] * 6, pa.list_(pa.list_(pa.int16(), 2), 3))})`,
+			want: []string{"fsl3,validity(constant)"}},
+		{name: "fsl20_in_struct", code: `t = pa.table({"s": pa.array([{"v": [None] * 20, "i": i} for i in range(40)],
+    pa.struct([("v", pa.list_(pa.int32(), 20)), ("i", pa.int32())]))})`,
+			want: []string{"fsl20,validity(constant)"}},
+		// 2.3 stores mostly-null rows sparse: only the valid rows are
+		// zipped, with their item validity (or, items all null, only it).
+		{name: "sparse_fsl64_item_nulls", code: `
+rows = [None if i % 20 else [None if (i + k) % 3 == 0 else float(k) for k in range(64)] for i in range(400)]
+t = pa.table({"c": pa.array(rows, pa.list_(pa.float32(), 64))})`, want: []string{"sparse x zipped"}},
+		{name: "sparse_fsl64_null_items", code: `
+rows = [None if i % 20 else [None] * 64 for i in range(400)]
+t = pa.table({"c": pa.array(rows, pa.list_(pa.float32(), 64))})`, want: []string{"sparse x zipped"}},
+	})
+}
+
+// TestReadPylanceFSLDictionaries: Lance 2.3 gives low-cardinality
+// fixed-size lists a page dictionary; with nullable items the dictionary is
+// a block of rows carrying their item validity (Lance's per-value row
+// layout), and null rows point at some item.
+func TestReadPylanceFSLDictionaries(t *testing.T) {
+	vecs := `
+vecs = [[None if (v + k) % 4 == 0 else float(v * 10 + k) for k in range(8)] for v in range(5)]
+`
+	runReaderCases(t, []readerCase{
+		{name: "fsl8_item_nulls", code: vecs + `
+t = pa.table({"c": pa.array([vecs[i % 5] for i in range(2000)], pa.list_(pa.float64(), 8))})`,
+			want: []string{"dict=general(lz4,fsl8,validity(flat64))"}},
+		{name: "fsl8_item_and_row_nulls", code: vecs + `
+t = pa.table({"c": pa.array([None if i % 10 else vecs[(i // 10) % 5] for i in range(2000)], pa.list_(pa.float64(), 8))})`,
+			want: []string{"dict=general(lz4,fsl8,validity(flat64))"}},
+		{name: "fsl3_fsl3_nested_nulls", code: `
+nested = [[[None if (v + j + k) % 3 == 0 else float(v) for k in range(3)] if (v + j) % 4 else None for j in range(3)] for v in range(4)]
+t = pa.table({"c": pa.array([None if i % 7 else nested[i % 4] for i in range(2000)], pa.list_(pa.list_(pa.float64(), 3), 3))})`,
+			want: []string{"dict=general(lz4,fsl3,validity(fsl3,validity(flat64)))"}},
+		{name: "fsl4_int16_in_struct", code: `
+vecs = [[None if (v + k) % 3 == 0 else v * 100 + k for k in range(4)] for v in range(6)]
+t = pa.table({"s": pa.array([{"v": vecs[i % 6], "i": i % 3} for i in range(3000)],
+    pa.struct([("v", pa.list_(pa.int16(), 4)), ("i", pa.int8())]))})`,
+			want: []string{"validity(flat16))["}},
+		// Mostly-null rows: sparse x chunked, indices for every slot.
+		{name: "sparse_fsl64_dictionary", code: `
+vecs = [[None if (v + k) % 5 == 0 else float(v * 100 + k) for k in range(64)] for v in range(10)]
+t = pa.table({"c": pa.array([None if i % 10 else vecs[(i // 10) % 10] for i in range(5000)], pa.list_(pa.float32(), 64))})`,
+			want: []string{"sparse x chunked"}},
+	})
+}
