@@ -70,3 +70,21 @@ t = pa.table({"c": pa.array([None if i % 10 else vecs[(i // 10) % 10] for i in r
 			want: []string{"sparse x chunked"}},
 	})
 }
+
+// TestReadPylanceAllNullBoolLists: pages of fixed-size lists of booleans
+// (bit-packed, rows not whole bytes) that hold no value: no values at all,
+// or levels only.
+func TestReadPylanceAllNullBoolLists(t *testing.T) {
+	runReaderCases(t, []readerCase{
+		{name: "fsl3_bool", code: `t = pa.table({"c": pa.array([None] * 5, pa.list_(pa.bool_(), 3))})`,
+			want: []string{"x none"}},
+		{name: "fsl2_fsl2_bool", code: `t = pa.table({"c": pa.array([None] * 5, pa.list_(pa.list_(pa.bool_(), 2), 2))})`,
+			want: []string{"x none"}},
+		{name: "struct_fsl3_bool", code: `
+t = pa.table({"s": pa.array([None if i % 3 == 0 else {"v": None, "i": i} for i in range(30)],
+    pa.struct([("v", pa.list_(pa.bool_(), 3)), ("i", pa.int32())]))})`},
+		{name: "list_fsl2_fsl2_bool", code: `
+t = pa.table({"l": pa.array([None if i % 4 == 0 else [None] * (i % 3) for i in range(40)],
+    pa.list_(pa.list_(pa.list_(pa.bool_(), 2), 2)))})`, versions: []string{"2.1", "2.2"}},
+	})
+}

@@ -394,6 +394,11 @@ func repeatScalar(dt arrow.DataType, scalar []byte, variable bool, n int) (value
 	if t, ok := dt.(*arrow.FixedSizeListType); ok {
 		bits = fslBits(t)
 	}
+	if bits > 0 && scalar == nil {
+		// No value (all null): zeros, bit-packed when the values are
+		// (fixed-size lists of booleans).
+		return values.Block{Bits: bits, N: n, Data: make([]byte, bitutil.BytesForBits(int64(n)*int64(bits)))}, nil
+	}
 	if bits == 0 || bits%8 != 0 {
 		return values.Block{}, fmt.Errorf("constant of type %s: %w", dt, ErrUnsupported)
 	}
@@ -402,10 +407,6 @@ func repeatScalar(dt arrow.DataType, scalar []byte, variable bool, n int) (value
 		return values.Block{}, fmt.Errorf("constant of %d bytes for %d-byte values: %w", len(scalar), w, ErrCorrupt)
 	}
 	out := values.Block{Bits: bits, N: n, Data: make([]byte, 0, n*w)}
-	if scalar == nil {
-		out.Data = out.Data[:n*w]
-		return out, nil
-	}
 	for i := 0; i < n; i++ {
 		out.Data = append(out.Data, scalar...)
 	}
