@@ -1,6 +1,13 @@
 package interop
 
-import "testing"
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/planarlance/planar/reader"
+	"github.com/planarlance/planar/values"
+)
 
 // Page forms pylance 14.0.2 writes that planar's reader must read exactly.
 // Each table is built so that pylance picks the form named in want (checked
@@ -87,4 +94,57 @@ t = pa.table({"s": pa.array([None if i % 3 == 0 else {"v": None, "i": i} for i i
 t = pa.table({"l": pa.array([None if i % 4 == 0 else [None] * (i % 3) for i in range(40)],
     pa.list_(pa.list_(pa.list_(pa.bool_(), 2), 2)))})`, versions: []string{"2.1", "2.2"}},
 	})
+}
+
+// TestReadPylanceMetadataOnlyComposites: Lance 2.3 encodes a sequence as
+// Rle (or Dictionary) whose children are all metadata-only (Range,
+// Constant); such a sequence stores no buffer. Planar counted one, refused
+// sparse pages as having too few buffers and variable chunks as missing
+// their offsets buffer. The files must open and their pages read; reading
+// the composite itself needs block Rle over Range children, which may
+// still be unsupported (then only ErrUnsupported is accepted).
+func TestReadPylanceMetadataOnlyComposites(t *testing.T) {
+	py := python(t)
+	dir := t.TempDir()
+	for _, c := range []struct{ name, code, want string }{
+		{"sparse_counts_rle_of_ranges", `
+t = pa.table({"m": pa.array([[("a", None), ("b", None)], [], [("c", None), ("d", None), ("e", None)], [("f", None), ("g", None), ("h", None)]],
+    pa.map_(pa.string(), pa.float16()))})`, "counts=rle(range64(2,+1),range32(1,+1))"},
+		{"offsets_rle_of_ranges", `t = pa.table({"b": pa.array([b"12345678"] + [None] * 83, pa.binary())})`,
+			"variable(rle(range32(0,+8),range32(1,+83)))"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ipcPath, files := pylanceWrites(t, py, dir, c.name, c.code, "2.3")
+			want := readIPC(t, ipcPath)
+			defer want.Release()
+			f, err := reader.OpenPath(files[0])
+			if err != nil {
+				t.Fatalf("open: %v", err)
+			}
+			var encs []string
+			for col := 0; col < f.NumColumns(); col++ {
+				for _, p := range f.Pages(col) {
+					encs = append(encs, p.Encoding)
+				}
+			}
+			f.Close()
+			if !strings.Contains(strings.Join(encs, "\n"), c.want) {
+				t.Fatalf("no page encoded with %q: %v", c.want, encs)
+			}
+			f, err = reader.OpenPath(files[0])
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = f.ReadAll()
+			f.Close()
+			switch {
+			case err == nil:
+				checkPlanarRead(t, files[0], want)
+			case (errors.Is(err, reader.ErrUnsupported) || errors.Is(err, values.ErrUnsupported)) && !errors.Is(err, reader.ErrCorrupt) && !errors.Is(err, values.ErrCorrupt):
+				t.Logf("read: %v (block codec not yet decoded)", err)
+			default:
+				t.Errorf("read: %v", err)
+			}
+		})
+	}
 }

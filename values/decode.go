@@ -461,14 +461,26 @@ func offsetBits(e *enc21pb.CompressiveEncoding, depth int) int {
 	return 0
 }
 
-// HasPayload reports whether a block encoding stores a buffer (Constant,
-// Range, and Delta over such a child are metadata only).
+// HasPayload reports whether a block encoding stores a buffer (Constant and
+// Range are metadata only, and so are Delta, Rle and Dictionary when all
+// their children are).
 func HasPayload(e *enc21pb.CompressiveEncoding) bool {
+	return hasPayload(e, 0)
+}
+
+func hasPayload(e *enc21pb.CompressiveEncoding, depth int) bool {
+	if depth > 8 {
+		return true // too deep to decode anyway; the decoder says so
+	}
 	switch c := e.GetCompression().(type) {
 	case *enc21pb.CompressiveEncoding_Constant, *enc21pb.CompressiveEncoding_Range:
 		return false
 	case *enc21pb.CompressiveEncoding_Delta:
-		return HasPayload(c.Delta.GetDeltas())
+		return hasPayload(c.Delta.GetDeltas(), depth+1)
+	case *enc21pb.CompressiveEncoding_Rle:
+		return hasPayload(c.Rle.GetValues(), depth+1) || hasPayload(c.Rle.GetRunLengths(), depth+1)
+	case *enc21pb.CompressiveEncoding_Dictionary:
+		return hasPayload(c.Dictionary.GetIndices(), depth+1) || hasPayload(c.Dictionary.GetItems(), depth+1)
 	}
 	return true
 }

@@ -134,3 +134,39 @@ func TestDecodeBlockFSLWithValidity(t *testing.T) {
 		t.Fatalf("block %+v", b)
 	}
 }
+
+// TestHasPayloadComposites: Lance's composites store a payload when any
+// child does; all-metadata children (Range, Constant) make none.
+func TestHasPayloadComposites(t *testing.T) {
+	rng := &enc21pb.CompressiveEncoding{Compression: &enc21pb.CompressiveEncoding_Range{Range: &enc21pb.Range{UncompressedBitsPerValue: 32, Start: 1, Step: 1}}}
+	rle := func(v, l *enc21pb.CompressiveEncoding) *enc21pb.CompressiveEncoding {
+		return &enc21pb.CompressiveEncoding{Compression: &enc21pb.CompressiveEncoding_Rle{Rle: &enc21pb.Rle{Values: v, RunLengths: l}}}
+	}
+	dict := func(i, v *enc21pb.CompressiveEncoding) *enc21pb.CompressiveEncoding {
+		return &enc21pb.CompressiveEncoding{Compression: &enc21pb.CompressiveEncoding_Dictionary{Dictionary: &enc21pb.Dictionary{Indices: i, Items: v}}}
+	}
+	delta := func(d *enc21pb.CompressiveEncoding) *enc21pb.CompressiveEncoding {
+		return &enc21pb.CompressiveEncoding{Compression: &enc21pb.CompressiveEncoding_Delta{Delta: &enc21pb.Delta{UncompressedBitsPerValue: 64, Deltas: d}}}
+	}
+	for _, c := range []struct {
+		name string
+		e    *enc21pb.CompressiveEncoding
+		want bool
+	}{
+		{"flat", FlatEncoding(32), true},
+		{"range", rng, false},
+		{"constant", nullConstant(), false},
+		{"rle(range,range)", rle(rng, rng), false},
+		{"rle(range,constant)", rle(rng, nullConstant()), false},
+		{"rle(flat,range)", rle(FlatEncoding(32), rng), true},
+		{"rle(range,flat)", rle(rng, FlatEncoding(8)), true},
+		{"dictionary(range,constant)", dict(rng, nullConstant()), false},
+		{"dictionary(flat,range)", dict(FlatEncoding(8), rng), true},
+		{"delta(rle(range,range))", delta(rle(rng, rng)), false},
+		{"delta(flat)", delta(FlatEncoding(64)), true},
+	} {
+		if got := HasPayload(c.e); got != c.want {
+			t.Errorf("%s: %v, want %v", c.name, got, c.want)
+		}
+	}
+}
