@@ -148,3 +148,43 @@ t = pa.table({"m": pa.array([[("a", None), ("b", None)], [], [("c", None), ("d",
 		})
 	}
 }
+
+// indexedPool is Python code binding pick(p): one of 100 strings of 1 KiB
+// with probability p, else None. Mostly-null long strings of low
+// cardinality are what Lance 2.3 stores as sparse x indexed (items of at
+// least 64 KiB).
+const indexedPool = `
+pool = ["%04d" % i + "".join(random.choice("abcdefgh") for _ in range(1020)) for i in range(100)]
+def pick(p): return pool[random.randrange(100)] if random.random() < p else None
+`
+
+// TestReadPylanceSparseIndexed: Lance 2.3's sparse x indexed cell: a u32
+// index per sparse leaf slot under a block codec (bit-packed, or General
+// zstd), and the dictionary items zipped with 32- or 64-bit lengths, each
+// value zstd-compressed, addressed by an offset index; null slots name the
+// empty item.
+func TestReadPylanceSparseIndexed(t *testing.T) {
+	v23 := []string{"2.3"}
+	runReaderCases(t, []readerCase{
+		{name: "utf8_90null", versions: v23, code: indexedPool + `
+t = pa.table({"c": pa.array([pick(0.1) for i in range(5000)])})`,
+			want: []string{"sparse x indexed"}},
+		// 99% null: the indices go under General(zstd).
+		{name: "large_string_99null", versions: v23, code: indexedPool + `
+t = pa.table({"c": pa.array([pick(0.01) for i in range(20000)], pa.large_string())})`,
+			want: []string{"sparse x indexed"}},
+		{name: "binary_90null", versions: v23, code: indexedPool + `
+t = pa.table({"c": pa.array([pick(0.1) and pick(1).encode() for i in range(8000)], pa.binary())})`,
+			want: []string{"sparse x indexed"}},
+		// Slots under null structs count as slots too.
+		{name: "struct_child", versions: v23, code: indexedPool + `
+t = pa.table({"s": pa.array([None if i % 2 else {"v": pick(0.2), "i": i} for i in range(8000)],
+    pa.struct([("v", pa.string()), ("i", pa.int32())]))})`,
+			want: []string{"sparse x indexed"}},
+		// A list layer above: one slot per list item.
+		{name: "list_large_binary", versions: v23, code: indexedPool + `
+t = pa.table({"l": pa.array([None if random.random() < 0.5 else [pick(0.1) for _ in range(random.randrange(40))] for i in range(1000)],
+    pa.list_(pa.large_binary()))})`,
+			want: []string{"sparse x indexed"}},
+	})
+}

@@ -52,7 +52,7 @@ func expandDict(idx values.Block, dict *values.Block, valid []bool) (values.Bloc
 		return values.Block{}, fmt.Errorf("dictionary items of %d bits: %w", dict.Bits, ErrUnsupported)
 	}
 	// Fixed-size-list items carry their item validity along (per[k] bits
-	// per value at layer k); slots under nulls get null items.
+	// per value at layer k); null slots naming no item get null items.
 	per := make([]int, len(dict.ItemValid))
 	if len(dict.ItemValid) > 0 {
 		if len(dict.Dims) != len(dict.ItemValid) {
@@ -69,8 +69,32 @@ func expandDict(idx values.Block, dict *values.Block, valid []bool) (values.Bloc
 		}
 	}
 	w := dict.Bits / 8
+	if len(idx.Data) < idx.N*ib {
+		return values.Block{}, fmt.Errorf("%d dictionary indices in %d bytes: %w", idx.N, len(idx.Data), ErrCorrupt)
+	}
+	if dict.Variable() {
+		// Null slots stay empty (whatever item they name): size the
+		// output from the valid slots.
+		total := uint64(0)
+		for i := 0; i < idx.N; i++ {
+			if k := key(i); (valid == nil || valid[i]) && k < uint64(dict.N) {
+				total += dict.Offsets[k+1] - dict.Offsets[k]
+			}
+		}
+		if total > maxConstantBytes {
+			// Beyond what one read materializes (as for constants).
+			return values.Block{}, fmt.Errorf("dictionary expands to %d bytes: %w", total, ErrUnsupported)
+		}
+		out.Data = make([]byte, 0, total)
+	} else {
+		out.Data = make([]byte, 0, idx.N*w)
+	}
 	for i := 0; i < idx.N; i++ {
 		k := key(i)
+		if dict.Variable() && valid != nil && !valid[i] {
+			out.Offsets = append(out.Offsets, uint64(len(out.Data)))
+			continue
+		}
 		if k >= uint64(dict.N) {
 			if valid == nil || valid[i] {
 				return values.Block{}, fmt.Errorf("dictionary index %d of %d items: %w", k, dict.N, ErrCorrupt)

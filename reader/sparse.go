@@ -338,6 +338,12 @@ func (f *File) decodeSparse(p *page, bufs [][]byte, path []structural.Step) ([]s
 		if pd.vals, err = scatter(zp.vals, alive); err != nil {
 			return nil, nil, err
 		}
+	case *enc23pb.ValuePlane_Indexed:
+		idx, dict, err := decodeIndexed(c.Indexed, bufs[:vb], leafSlots)
+		if err != nil {
+			return nil, nil, err
+		}
+		pd.vals, pd.dict = idx, dict
 	default:
 		return nil, nil, fmt.Errorf("sparse value codec %T: %w", c, ErrUnsupported)
 	}
