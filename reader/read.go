@@ -101,7 +101,7 @@ func (f *File) Take(indices []int64) (arrow.RecordBatch, error) {
 		for k, p := range parts {
 			chunks[k] = p.Column(c)
 		}
-		a, err := array.Concatenate(chunks, memory.DefaultAllocator)
+		a, err := concatenate(chunks)
 		if err != nil {
 			return nil, err
 		}
@@ -235,7 +235,7 @@ func (f *File) readLeaf(top arrow.DataType, path []structural.Step, ci int, star
 		whole = chunks[0]
 		whole.Retain()
 	default:
-		whole, err = array.Concatenate(chunks, memory.DefaultAllocator)
+		whole, err = concatenate(chunks)
 		if err != nil {
 			return nil, err
 		}
