@@ -3,6 +3,7 @@ package reader
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -184,4 +185,22 @@ func valuesString(a arrow.Array) string {
 		return s + "]"
 	}
 	return a.String()
+}
+
+// TestNullItemsBounded: items not stored, or values of an all-null page,
+// are materialized as zeros; a type far wider than the bytes stored is
+// refused instead of allocated.
+func TestNullItemsBounded(t *testing.T) {
+	wide := arrow.FixedSizeListOf(1, arrow.FixedSizeListOf(1<<30, arrow.PrimitiveTypes.Int64))
+	vals := values.Block{N: 1, Dims: []int{1}, NullItems: true, ItemValid: [][]byte{{0}}}
+	if _, err := leafArray(wide, &pageData{numVisible: 1, vals: vals}, nil); !errors.Is(err, ErrUnsupported) {
+		t.Errorf("null items of a 8 GiB row: %v", err)
+	}
+	if _, err := repeatScalar(arrow.FixedSizeListOf(1<<20, arrow.FixedWidthTypes.Boolean), nil, false, 1<<20); !errors.Is(err, ErrUnsupported) {
+		t.Errorf("2^40 null booleans: %v", err)
+	}
+	huge := arrow.FixedSizeListOf(1<<30, arrow.FixedSizeListOf(1<<30, arrow.FixedSizeListOf(1<<30, arrow.PrimitiveTypes.Int8)))
+	if _, err := leafArray(huge, &pageData{numVisible: 1, vals: values.Block{N: 1, Bits: 8, Data: []byte{0}}}, nil); err == nil {
+		t.Errorf("2^90 items: no error")
+	}
 }

@@ -253,6 +253,9 @@ func fslLeaf(t *arrow.FixedSizeListType, vals values.Block, n int, vb *memory.Bu
 
 func fslLayer(t *arrow.FixedSizeListType, vals values.Block, layer, n int, vb *memory.Buffer, nulls int) (arrow.ArrayData, error) {
 	dim := int(t.Len())
+	if dim < 0 || dim > 0 && n > (1<<50)/dim {
+		return nil, fmt.Errorf("%d fixed-size lists of %d items: %w", n, dim, ErrUnsupported)
+	}
 	items := n * dim
 	var cvb *memory.Buffer
 	cnulls := 0
@@ -267,6 +270,11 @@ func fslLayer(t *arrow.FixedSizeListType, vals values.Block, layer, n int, vb *m
 		}
 	}
 	child := t.Elem()
+	if vals.NullItems && int64(items)*int64(max(bitWidth(child), 1)) > 8*maxConstantBytes {
+		// Items not stored are materialized as zeros: bounded like
+		// constants.
+		return nil, fmt.Errorf("%d null items of type %s: %w", items, child, ErrUnsupported)
+	}
 	if _, nested := child.(*arrow.FixedSizeListType); vals.NullItems && (layer >= len(vals.Dims) || !nested) {
 		// Below the stored layers, and the items themselves, of lists
 		// whose items are not stored: all null.
@@ -421,7 +429,11 @@ func repeatScalar(dt arrow.DataType, scalar []byte, variable bool, n int) (value
 	if bits > 0 && scalar == nil {
 		// No value (all null): zeros, bit-packed when the values are
 		// (fixed-size lists of booleans).
-		return values.Block{Bits: bits, N: n, Data: make([]byte, bitutil.BytesForBits(int64(n)*int64(bits)))}, nil
+		size := bitutil.BytesForBits(int64(n) * int64(bits))
+		if size > maxConstantBytes {
+			return values.Block{}, fmt.Errorf("%d null values of %d bits: %w", n, bits, ErrUnsupported)
+		}
+		return values.Block{Bits: bits, N: n, Data: make([]byte, size)}, nil
 	}
 	if bits == 0 || bits%8 != 0 {
 		return values.Block{}, fmt.Errorf("constant of type %s: %w", dt, ErrUnsupported)
