@@ -45,13 +45,56 @@ func expandDict(idx values.Block, dict *values.Block, valid []bool) (values.Bloc
 		}
 		return k
 	}
-	out := values.Block{N: idx.N, Bits: dict.Bits, Dims: dict.Dims}
+	out := values.Block{N: idx.N, Bits: dict.Bits, Dims: dict.Dims, NullItems: dict.NullItems}
 	if dict.Variable() {
 		out.Offsets = make([]uint64, 1, idx.N+1)
+	} else if dict.Bits%8 != 0 {
+		return values.Block{}, fmt.Errorf("dictionary items of %d bits: %w", dict.Bits, ErrUnsupported)
+	}
+	// Fixed-size-list items carry their item validity along (per[k] bits
+	// per value at layer k); null slots naming no item get null items.
+	per := make([]int, len(dict.ItemValid))
+	if len(dict.ItemValid) > 0 {
+		if len(dict.Dims) != len(dict.ItemValid) {
+			return values.Block{}, fmt.Errorf("item validity of %d layers for %d dimensions: %w", len(dict.ItemValid), len(dict.Dims), ErrCorrupt)
+		}
+		out.ItemValid = make([][]byte, len(dict.ItemValid))
+		d := 1
+		for k, iv := range dict.ItemValid {
+			d *= dict.Dims[k]
+			per[k] = d
+			if iv != nil {
+				out.ItemValid[k] = make([]byte, bitutil.BytesForBits(int64(idx.N)*int64(d)))
+			}
+		}
 	}
 	w := dict.Bits / 8
+	if len(idx.Data) < idx.N*ib {
+		return values.Block{}, fmt.Errorf("%d dictionary indices in %d bytes: %w", idx.N, len(idx.Data), ErrCorrupt)
+	}
+	if dict.Variable() {
+		// Null slots stay empty (whatever item they name): size the
+		// output from the valid slots.
+		total := uint64(0)
+		for i := 0; i < idx.N; i++ {
+			if k := key(i); (valid == nil || valid[i]) && k < uint64(dict.N) {
+				total += dict.Offsets[k+1] - dict.Offsets[k]
+			}
+		}
+		if total > maxConstantBytes {
+			// Beyond what one read materializes (as for constants).
+			return values.Block{}, fmt.Errorf("dictionary expands to %d bytes: %w", total, ErrUnsupported)
+		}
+		out.Data = make([]byte, 0, total)
+	} else {
+		out.Data = make([]byte, 0, idx.N*w)
+	}
 	for i := 0; i < idx.N; i++ {
 		k := key(i)
+		if dict.Variable() && valid != nil && !valid[i] {
+			out.Offsets = append(out.Offsets, uint64(len(out.Data)))
+			continue
+		}
 		if k >= uint64(dict.N) {
 			if valid == nil || valid[i] {
 				return values.Block{}, fmt.Errorf("dictionary index %d of %d items: %w", k, dict.N, ErrCorrupt)
@@ -64,6 +107,16 @@ func expandDict(idx values.Block, dict *values.Block, valid []bool) (values.Bloc
 					out.Data = append(out.Data, make([]byte, w)...)
 				}
 				continue
+			}
+		}
+		for l, iv := range dict.ItemValid {
+			if iv == nil {
+				continue
+			}
+			for b := 0; b < per[l]; b++ {
+				if bitutil.BitIsSet(iv, int(k)*per[l]+b) {
+					bitutil.SetBit(out.ItemValid[l], i*per[l]+b)
+				}
 			}
 		}
 		if dict.Variable() {
@@ -175,11 +228,34 @@ func fslLeaf(t *arrow.FixedSizeListType, vals values.Block, n int, vb *memory.Bu
 	if vals.Variable() {
 		return nil, fmt.Errorf("fixed-size list decoded as variable-width values: %w", ErrCorrupt)
 	}
+	if vals.Dims != nil {
+		// The stored layers must be the type's (all of them, or an outer
+		// part when the items below are not stored).
+		var tdims []int
+		for dt := arrow.DataType(t); ; {
+			ft, ok := dt.(*arrow.FixedSizeListType)
+			if !ok {
+				break
+			}
+			tdims = append(tdims, int(ft.Len()))
+			dt = ft.Elem()
+		}
+		ok := len(vals.Dims) == len(tdims) || vals.NullItems && len(vals.Dims) < len(tdims)
+		for k := 0; ok && k < len(vals.Dims); k++ {
+			ok = vals.Dims[k] == tdims[k]
+		}
+		if !ok {
+			return nil, fmt.Errorf("fixed-size list of dimensions %v decoded as %v: %w", tdims, vals.Dims, ErrCorrupt)
+		}
+	}
 	return fslLayer(t, vals, 0, n, vb, nulls)
 }
 
 func fslLayer(t *arrow.FixedSizeListType, vals values.Block, layer, n int, vb *memory.Buffer, nulls int) (arrow.ArrayData, error) {
 	dim := int(t.Len())
+	if dim < 0 || dim > 0 && n > (1<<50)/dim {
+		return nil, fmt.Errorf("%d fixed-size lists of %d items: %w", n, dim, ErrUnsupported)
+	}
 	items := n * dim
 	var cvb *memory.Buffer
 	cnulls := 0
@@ -194,6 +270,16 @@ func fslLayer(t *arrow.FixedSizeListType, vals values.Block, layer, n int, vb *m
 		}
 	}
 	child := t.Elem()
+	if vals.NullItems && int64(items)*int64(max(bitWidth(child), 1)) > 8*maxConstantBytes {
+		// Items not stored are materialized as zeros: bounded like
+		// constants.
+		return nil, fmt.Errorf("%d null items of type %s: %w", items, child, ErrUnsupported)
+	}
+	if _, nested := child.(*arrow.FixedSizeListType); vals.NullItems && (layer >= len(vals.Dims) || !nested) {
+		// Below the stored layers, and the items themselves, of lists
+		// whose items are not stored: all null.
+		cvb, cnulls = memory.NewBufferBytes(make([]byte, bitutil.BytesForBits(int64(items)))), items
+	}
 	var cd arrow.ArrayData
 	switch ct := child.(type) {
 	case *arrow.FixedSizeListType:
@@ -202,16 +288,25 @@ func fslLayer(t *arrow.FixedSizeListType, vals values.Block, layer, n int, vb *m
 			return nil, err
 		}
 	case *arrow.BooleanType:
-		if len(vals.Data) < int(bitutil.BytesForBits(int64(items))) {
+		data := vals.Data
+		if vals.NullItems {
+			data = make([]byte, bitutil.BytesForBits(int64(items)))
+		}
+		if len(data) < int(bitutil.BytesForBits(int64(items))) {
 			return nil, fmt.Errorf("boolean fixed-size list data too short: %w", ErrCorrupt)
 		}
-		cd = array.NewData(child, items, []*memory.Buffer{cvb, memory.NewBufferBytes(vals.Data)}, nil, cnulls, 0)
+		cd = array.NewData(child, items, []*memory.Buffer{cvb, memory.NewBufferBytes(data)}, nil, cnulls, 0)
 	default:
 		ib := bitWidth(child)
-		if ib == 0 || ib%8 != 0 || len(vals.Data) < items*ib/8 {
+		data := vals.Data
+		if vals.NullItems && ib > 0 && ib%8 == 0 {
+			// Items not stored: every one is null, any bytes do.
+			data = make([]byte, items*ib/8)
+		}
+		if ib == 0 || ib%8 != 0 || len(data) < items*ib/8 {
 			return nil, fmt.Errorf("fixed-size list of %s decoded as %d-bit rows: %w", child, vals.Bits, ErrCorrupt)
 		}
-		cd = array.NewData(child, items, []*memory.Buffer{cvb, memory.NewBufferBytes(vals.Data[:items*ib/8])}, nil, cnulls, 0)
+		cd = array.NewData(child, items, []*memory.Buffer{cvb, memory.NewBufferBytes(data[:items*ib/8])}, nil, cnulls, 0)
 	}
 	defer cd.Release()
 	return array.NewData(t, n, []*memory.Buffer{vb}, []arrow.ArrayData{cd}, nulls, 0), nil
@@ -331,6 +426,15 @@ func repeatScalar(dt arrow.DataType, scalar []byte, variable bool, n int) (value
 	if t, ok := dt.(*arrow.FixedSizeListType); ok {
 		bits = fslBits(t)
 	}
+	if bits > 0 && scalar == nil {
+		// No value (all null): zeros, bit-packed when the values are
+		// (fixed-size lists of booleans).
+		size := bitutil.BytesForBits(int64(n) * int64(bits))
+		if size > maxConstantBytes {
+			return values.Block{}, fmt.Errorf("%d null values of %d bits: %w", n, bits, ErrUnsupported)
+		}
+		return values.Block{Bits: bits, N: n, Data: make([]byte, size)}, nil
+	}
 	if bits == 0 || bits%8 != 0 {
 		return values.Block{}, fmt.Errorf("constant of type %s: %w", dt, ErrUnsupported)
 	}
@@ -339,10 +443,6 @@ func repeatScalar(dt arrow.DataType, scalar []byte, variable bool, n int) (value
 		return values.Block{}, fmt.Errorf("constant of %d bytes for %d-byte values: %w", len(scalar), w, ErrCorrupt)
 	}
 	out := values.Block{Bits: bits, N: n, Data: make([]byte, 0, n*w)}
-	if scalar == nil {
-		out.Data = out.Data[:n*w]
-		return out, nil
-	}
 	for i := 0; i < n; i++ {
 		out.Data = append(out.Data, scalar...)
 	}

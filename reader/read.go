@@ -6,7 +6,6 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/planarlance/planar/structural"
 )
@@ -107,7 +106,7 @@ func (f *File) take(indices []int64) (arrow.RecordBatch, error) {
 		for k, p := range parts {
 			chunks[k] = p.Column(c)
 		}
-		a, err := array.Concatenate(chunks, memory.DefaultAllocator)
+		a, err := concatenate(chunks)
 		if err != nil {
 			return nil, err
 		}
@@ -250,7 +249,7 @@ func (f *File) readLeaf(top arrow.DataType, path []structural.Step, ci int, star
 		// Concatenate also normalizes offsets, so that every leaf of a
 		// field lines up.
 		var err error
-		if out, err = array.Concatenate(chunks, memory.DefaultAllocator); err != nil {
+		if out, err = concatenate(chunks); err != nil {
 			return nil, fmt.Errorf("%v: %w", err, ErrCorrupt)
 		}
 	}

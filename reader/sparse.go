@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"fmt"
 
+	"github.com/apache/arrow-go/v18/arrow/bitutil"
+
 	"github.com/planarlance/planar/internal/format"
 	"github.com/planarlance/planar/proto/enc21pb"
 	"github.com/planarlance/planar/proto/enc23pb"
@@ -348,6 +350,12 @@ func (f *File) decodeSparse(p *page, bufs [][]byte, path []structural.Step) ([]s
 		if pd.vals, err = scatter(zp.vals, alive); err != nil {
 			return nil, nil, err
 		}
+	case *enc23pb.ValuePlane_Indexed:
+		idx, dict, err := decodeIndexed(c.Indexed, bufs[:vb], leafSlots)
+		if err != nil {
+			return nil, nil, err
+		}
+		pd.vals, pd.dict = idx, dict
 	default:
 		return nil, nil, fmt.Errorf("sparse value codec %T: %w", c, ErrUnsupported)
 	}
@@ -403,16 +411,45 @@ func scatter(in values.Block, alive []bool) (values.Block, error) {
 		}
 		return out, nil
 	}
-	if in.Bits%8 != 0 || len(in.ItemValid) > 0 {
-		return values.Block{}, fmt.Errorf("sparse zipped %d-bit values with item validity: %w", in.Bits, ErrUnsupported)
+	if in.Bits%8 != 0 {
+		return values.Block{}, fmt.Errorf("sparse zipped %d-bit values: %w", in.Bits, ErrUnsupported)
 	}
 	w := in.Bits / 8
+	out.NullItems = in.NullItems
 	out.Data = make([]byte, len(alive)*w)
-	for i, a := range alive {
-		if a {
-			copy(out.Data[i*w:], in.Data[j*w:(j+1)*w])
-			j++
+	// Fixed-size-list item validity moves with its slot; slots not stored
+	// get null items.
+	per := make([]int, len(in.ItemValid))
+	if len(in.ItemValid) > 0 {
+		if len(in.Dims) != len(in.ItemValid) {
+			return values.Block{}, fmt.Errorf("item validity of %d layers for %d dimensions: %w", len(in.ItemValid), len(in.Dims), ErrCorrupt)
 		}
+		out.ItemValid = make([][]byte, len(in.ItemValid))
+		d := 1
+		for k, iv := range in.ItemValid {
+			d *= in.Dims[k]
+			per[k] = d
+			if iv != nil {
+				out.ItemValid[k] = make([]byte, (len(alive)*d+7)/8)
+			}
+		}
+	}
+	for i, a := range alive {
+		if !a {
+			continue
+		}
+		copy(out.Data[i*w:], in.Data[j*w:(j+1)*w])
+		for k, iv := range in.ItemValid {
+			if iv == nil {
+				continue
+			}
+			for b := 0; b < per[k]; b++ {
+				if bitutil.BitIsSet(iv, j*per[k]+b) {
+					bitutil.SetBit(out.ItemValid[k], i*per[k]+b)
+				}
+			}
+		}
+		j++
 	}
 	return out, nil
 }

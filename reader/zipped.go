@@ -106,70 +106,14 @@ func perValueFixed(e *enc21pb.CompressiveEncoding, data []byte, n, bits int) (va
 		}
 		return values.Block{Bits: bits, N: n, Data: data}, nil
 	case *enc21pb.CompressiveEncoding_FixedSizeList:
-		var dims []int
-		var hasValid []bool
-		cur := e
-		for cur.GetFixedSizeList() != nil {
-			l := cur.GetFixedSizeList()
-			if l.ItemsPerValue == 0 || l.ItemsPerValue > 1<<20 || len(dims) > 8 {
-				return values.Block{}, fmt.Errorf("zipped fixed-size list of %d items: %w", l.ItemsPerValue, ErrCorrupt)
-			}
-			dims = append(dims, int(l.ItemsPerValue))
-			hasValid = append(hasValid, l.HasValidity)
-			cur = l.GetValues()
+		l, err := values.ParseFSLRows(c.FixedSizeList)
+		if err != nil {
+			return values.Block{}, fmt.Errorf("zipped values: %w", err)
 		}
-		inner := cur.GetFlat()
-		if inner == nil || inner.BitsPerValue%8 != 0 && inner.BitsPerValue != 1 {
-			return values.Block{}, fmt.Errorf("zipped fixed-size list over %v: %w", cur, ErrUnsupported)
+		if 8*l.RowBytes() != bits {
+			return values.Block{}, fmt.Errorf("zipped fixed-size list rows of %d bits, layout needs %d: %w", bits, 8*l.RowBytes(), ErrCorrupt)
 		}
-		ib := int(inner.BitsPerValue)
-		// Per row: a validity bitmap for every layer that has one (outer
-		// first, D_k bits), then the data.
-		per := make([]int, len(dims))
-		d := 1
-		vbytes := 0
-		for k, dim := range dims {
-			d *= dim
-			per[k] = d
-			if hasValid[k] {
-				vbytes += (d + 7) / 8
-			}
-		}
-		dataBits := ib * d
-		if dataBits%8 != 0 || (vbytes+dataBits/8)*8 != bits {
-			return values.Block{}, fmt.Errorf("zipped fixed-size list rows of %d bits, layout needs %d: %w", bits, (vbytes+dataBits/8)*8, ErrCorrupt)
-		}
-		if vbytes == 0 {
-			return values.Block{Bits: bits, N: n, Data: data, Dims: dims}, nil
-		}
-		row := vbytes + dataBits/8
-		out := values.Block{Bits: dataBits, N: n, Dims: dims, Data: make([]byte, 0, n*dataBits/8), ItemValid: make([][]byte, len(dims))}
-		for k := range dims {
-			if hasValid[k] {
-				out.ItemValid[k] = make([]byte, (n*per[k]+7)/8)
-			}
-		}
-		for r := 0; r < n; r++ {
-			rec := data[r*row : (r+1)*row]
-			pos := 0
-			for k := range dims {
-				if !hasValid[k] {
-					continue
-				}
-				for i := 0; i < per[k]; i++ {
-					if rec[pos+i/8]&(1<<(i%8)) != 0 {
-						j := r*per[k] + i
-						out.ItemValid[k][j/8] |= 1 << (j % 8)
-					}
-				}
-				pos += (per[k] + 7) / 8
-			}
-			out.Data = append(out.Data, rec[vbytes:]...)
-		}
-		return out, nil
-	case *enc21pb.CompressiveEncoding_Constant:
-		// Legacy: a fixed-size list whose items are all null.
-		return values.Block{}, fmt.Errorf("zipped constant values: %w", ErrUnsupported)
+		return l.Decode(data, n)
 	}
 	return values.Block{}, fmt.Errorf("zipped fixed-width encoding %T: %w", e.GetCompression(), ErrUnsupported)
 }

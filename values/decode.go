@@ -25,10 +25,14 @@ type Block struct {
 	// VariablePackedStruct records, one block of N values per field (the
 	// block's own Bits, Data and Offsets are then unused).
 	Children []Block
+	// NullItems marks fixed-size-list values whose innermost items are not
+	// stored because every one is null (Data is empty, Bits is 0; the
+	// item width comes from the column's type).
+	NullItems bool
 }
 
 // Variable reports whether the block is variable width.
-func (b Block) Variable() bool { return b.Bits == 0 }
+func (b Block) Variable() bool { return b.Bits == 0 && !b.NullItems }
 
 func fixedLen(bits, n int) int { return (bits*n + 7) / 8 }
 
@@ -337,10 +341,15 @@ func decodeBlock(enc *enc21pb.CompressiveEncoding, buf []byte, n int, depth int)
 		}
 		return Block{Bits: bits, N: n, Data: out}, nil
 	case *enc21pb.CompressiveEncoding_FixedSizeList:
-		// As a block (dictionary items), lists carry no item validity.
 		f := c.FixedSizeList
-		if f.HasValidity {
-			return Block{}, fmt.Errorf("block fixed-size list with item validity: %w", ErrUnsupported)
+		if fslRowsNeeded(f) {
+			// Rows with item validity (or without items): the per-value
+			// row layout.
+			l, err := ParseFSLRows(f)
+			if err != nil {
+				return Block{}, err
+			}
+			return l.Decode(buf, n)
 		}
 		d := int(f.ItemsPerValue)
 		if d == 0 || d > 1<<20 || n > maxDecodeValues/d {
@@ -455,16 +464,16 @@ func offsetBits(e *enc21pb.CompressiveEncoding, depth int) int {
 	return 0
 }
 
-// HasPayload reports whether a block encoding stores a buffer (Constant,
-// Range, and Delta, RLE or Dictionary over such children only, are metadata
-// only).
+// HasPayload reports whether a block encoding stores a buffer (Constant and
+// Range are metadata only, and so are Delta, Rle and Dictionary when all
+// their children are).
 func HasPayload(e *enc21pb.CompressiveEncoding) bool {
 	return hasPayload(e, 0)
 }
 
 func hasPayload(e *enc21pb.CompressiveEncoding, depth int) bool {
 	if depth > 8 {
-		return true
+		return true // too deep to decode anyway; the decoder says so
 	}
 	switch c := e.GetCompression().(type) {
 	case *enc21pb.CompressiveEncoding_Constant, *enc21pb.CompressiveEncoding_Range:

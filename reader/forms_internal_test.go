@@ -1,0 +1,206 @@
+package reader
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/planarlance/planar/values"
+)
+
+// fslInt16Dict is a page dictionary of two fixed-size lists [2]int16 with
+// item validity: item 0 = [1, null], item 1 = [null, 4].
+func fslInt16Dict() *values.Block {
+	return &values.Block{N: 2, Bits: 32, Dims: []int{2}, Data: []byte{1, 0, 2, 0, 3, 0, 4, 0}, ItemValid: [][]byte{{0b1001}}}
+}
+
+// TestExpandDictItemValidity: expanding dictionary indices copies each
+// item's validity along with its data; a null slot whose index is out of
+// range gets null items.
+func TestExpandDictItemValidity(t *testing.T) {
+	idx := values.Block{N: 4, Bits: 8, Data: []byte{1, 0, 9, 1}}
+	out, err := expandDict(idx, fslInt16Dict(), []bool{true, true, false, true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []byte{3, 0, 4, 0, 1, 0, 2, 0, 1, 0, 2, 0, 3, 0, 4, 0}; !bytes.Equal(out.Data, want) {
+		t.Errorf("data %v", out.Data)
+	}
+	// Bits per slot: [0 1] [1 0] [1 0] (slot 2 copies item 0) [0 1].
+	if want := []byte{0b10010110}; !bytes.Equal(out.ItemValid[0], want) {
+		t.Errorf("item validity %08b, want %08b", out.ItemValid[0], want)
+	}
+	if _, err := expandDict(idx, fslInt16Dict(), nil); err == nil {
+		t.Errorf("index 9 of 2 items on a valid slot: no error")
+	}
+	bad := fslInt16Dict()
+	bad.Dims = nil
+	if _, err := expandDict(idx, bad, []bool{true, true, false, true}); err == nil {
+		t.Errorf("item validity without dimensions: no error")
+	}
+}
+
+// TestScatterItemValidity: sparse zipped fixed-size lists spread over their
+// slots with their item validity; slots not stored hold null items.
+func TestScatterItemValidity(t *testing.T) {
+	in := values.Block{N: 2, Bits: 32, Dims: []int{2}, Data: []byte{1, 0, 2, 0, 3, 0, 4, 0}, ItemValid: [][]byte{{0b0110}}}
+	out, err := scatter(in, []bool{false, true, false, true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []byte{0, 0, 0, 0, 1, 0, 2, 0, 0, 0, 0, 0, 3, 0, 4, 0}; !bytes.Equal(out.Data, want) {
+		t.Errorf("data %v", out.Data)
+	}
+	if want := []byte{0b01001000}; !bytes.Equal(out.ItemValid[0], want) {
+		t.Errorf("item validity %08b, want %08b", out.ItemValid[0], want)
+	}
+	// Lists whose items are all null (not stored) stay so.
+	nullItems := values.Block{N: 1, Dims: []int{3}, NullItems: true, ItemValid: [][]byte{{0}}}
+	out, err = scatter(nullItems, []bool{false, true})
+	if err != nil || !out.NullItems || out.Variable() || len(out.ItemValid[0]) != 1 {
+		t.Fatalf("null items: %+v, %v", out, err)
+	}
+}
+
+// TestFSLLeafNullItems: fixed-size lists whose items are not stored build
+// arrays of the column's type with null items, also when the stored layers
+// stop above the type's innermost list.
+func TestFSLLeafNullItems(t *testing.T) {
+	inner := arrow.FixedSizeListOf(2, arrow.PrimitiveTypes.Int16)
+	outer := arrow.FixedSizeListOf(3, inner)
+	for _, c := range []struct {
+		name string
+		vals values.Block
+	}{
+		{"both layers stored", values.Block{N: 2, Dims: []int{3, 2}, NullItems: true, ItemValid: [][]byte{nil, {0, 0}}}},
+		{"outer layer stored", values.Block{N: 2, Dims: []int{3}, NullItems: true, ItemValid: [][]byte{{0b101000}}}},
+	} {
+		d, err := leafArray(outer, &pageData{numVisible: 2, vals: c.vals}, nil)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		a := array.MakeFromData(d).(*array.FixedSizeList)
+		if a.Len() != 2 || a.NullN() != 0 {
+			t.Fatalf("%s: %d rows, %d null", c.name, a.Len(), a.NullN())
+		}
+		lists := a.ListValues().(*array.FixedSizeList)
+		items := lists.ListValues()
+		if items.Len() != 12 || items.NullN() != 12 {
+			t.Errorf("%s: %d items, %d null", c.name, items.Len(), items.NullN())
+		}
+		a.Release()
+		d.Release()
+	}
+	// The stored layers must be the type's.
+	wrong := values.Block{N: 1, Dims: []int{4}, NullItems: true, ItemValid: [][]byte{{0}}}
+	if _, err := leafArray(outer, &pageData{numVisible: 1, vals: wrong}, nil); err == nil {
+		t.Errorf("dimension 4 for a [3] list: no error")
+	}
+	stored := values.Block{N: 1, Bits: 96, Dims: []int{3}, Data: make([]byte, 12)}
+	if _, err := leafArray(outer, &pageData{numVisible: 1, vals: stored}, nil); err == nil {
+		t.Errorf("items stored for one layer of two: no error")
+	}
+}
+
+// TestConcatenateEmptyDictionaryChunks: chunks with different dictionaries
+// concatenate, also when some have no values (directly or as the items of
+// lists), which arrow-go's own Concatenate cannot do.
+func TestConcatenateEmptyDictionaryChunks(t *testing.T) {
+	mem := memory.NewGoAllocator()
+	dt := &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Uint16, ValueType: arrow.PrimitiveTypes.Int32}
+	mk := func(dict []int32, keys []uint16) arrow.Array {
+		db := array.NewInt32Builder(mem)
+		db.AppendValues(dict, nil)
+		d := db.NewArray()
+		kb := array.NewUint16Builder(mem)
+		kb.AppendValues(keys, nil)
+		k := kb.NewArray()
+		defer d.Release()
+		defer k.Release()
+		return array.NewDictionaryArray(dt, k, d)
+	}
+	full := mk([]int32{10, 20, 30}, []uint16{2, 0, 1})
+	empty := mk(nil, nil)
+	other := mk([]int32{30, 40}, []uint16{1, 0})
+	list := func(items arrow.Array, offs []int32) arrow.Array {
+		var ob []byte
+		for _, o := range offs {
+			ob = binary.LittleEndian.AppendUint32(ob, uint32(o))
+		}
+		d := array.NewData(arrow.ListOf(dt), len(offs)-1, []*memory.Buffer{nil, memory.NewBufferBytes(ob)}, []arrow.ArrayData{items.Data()}, 0, 0)
+		defer d.Release()
+		return array.MakeFromData(d)
+	}
+	for _, c := range []struct {
+		name   string
+		chunks []arrow.Array
+		want   string
+	}{
+		{"empty last", []arrow.Array{full, empty}, "[30 10 20]"},
+		{"empty first", []arrow.Array{empty, full, other}, "[30 10 20 40 30]"},
+		{"lists of empty items", []arrow.Array{list(full, []int32{0, 3}), list(empty, []int32{0, 0, 0}), list(other, []int32{0, 1, 2})}, "[[30 10 20] [] [] [40] [30]]"},
+	} {
+		if _, err := array.Concatenate(c.chunks, mem); err == nil {
+			t.Logf("%s: arrow-go concatenates these itself now", c.name)
+		}
+		got, err := concatenate(c.chunks)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if s := valuesString(got); s != c.want {
+			t.Errorf("%s: %s, want %s", c.name, s, c.want)
+		}
+		got.Release()
+	}
+}
+
+// valuesString prints an array with dictionary values resolved.
+func valuesString(a arrow.Array) string {
+	switch x := a.(type) {
+	case *array.Dictionary:
+		s := "["
+		for i := 0; i < x.Len(); i++ {
+			if i > 0 {
+				s += " "
+			}
+			s += x.Dictionary().ValueStr(x.GetValueIndex(i))
+		}
+		return s + "]"
+	case *array.List:
+		s := "["
+		for i := 0; i < x.Len(); i++ {
+			if i > 0 {
+				s += " "
+			}
+			b, e := x.ValueOffsets(i)
+			sl := array.NewSlice(x.ListValues(), b, e)
+			s += valuesString(sl)
+			sl.Release()
+		}
+		return s + "]"
+	}
+	return a.String()
+}
+
+// TestNullItemsBounded: items not stored, or values of an all-null page,
+// are materialized as zeros; a type far wider than the bytes stored is
+// refused instead of allocated.
+func TestNullItemsBounded(t *testing.T) {
+	wide := arrow.FixedSizeListOf(1, arrow.FixedSizeListOf(1<<30, arrow.PrimitiveTypes.Int64))
+	vals := values.Block{N: 1, Dims: []int{1}, NullItems: true, ItemValid: [][]byte{{0}}}
+	if _, err := leafArray(wide, &pageData{numVisible: 1, vals: vals}, nil); !errors.Is(err, ErrUnsupported) {
+		t.Errorf("null items of a 8 GiB row: %v", err)
+	}
+	if _, err := repeatScalar(arrow.FixedSizeListOf(1<<20, arrow.FixedWidthTypes.Boolean), nil, false, 1<<20); !errors.Is(err, ErrUnsupported) {
+		t.Errorf("2^40 null booleans: %v", err)
+	}
+	huge := arrow.FixedSizeListOf(1<<30, arrow.FixedSizeListOf(1<<30, arrow.FixedSizeListOf(1<<30, arrow.PrimitiveTypes.Int8)))
+	if _, err := leafArray(huge, &pageData{numVisible: 1, vals: values.Block{N: 1, Bits: 8, Data: []byte{0}}}, nil); err == nil {
+		t.Errorf("2^90 items: no error")
+	}
+}

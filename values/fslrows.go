@@ -1,0 +1,155 @@
+package values
+
+import (
+	"fmt"
+
+	"github.com/planarlance/planar/proto/enc21pb"
+)
+
+// FSLRows is the row layout Lance's value codec gives fixed-size lists of
+// fixed-width items when it stores them one row at a time (the per-value
+// records of zipped pages, and fixed-size-list blocks such as page
+// dictionaries): per row, one validity bitmap for every list layer that has
+// one (outer layer first; layer k's bitmap has one bit per item of that
+// layer in the row, D_0*...*D_k bits, rounded up to whole bytes), then the
+// row's items back to back. A chain that ends in a Constant without a value
+// stores no items at all: every item is null and only the bitmaps remain.
+type FSLRows struct {
+	Dims     []int  // dimensions, outer first
+	HasValid []bool // per layer: a validity bitmap is stored
+	// ItemBits is the width of one item; 0 when items are not stored.
+	ItemBits int
+	// ValidBytes and DataBytes are the bytes per row of the bitmaps and of
+	// the items.
+	ValidBytes, DataBytes int
+}
+
+// maxFSLLayers bounds the nesting of fixed-size-list encodings.
+const maxFSLLayers = 8
+
+// ParseFSLRows reads the row layout of a FixedSizeList encoding chain.
+func ParseFSLRows(f *enc21pb.FixedSizeList) (FSLRows, error) {
+	var l FSLRows
+	items := 1
+	for f != nil {
+		d := f.ItemsPerValue
+		if d == 0 || d > 1<<20 || len(l.Dims) >= maxFSLLayers || uint64(items)*d > maxDecodeValues {
+			return FSLRows{}, fmt.Errorf("fixed-size list of %d items at depth %d: %w", d, len(l.Dims), ErrCorrupt)
+		}
+		items *= int(d)
+		l.Dims = append(l.Dims, int(d))
+		l.HasValid = append(l.HasValid, f.HasValidity)
+		if f.HasValidity {
+			l.ValidBytes += (items + 7) / 8
+		}
+		inner := f.GetValues()
+		switch c := inner.GetCompression().(type) {
+		case *enc21pb.CompressiveEncoding_FixedSizeList:
+			f = c.FixedSizeList
+			continue
+		case *enc21pb.CompressiveEncoding_Flat:
+			bits := int(c.Flat.BitsPerValue)
+			if c.Flat.Data != nil {
+				return FSLRows{}, fmt.Errorf("fixed-size list items with buffer compression: %w", ErrUnsupported)
+			}
+			// Items are whole bytes, or bits filling whole bytes per row.
+			if bits <= 0 || bits > 1<<16 || (bits%8 != 0 && bits != 1) || (bits*items)%8 != 0 {
+				return FSLRows{}, fmt.Errorf("fixed-size list of %d items of %d bits: %w", items, bits, ErrUnsupported)
+			}
+			l.ItemBits = bits
+			l.DataBytes = bits * items / 8
+		case *enc21pb.CompressiveEncoding_Constant:
+			if len(c.Constant.GetValue()) != 0 {
+				return FSLRows{}, fmt.Errorf("fixed-size list over a constant with a value: %w", ErrUnsupported)
+			}
+			// Items not stored: all null. Lance marks the layer that
+			// holds them as having validity (all bits clear).
+		default:
+			return FSLRows{}, fmt.Errorf("fixed-size list over %s: %w", EncodingName(inner), ErrUnsupported)
+		}
+		break
+	}
+	if l.ValidBytes+l.DataBytes == 0 {
+		return FSLRows{}, fmt.Errorf("fixed-size list rows of zero bytes: %w", ErrCorrupt)
+	}
+	return l, nil
+}
+
+// RowBytes is the size of one stored row.
+func (l FSLRows) RowBytes() int { return l.ValidBytes + l.DataBytes }
+
+// Decode splits n stored rows into item data and per-layer item validity:
+// a block of n values whose ItemValid has one bitmap per layer (nil for
+// layers without one), bit i being item i of the block at that layer. data
+// must hold at least n rows.
+func (l FSLRows) Decode(data []byte, n int) (Block, error) {
+	row := l.RowBytes()
+	if n < 0 || n > len(data)/row {
+		return Block{}, fmt.Errorf("%d fixed-size-list rows of %d bytes in %d bytes: %w", n, row, len(data), ErrCorrupt)
+	}
+	out := Block{N: n, Bits: 8 * l.DataBytes, Dims: l.Dims, ItemValid: make([][]byte, len(l.Dims)), NullItems: l.ItemBits == 0}
+	if l.ValidBytes == 0 {
+		out.Data = data[:n*row]
+		return out, nil
+	}
+	per := 1
+	for k, d := range l.Dims {
+		per *= d
+		if l.HasValid[k] {
+			out.ItemValid[k] = make([]byte, (n*per+7)/8)
+		}
+	}
+	if l.DataBytes > 0 {
+		out.Data = make([]byte, 0, n*l.DataBytes)
+	}
+	for r := 0; r < n; r++ {
+		rec := data[r*row : (r+1)*row]
+		pos, per := 0, 1
+		for k, d := range l.Dims {
+			per *= d
+			if !l.HasValid[k] {
+				continue
+			}
+			copyBits(out.ItemValid[k], r*per, rec[pos:], per)
+			pos += (per + 7) / 8
+		}
+		out.Data = append(out.Data, rec[pos:]...)
+	}
+	return out, nil
+}
+
+// copyBits sets the n bits of src (from bit 0, LSB first) at bit position at
+// of dst, whose bits there are clear.
+func copyBits(dst []byte, at int, src []byte, n int) {
+	if at%8 == 0 {
+		full := n / 8
+		copy(dst[at/8:], src[:full])
+		if rem := n % 8; rem > 0 {
+			dst[at/8+full] |= src[full] & (1<<rem - 1)
+		}
+		return
+	}
+	for i := 0; i < n; i++ {
+		if src[i/8]&(1<<(i%8)) != 0 {
+			j := at + i
+			dst[j/8] |= 1 << (j % 8)
+		}
+	}
+}
+
+// fslRowsNeeded reports whether a FixedSizeList block encoding stores its
+// rows with validity bitmaps or without items (anything the flattened-items
+// block decode cannot express).
+func fslRowsNeeded(f *enc21pb.FixedSizeList) bool {
+	for d := 0; f != nil && d <= maxFSLLayers; d++ {
+		if f.HasValidity {
+			return true
+		}
+		inner := f.GetValues()
+		if inner.GetConstant() != nil {
+			return true
+		}
+		f = inner.GetFixedSizeList()
+	}
+	return false
+}
