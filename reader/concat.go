@@ -20,6 +20,18 @@ func concatenate(chunks []arrow.Array) (arrow.Array, error) {
 		guarded := make([]arrow.Array, len(chunks))
 		for i, c := range chunks {
 			guarded[i] = c
+			if c.Data().Offset() != 0 || c.DataType().ID() != arrow.DICTIONARY {
+				// A slice (or a parent of dictionaries) may reach an
+				// empty range of a dictionary child that is not itself
+				// empty: copy it alone first (one dictionary, nothing to
+				// transpose), which cuts every child to the range used.
+				n, err := array.Concatenate([]arrow.Array{c}, memory.DefaultAllocator)
+				if err != nil {
+					return nil, err
+				}
+				defer n.Release()
+				guarded[i], c = n, n
+			}
 			if d, ok := guardEmptyDictionaries(c.Data()); ok {
 				guarded[i] = array.MakeFromData(d)
 				d.Release()
