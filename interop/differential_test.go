@@ -804,6 +804,8 @@ var regressionSeeds = []uint64{
 	100151, // 2.3 all-empty strings: offsets packed at width 0
 	101958, // struct siblings' validity (pylance: incompatible validity metadata)
 	100432, // masked values made a null page constant
+	57,     // range across dictionary pages: arrow's transpose panicked
+	321,    // the same below a struct
 }
 
 // TestDifferential runs the differential fuzzer over a fixed set of seeds
