@@ -310,3 +310,33 @@ func TestDictionaryRangesAcrossPages(t *testing.T) {
 	}
 	bothWays(t, &corpus.RandCase{Schema: schema, Format: "2.3", Policy: "cost", PageBytes: 64, Batches: batches})
 }
+
+// Found by the differential fuzzer (seed 202284): a dictionary column below
+// a structural fixed-size list is one page whatever its size, so its
+// batches' dictionaries back to back outgrew int8 keys; equal values are
+// merged now.
+func TestDictionaryBelowFSLOfStruct(t *testing.T) {
+	mem := memory.NewGoAllocator()
+	dt := &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int8, ValueType: arrow.BinaryTypes.String}
+	st := arrow.StructOf(arrow.Field{Name: "d", Type: dt, Nullable: true})
+	ft := arrow.FixedSizeListOf(2, st)
+	schema := arrow.NewSchema([]arrow.Field{{Name: "f", Type: ft, Nullable: true}}, nil)
+	var batches []arrow.RecordBatch
+	for b := 0; b < 3; b++ {
+		fb := array.NewFixedSizeListBuilder(mem, 2, st)
+		sb := fb.ValueBuilder().(*array.StructBuilder)
+		db := sb.FieldBuilder(0).(*array.BinaryDictionaryBuilder)
+		for i := 0; i < 50; i++ {
+			fb.Append(true)
+			for j := 0; j < 2; j++ {
+				sb.Append(true)
+				db.AppendString(fmt.Sprintf("v%d", (2*i+j+10*b)%120))
+			}
+		}
+		a := fb.NewArray()
+		batches = append(batches, array.NewRecordBatch(schema, []arrow.Array{a}, 50))
+	}
+	for _, f := range []string{"2.2", "2.3"} {
+		bothWays(t, &corpus.RandCase{Schema: schema, Format: f, Policy: "cost", Batches: batches})
+	}
+}

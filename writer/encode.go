@@ -936,39 +936,98 @@ func (c *column) gatherDict(segs []structural.Segment) ([]byte, *pageDict) {
 	// Arrays are told apart by their data: slices of one dictionary array
 	// (each with its own Dictionary() array) share one copy.
 	type dictBase struct {
-		data arrow.ArrayData
-		base int
+		data  arrow.ArrayData
+		base  int
+		remap []uint64 // merge: the page index of each item
 	}
 	var seen []dictBase
 	var fixed []byte
 	offsets := []uint64{0}
 	var vdata []byte
 	n := 0
-	baseOf := func(d arrow.Array) int {
+	// The arrays' dictionaries go back to back, unless that would outgrow
+	// the keys (a page that is never cut, below a structural fixed-size
+	// list): then equal values are merged (the column's distinct values
+	// fit its keys: dictUnion).
+	total := 0
+	for _, s := range segs {
+		d := s.Arr.(*array.Dictionary).Dictionary().Data()
+		if !slices.ContainsFunc(seen, func(x dictBase) bool { return x.data == d }) {
+			seen = append(seen, dictBase{data: d})
+			total += d.Len()
+		}
+	}
+	seen = seen[:0]
+	var merged map[string]uint64
+	if uint64(total) > maxKeys(c.leaf.Field.Type) {
+		merged = map[string]uint64{}
+	}
+	add := func(d arrow.Array) dictBase {
+		seg := []structural.Segment{{Arr: d, Start: 0, End: d.Len()}}
+		if merged == nil {
+			b := dictBase{data: d.Data(), base: n}
+			if vi.kind == kindVariable {
+				offsets, vdata = gatherVariable(offsets, vdata, seg)
+			} else {
+				fixed = gatherFixed(fixed, seg, vi.bits/8)
+			}
+			n += d.Len()
+			return b
+		}
+		var ioffs []uint64
+		var idata, ifixed []byte
+		if vi.kind == kindVariable {
+			ioffs, idata = gatherVariable([]uint64{0}, nil, seg)
+		} else {
+			ifixed = gatherFixed(nil, seg, vi.bits/8)
+		}
+		b := dictBase{data: d.Data(), remap: make([]uint64, d.Len())}
+		for j := range b.remap {
+			var v []byte
+			if vi.kind == kindVariable {
+				v = idata[ioffs[j]:ioffs[j+1]]
+			} else {
+				w := vi.bits / 8
+				v = ifixed[j*w : (j+1)*w]
+			}
+			k, ok := merged[string(v)]
+			if !ok {
+				k = uint64(n)
+				merged[string(v)] = k
+				n++
+				if vi.kind == kindVariable {
+					vdata = append(vdata, v...)
+					offsets = append(offsets, uint64(len(vdata)))
+				} else {
+					fixed = append(fixed, v...)
+				}
+			}
+			b.remap[j] = k
+		}
+		return b
+	}
+	baseOf := func(d arrow.Array) dictBase {
 		for _, s := range seen {
 			if s.data == d.Data() {
-				return s.base
+				return s
 			}
 		}
-		b := n
-		seen = append(seen, dictBase{d.Data(), b})
-		seg := []structural.Segment{{Arr: d, Start: 0, End: d.Len()}}
-		if vi.kind == kindVariable {
-			offsets, vdata = gatherVariable(offsets, vdata, seg)
-		} else {
-			fixed = gatherFixed(fixed, seg, vi.bits/8)
-		}
-		n += d.Len()
+		b := add(d)
+		seen = append(seen, b)
 		return b
 	}
 	var buf [8]byte
 	for _, s := range segs {
 		da := s.Arr.(*array.Dictionary)
-		base := baseOf(da.Dictionary())
+		db := baseOf(da.Dictionary())
 		for i := s.Start; i < s.End; i++ {
 			k := uint64(0)
 			if da.IsValid(i) {
-				k = uint64(da.GetValueIndex(i) + base)
+				if db.remap != nil {
+					k = db.remap[da.GetValueIndex(i)]
+				} else {
+					k = uint64(da.GetValueIndex(i) + db.base)
+				}
 			}
 			binary.LittleEndian.PutUint64(buf[:], k)
 			idx = append(idx, buf[:kw]...)
