@@ -65,9 +65,9 @@ type column struct {
 	pendDicts   []arrow.ArrayData
 	pendDictLen int
 	union       *dictUnion // dictionary columns with 8/16-bit keys
-	firstRow    int64 // element number of the first pending element
-	onePage     bool  // never cut pages (columns below a structural FSL)
-	sparse      bool  // sparse cells only (a structural FSL and a list on the path)
+	firstRow    int64      // element number of the first pending element
+	onePage     bool       // never cut pages (columns below a structural FSL)
+	sparse      bool       // sparse cells only (a structural FSL and a list on the path)
 	pages       []*file2pb.ColumnMetadata_Page
 
 	// scratch reused across pages
