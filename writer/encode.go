@@ -27,7 +27,7 @@ type pageValues struct {
 	itemValid [][]byte // kindFSL: per list layer (outer first), its children's validity when stored (nil: none stored)
 	dict      *pageDict
 	fsst      bool   // kindVariable: the values are FSST coded (with the plan's table)
-	nulls     []bool // visible leaf nulls (own validity only)
+	nulls     []bool // visible leaf slots holding no value: null, or under a null ancestor
 	allNull   bool
 	err       error // gathering failed (records that cannot be encoded)
 }
@@ -151,6 +151,7 @@ func maskAncestorNulls(pv *pageValues, d structural.Dense) {
 	}
 	maxVis := uint16(structural.MaxVisibleDef(d.Layers))
 	k, nulls := 0, 0
+	var masked []int
 	for _, def := range d.Def {
 		if def > maxVis {
 			continue // a null or empty list: no slot
@@ -158,8 +159,9 @@ func maskAncestorNulls(pv *pageValues, d structural.Dense) {
 		if k == pv.n {
 			return
 		}
-		if def > 0 {
+		if def > 0 && !pv.nulls[k] {
 			pv.nulls[k] = true
+			masked = append(masked, k)
 		}
 		if pv.nulls[k] {
 			nulls++
@@ -167,6 +169,48 @@ func maskAncestorNulls(pv *pageValues, d structural.Dense) {
 		k++
 	}
 	pv.allNull = nulls == pv.n
+	scrubMasked(pv, masked)
+}
+
+// scrubMasked clears the values of newly masked slots as null slots are
+// cleared when gathered (zeros, no bytes), so that the value codecs, sized
+// from statistics that skip nulls, can hold every slot.
+func scrubMasked(pv *pageValues, masked []int) {
+	if len(masked) == 0 {
+		return
+	}
+	switch pv.info.kind {
+	case kindFixed, kindDict:
+		if w := pv.info.bits / 8; pv.info.bits%8 == 0 && len(pv.fixed) >= pv.n*w {
+			for _, k := range masked {
+				clear(pv.fixed[k*w : (k+1)*w])
+			}
+		}
+	case kindBool:
+		for _, k := range masked {
+			if k/8 < len(pv.fixed) {
+				pv.fixed[k/8] &^= 1 << (k % 8)
+			}
+		}
+	case kindVariable:
+		if len(pv.offsets) != pv.n+1 {
+			return
+		}
+		// Drop the masked values' bytes, shifting the rest down.
+		out, m := pv.offsets[0], 0
+		for i := 0; i < pv.n; i++ {
+			lo, hi := pv.offsets[i], pv.offsets[i+1]
+			if m < len(masked) && masked[m] == i {
+				m++
+				hi = lo
+			}
+			copy(pv.fixed[out:], pv.fixed[lo:hi])
+			pv.offsets[i] = out
+			out += hi - lo
+		}
+		pv.offsets[pv.n] = out
+		pv.fixed = pv.fixed[:out]
+	}
 }
 
 func (c *column) encode(d structural.Dense, segs []structural.Segment, f Format) (encoded, error) {
