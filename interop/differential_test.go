@@ -806,6 +806,8 @@ var regressionSeeds = []uint64{
 	100432, // masked values made a null page constant
 	57,     // range across dictionary pages: arrow's transpose panicked
 	321,    // the same below a struct
+	202284, // dictionary below a structural FSL outgrew int8 keys in its one page
+	200709, // masked values stored although statistics skipped them
 }
 
 // TestDifferential runs the differential fuzzer over a fixed set of seeds
