@@ -499,7 +499,12 @@ func runCase(w *pyWorker, dir string, c *corpus.RandCase) diffOutcome {
 // knownOpen lists the failure classes found by the fuzzer that are open
 // defects, each with why it is not fixed yet. A failure matching one is
 // counted and logged, not failed; anything else fails. Keep this short.
-var knownOpen = []struct{ kind, substr, why string }{}
+var knownOpen = []struct{ kind, substr, why string }{
+	{"pylance-reads-planar", "its children have differing lengths",
+		"a struct holding a fixed-size list of structs beside other children: pylance 14 reads such a struct only when the FSL column's pages are sparse " +
+			"(its own dense pages fail the same way, FORMAT.md §5c); pylance writes them sparse when the values are wide and mostly null (sparse_wide), " +
+			"which planar's selector does not do yet (issue 10, the sparse plane)"},
+}
 
 // sharedPairs are pylance errors on planar's file that go with a different
 // error of pylance on its own file of the same data: checked by hand to be
