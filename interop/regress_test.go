@@ -1,8 +1,10 @@
 package interop
 
 import (
+	"encoding/base64"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -10,6 +12,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/planarlance/planar/internal/corpus"
+	"github.com/planarlance/planar/reader"
 )
 
 // bothWays runs a hand-made case through the differential checks: planar
@@ -201,5 +204,179 @@ func TestEmptyStringPages(t *testing.T) {
 			}
 			bothWays(t, c)
 		})
+	}
+}
+
+// siblingCase is one top-level column of the given type holding the JSON
+// rows, one row per page (a 1-byte page budget), in 2.3 (where all-null pages
+// are sparse) with the given policy.
+func siblingCase(t *testing.T, dt arrow.DataType, rows, policy string) *corpus.RandCase {
+	t.Helper()
+	a, _, err := array.FromJSON(memory.NewGoAllocator(), dt, strings.NewReader(rows))
+	if err != nil {
+		t.Fatal(err)
+	}
+	schema := arrow.NewSchema([]arrow.Field{{Name: "c", Type: dt, Nullable: true}}, nil)
+	return &corpus.RandCase{Schema: schema, Format: "2.3", Policy: policy, PageBytes: 1,
+		Batches: []arrow.RecordBatch{array.NewRecordBatch(schema, []arrow.Array{a}, int64(a.Len()))}}
+}
+
+// requireSparsePages fails unless planar writes, for every listed column, at
+// least one sparse page and one dense page: the precondition of the sibling
+// tests (Lance compares the structure of sibling columns that have sparse
+// pages).
+func requireSparsePages(t *testing.T, c *corpus.RandCase, sparse, dense []string) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "pre.lance")
+	if err := writePlanarCase(path, c); err != nil {
+		t.Fatal(err)
+	}
+	f, err := reader.OpenPath(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	cells := map[string][]string{}
+	for i := 0; i < f.NumColumns(); i++ {
+		for _, p := range f.Pages(i) {
+			cells[f.ColumnPath(i)] = append(cells[f.ColumnPath(i)], p.Cell)
+		}
+	}
+	has := func(col, kind string) bool {
+		for _, c := range cells[col] {
+			if strings.HasPrefix(c, kind) {
+				return true
+			}
+		}
+		return false
+	}
+	for _, col := range sparse {
+		if !has(col, "sparse") {
+			t.Fatalf("precondition: column %s has no sparse page: %v", col, cells)
+		}
+	}
+	for _, col := range dense {
+		if !has(col, "dense") {
+			t.Fatalf("precondition: column %s has no dense page: %v", col, cells)
+		}
+	}
+}
+
+// Found by the differential fuzzer (seeds 101958, 101420 and others):
+// pylance refused planar files with "Structural sibling fields have
+// incompatible validity metadata". Lance's struct decoder unravels a
+// struct's validity (and the offsets and validity of every list above it)
+// from each child column and, when several have sparse pages, requires them
+// equal, slots below a null ancestor included. A sparse page reports such
+// slots null; a dense page reports them null only when the layer has a band
+// (NULLABLE_ITEM, or a list layer with a null band), and planar gave the
+// band by the layer's own nulls. So an inner struct or list with no nulls of
+// its own but slots below a null struct row was valid there in one column and
+// null in its sibling. Each row below is one page; the first is dense in one
+// column and the second sparse in both.
+func TestSiblingColumnsAgreeBelowNullRows(t *testing.T) {
+	i32 := arrow.PrimitiveTypes.Int32
+	xy := arrow.StructOf(arrow.Field{Name: "x", Type: i32, Nullable: true}, arrow.Field{Name: "y", Type: i32, Nullable: true})
+	cases := []struct {
+		name          string
+		dt            arrow.DataType
+		rows          string
+		sparse, dense []string
+	}{
+		{
+			// The shape of seed 101958: f1 is kept nullable in the
+			// column with a list below it (KeepNullable) and was
+			// all-valid in f6's column.
+			name: "struct kept nullable in one column",
+			dt: arrow.ListOf(arrow.StructOf(
+				arrow.Field{Name: "f1", Type: arrow.StructOf(
+					arrow.Field{Name: "f2", Type: arrow.ListOf(i32), Nullable: true},
+					arrow.Field{Name: "f6", Type: i32, Nullable: true}), Nullable: true},
+				arrow.Field{Name: "f8", Type: arrow.ListOf(i32), Nullable: true})),
+			rows:   `[[null, {"f1": {"f2": [1, 2], "f6": 3}, "f8": [4]}, {"f1": {"f2": [5], "f6": 6}, "f8": [7, 8]}], [{"f1": null, "f8": null}]]`,
+			sparse: []string{"c.item.f1.f2.item", "c.item.f1.f6"},
+			dense:  []string{"c.item.f1.f2.item", "c.item.f1.f6"},
+		},
+		{
+			// s has no null of its own: a struct layer below a null
+			// item, x all null in the first page (sparse), y not.
+			name:   "struct below a null item",
+			dt:     arrow.ListOf(arrow.StructOf(arrow.Field{Name: "s", Type: xy, Nullable: true})),
+			rows:   `[[null, {"s": {"x": null, "y": 1}}, {"s": {"x": null, "y": 2}}], [{"s": null}]]`,
+			sparse: []string{"c.item.s.x", "c.item.s.y"},
+			dense:  []string{"c.item.s.y"},
+		},
+		{
+			// l has no null of its own: a list layer below a null
+			// item, x all null in the first page (sparse), y not.
+			name:   "list below a null item",
+			dt:     arrow.ListOf(arrow.StructOf(arrow.Field{Name: "l", Type: arrow.ListOf(xy), Nullable: true})),
+			rows:   `[[null, {"l": [{"x": null, "y": 1}, {"x": null, "y": 2}]}], [{"l": [{"x": null, "y": null}]}]]`,
+			sparse: []string{"c.item.l.item.x", "c.item.l.item.y"},
+			dense:  []string{"c.item.l.item.y"},
+		},
+		{
+			// s is not nullable but has slots below a null item, so
+			// it needs a band in the first page; with a list inside
+			// it, it then keeps one in every page (KeepNullable), or
+			// Lance counts one entry per leaf value in the second.
+			name: "non-nullable struct below a null item",
+			dt: arrow.ListOf(arrow.StructOf(
+				arrow.Field{Name: "s", Type: arrow.StructOf(arrow.Field{Name: "l", Type: arrow.ListOf(i32), Nullable: true})},
+				arrow.Field{Name: "b", Type: i32, Nullable: true})),
+			rows:  `[[null, {"s": {"l": [1, 2]}, "b": 1}], [{"s": {"l": [3, 4, 5]}, "b": 2}]]`,
+			dense: []string{"c.item.s.l.item"},
+		},
+	}
+	for _, tc := range cases {
+		for _, policy := range []string{"cost", "lance"} {
+			t.Run(tc.name+"/"+policy, func(t *testing.T) {
+				c := siblingCase(t, tc.dt, tc.rows, policy)
+				requireSparsePages(t, c, tc.sparse, tc.dense)
+				bothWays(t, c)
+			})
+		}
+	}
+}
+
+// Found by the differential fuzzer (seeds 109538, 111473): pylance refused
+// planar files with "Incorrect number of nulls for StructArray, expected 3
+// got 10". A struct with a list inside is NULLABLE_ITEM in every page
+// (KeepNullable), but a zipped page whose def levels were all 0 was written
+// with a def width of 0: Lance's reader then has no def levels for the page,
+// takes it as all valid and, since another page of the batch has a null
+// struct row, gives the struct one valid entry per leaf value rather than
+// per row.
+func TestZippedPagesKeepTheirDefWidth(t *testing.T) {
+	big := strings.Repeat("z", 300) // zipped: values of 256 bytes and more
+	dt := arrow.StructOf(arrow.Field{Name: "f1", Type: arrow.LargeListOf(arrow.BinaryTypes.Binary), Nullable: true})
+	b64 := base64.StdEncoding.EncodeToString([]byte(big))
+	rows := fmt.Sprintf(`[null, {"f1": ["%[1]s", "%[1]s", "%[1]s"]}, {"f1": ["%[1]s", "%[1]s"]}]`, b64)
+	for _, format := range []string{"2.2", "2.3"} {
+		for _, policy := range []string{"cost", "lance"} {
+			t.Run(format+"/"+policy, func(t *testing.T) {
+				c := siblingCase(t, dt, rows, policy)
+				c.Format = format
+				path := filepath.Join(t.TempDir(), "pre.lance")
+				if err := writePlanarCase(path, c); err != nil {
+					t.Fatal(err)
+				}
+				f, err := reader.OpenPath(path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				zipped := 0
+				for _, p := range f.Pages(0) {
+					if strings.Contains(p.Cell, "zipped") {
+						zipped++
+					}
+				}
+				f.Close()
+				if zipped < 2 {
+					t.Fatalf("precondition: %d zipped pages", zipped)
+				}
+				bothWays(t, c)
+			})
+		}
 	}
 }
