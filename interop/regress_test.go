@@ -380,3 +380,49 @@ func TestZippedPagesKeepTheirDefWidth(t *testing.T) {
 		}
 	}
 }
+
+// Found by the differential fuzzer (seed 100357): pylance refused a 2.2 file
+// with "Incorrect number of nulls for StructArray, expected 351 got 274". Its
+// all-null pages (legacy constant pages with level buffers) made every struct
+// layer nullable, the non-nullable top-level struct too, while the column's
+// other pages left that struct all-valid; with a list inside it, Lance then
+// counted one entry per leaf value for those pages. The all-null pages now
+// take the column's own classification: a struct below a null struct row is
+// nullable there anyway (its slots below the null row are null), which is
+// what masks a non-nullable child (TestAllNullStructPagesMaskTheirChildren).
+func TestAllNullPagesKeepTheColumnsLayers(t *testing.T) {
+	i32 := arrow.PrimitiveTypes.Int32
+	dt := arrow.StructOf(arrow.Field{Name: "s", Type: arrow.StructOf(
+		arrow.Field{Name: "l", Type: arrow.ListOf(i32), Nullable: true},
+		arrow.Field{Name: "a", Type: i32}), Nullable: true})
+	a, _, err := array.FromJSON(memory.NewGoAllocator(), dt, strings.NewReader(
+		`[{"s": null}, {"s": {"l": [1, 2, 3], "a": 4}}, {"s": {"l": [5], "a": 6}}]`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	schema := arrow.NewSchema([]arrow.Field{{Name: "c", Type: dt}}, nil)
+	for _, policy := range []string{"cost", "lance"} {
+		t.Run(policy, func(t *testing.T) {
+			c := &corpus.RandCase{Schema: schema, Format: "2.2", Policy: policy, PageBytes: 1,
+				Batches: []arrow.RecordBatch{array.NewRecordBatch(schema, []arrow.Array{a}, int64(a.Len()))}}
+			path := filepath.Join(t.TempDir(), "pre.lance")
+			if err := writePlanarCase(path, c); err != nil {
+				t.Fatal(err)
+			}
+			f, err := reader.OpenPath(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			constant := false
+			for _, p := range f.Pages(0) {
+				constant = constant || strings.Contains(p.Cell, "constant")
+			}
+			col := f.ColumnPath(0)
+			f.Close()
+			if !constant {
+				t.Fatalf("precondition: no all-null page in column %s", col)
+			}
+			bothWays(t, c)
+		})
+	}
+}
