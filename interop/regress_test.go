@@ -1,9 +1,11 @@
 package interop
 
 import (
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -375,5 +377,189 @@ func TestMaskedValuesAreNotStored(t *testing.T) {
 				bothWays(t, &corpus.RandCase{Schema: schema, Format: f, Policy: policy, PageBytes: page, Batches: []arrow.RecordBatch{batch}})
 			}
 		}
+	}
+}
+
+func siblingCase(t *testing.T, dt arrow.DataType, rows, policy string) *corpus.RandCase {
+	t.Helper()
+	a, _, err := array.FromJSON(memory.NewGoAllocator(), dt, strings.NewReader(rows))
+	if err != nil {
+		t.Fatal(err)
+	}
+	schema := arrow.NewSchema([]arrow.Field{{Name: "c", Type: dt, Nullable: true}}, nil)
+	return &corpus.RandCase{Schema: schema, Format: "2.3", Policy: policy, PageBytes: 1,
+		Batches: []arrow.RecordBatch{array.NewRecordBatch(schema, []arrow.Array{a}, int64(a.Len()))}}
+}
+
+func requireSparsePages(t *testing.T, c *corpus.RandCase, sparse, dense []string) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "pre.lance")
+	if err := writePlanarCase(path, c); err != nil {
+		t.Fatal(err)
+	}
+	f, err := reader.OpenPath(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	cells := map[string][]string{}
+	for i := 0; i < f.NumColumns(); i++ {
+		for _, p := range f.Pages(i) {
+			cells[f.ColumnPath(i)] = append(cells[f.ColumnPath(i)], p.Cell)
+		}
+	}
+	has := func(col, kind string) bool {
+		for _, c := range cells[col] {
+			if strings.HasPrefix(c, kind) {
+				return true
+			}
+		}
+		return false
+	}
+	for _, col := range sparse {
+		if !has(col, "sparse") {
+			t.Fatalf("precondition: column %s has no sparse page: %v", col, cells)
+		}
+	}
+	for _, col := range dense {
+		if !has(col, "dense") {
+			t.Fatalf("precondition: column %s has no dense page: %v", col, cells)
+		}
+	}
+}
+
+func TestSiblingColumnsAgreeBelowNullRows(t *testing.T) {
+	i32 := arrow.PrimitiveTypes.Int32
+	xy := arrow.StructOf(arrow.Field{Name: "x", Type: i32, Nullable: true}, arrow.Field{Name: "y", Type: i32, Nullable: true})
+	cases := []struct {
+		name          string
+		dt            arrow.DataType
+		rows          string
+		sparse, dense []string
+	}{
+		{
+			// The shape of seed 101958: f1 is kept nullable in the
+			// column with a list below it (KeepNullable) and was
+			// all-valid in f6's column.
+			name: "struct kept nullable in one column",
+			dt: arrow.ListOf(arrow.StructOf(
+				arrow.Field{Name: "f1", Type: arrow.StructOf(
+					arrow.Field{Name: "f2", Type: arrow.ListOf(i32), Nullable: true},
+					arrow.Field{Name: "f6", Type: i32, Nullable: true}), Nullable: true},
+				arrow.Field{Name: "f8", Type: arrow.ListOf(i32), Nullable: true})),
+			rows:   `[[null, {"f1": {"f2": [1, 2], "f6": 3}, "f8": [4]}, {"f1": {"f2": [5], "f6": 6}, "f8": [7, 8]}], [{"f1": null, "f8": null}]]`,
+			sparse: []string{"c.item.f1.f2.item", "c.item.f1.f6"},
+			dense:  []string{"c.item.f1.f2.item", "c.item.f1.f6"},
+		},
+		{
+			// s has no null of its own: a struct layer below a null
+			// item, x all null in the first page (sparse), y not.
+			name:   "struct below a null item",
+			dt:     arrow.ListOf(arrow.StructOf(arrow.Field{Name: "s", Type: xy, Nullable: true})),
+			rows:   `[[null, {"s": {"x": null, "y": 1}}, {"s": {"x": null, "y": 2}}], [{"s": null}]]`,
+			sparse: []string{"c.item.s.x", "c.item.s.y"},
+			dense:  []string{"c.item.s.y"},
+		},
+		{
+			// l has no null of its own: a list layer below a null
+			// item, x all null in the first page (sparse), y not.
+			name:   "list below a null item",
+			dt:     arrow.ListOf(arrow.StructOf(arrow.Field{Name: "l", Type: arrow.ListOf(xy), Nullable: true})),
+			rows:   `[[null, {"l": [{"x": null, "y": 1}, {"x": null, "y": 2}]}], [{"l": [{"x": null, "y": null}]}]]`,
+			sparse: []string{"c.item.l.item.x", "c.item.l.item.y"},
+			dense:  []string{"c.item.l.item.y"},
+		},
+		{
+			// s is not nullable but has slots below a null item, so
+			// it needs a band in the first page; with a list inside
+			// it, it then keeps one in every page (KeepNullable), or
+			// Lance counts one entry per leaf value in the second.
+			name: "non-nullable struct below a null item",
+			dt: arrow.ListOf(arrow.StructOf(
+				arrow.Field{Name: "s", Type: arrow.StructOf(arrow.Field{Name: "l", Type: arrow.ListOf(i32), Nullable: true})},
+				arrow.Field{Name: "b", Type: i32, Nullable: true})),
+			rows:  `[[null, {"s": {"l": [1, 2]}, "b": 1}], [{"s": {"l": [3, 4, 5]}, "b": 2}]]`,
+			dense: []string{"c.item.s.l.item"},
+		},
+	}
+	for _, tc := range cases {
+		for _, policy := range []string{"cost", "lance"} {
+			t.Run(tc.name+"/"+policy, func(t *testing.T) {
+				c := siblingCase(t, tc.dt, tc.rows, policy)
+				requireSparsePages(t, c, tc.sparse, tc.dense)
+				bothWays(t, c)
+			})
+		}
+	}
+}
+
+func TestZippedPagesKeepTheirDefWidth(t *testing.T) {
+	big := strings.Repeat("z", 300) // zipped: values of 256 bytes and more
+	dt := arrow.StructOf(arrow.Field{Name: "f1", Type: arrow.LargeListOf(arrow.BinaryTypes.Binary), Nullable: true})
+	b64 := base64.StdEncoding.EncodeToString([]byte(big))
+	rows := fmt.Sprintf(`[null, {"f1": ["%[1]s", "%[1]s", "%[1]s"]}, {"f1": ["%[1]s", "%[1]s"]}]`, b64)
+	for _, format := range []string{"2.2", "2.3"} {
+		for _, policy := range []string{"cost", "lance"} {
+			t.Run(format+"/"+policy, func(t *testing.T) {
+				c := siblingCase(t, dt, rows, policy)
+				c.Format = format
+				path := filepath.Join(t.TempDir(), "pre.lance")
+				if err := writePlanarCase(path, c); err != nil {
+					t.Fatal(err)
+				}
+				f, err := reader.OpenPath(path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				zipped := 0
+				for _, p := range f.Pages(0) {
+					if strings.Contains(p.Cell, "zipped") {
+						zipped++
+					}
+				}
+				f.Close()
+				if zipped < 2 {
+					t.Fatalf("precondition: %d zipped pages", zipped)
+				}
+				bothWays(t, c)
+			})
+		}
+	}
+}
+
+func TestAllNullPagesKeepTheColumnsLayers(t *testing.T) {
+	i32 := arrow.PrimitiveTypes.Int32
+	dt := arrow.StructOf(arrow.Field{Name: "s", Type: arrow.StructOf(
+		arrow.Field{Name: "l", Type: arrow.ListOf(i32), Nullable: true},
+		arrow.Field{Name: "a", Type: i32}), Nullable: true})
+	a, _, err := array.FromJSON(memory.NewGoAllocator(), dt, strings.NewReader(
+		`[{"s": null}, {"s": {"l": [1, 2, 3], "a": 4}}, {"s": {"l": [5], "a": 6}}]`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	schema := arrow.NewSchema([]arrow.Field{{Name: "c", Type: dt}}, nil)
+	for _, policy := range []string{"cost", "lance"} {
+		t.Run(policy, func(t *testing.T) {
+			c := &corpus.RandCase{Schema: schema, Format: "2.2", Policy: policy, PageBytes: 1,
+				Batches: []arrow.RecordBatch{array.NewRecordBatch(schema, []arrow.Array{a}, int64(a.Len()))}}
+			path := filepath.Join(t.TempDir(), "pre.lance")
+			if err := writePlanarCase(path, c); err != nil {
+				t.Fatal(err)
+			}
+			f, err := reader.OpenPath(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			constant := false
+			for _, p := range f.Pages(0) {
+				constant = constant || strings.Contains(p.Cell, "constant")
+			}
+			col := f.ColumnPath(0)
+			f.Close()
+			if !constant {
+				t.Fatalf("precondition: no all-null page in column %s", col)
+			}
+			bothWays(t, c)
+		})
 	}
 }

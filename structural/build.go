@@ -171,15 +171,29 @@ type Segment struct {
 // slot at it.
 //
 // Classification (planar's choice; Lance looks at bitmap presence instead):
-// a layer is nullable iff at least one entry's outermost condition is a null
-// at that layer, and a list layer is emptyable iff at least one valid empty
-// list lies below all-valid ancestors. So an all-valid bitmap makes no layer
-// nullable, and a child whose only nulls sit under null ancestors (struct
-// push-down, or nulls below a null FSL slot) stays all-valid: those entries
-// carry the ancestor's level, which is what Lance writes too, so that band
-// would never be used. With bitmaps attached exactly where nulls occur outside
-// null ancestors, the levels equal Lance's byte for byte; otherwise the layer
-// kinds differ (fewer bands) while every row still decodes to the same values.
+// a leaf layer is nullable iff at least one entry's outermost condition is a
+// null at that layer; a list layer is emptyable iff at least one valid empty
+// list lies below all-valid ancestors. A struct, FSL or list layer is
+// nullable iff one of its slots is null, counting the slots below a null
+// struct or FSL slot (with no list between, so the slots exist): those
+// entries carry the ancestor's level, which is what Lance writes too, so such
+// a band may never be used. The leaf never counts the slots below a null
+// ancestor (struct push-down, nulls below a null FSL slot), so an all-valid
+// bitmap makes no layer nullable. With bitmaps attached exactly where nulls
+// occur, the levels equal Lance's byte for byte; otherwise the layer kinds
+// differ (fewer bands) while every row still decodes to the same values.
+//
+// Why the slots below a null ancestor count: Lance 14's struct decoder
+// unravels a struct's validity, and the offsets and validity of every list
+// above it, from each child column and, when several of them have sparse
+// pages, requires them equal (CompositeRepDefUnraveler compatibility checks,
+// "Structural sibling fields have incompatible validity metadata"), the
+// slots below a null ancestor included. A sparse page reports those slots
+// null; a dense page reports them null when the layer has a band and valid
+// when it has none. Classifying the shared layers by what their slots hold,
+// ancestors included, makes every column under a struct report the same
+// validity for every row, whatever the pages of each column and whichever of
+// them are sparse.
 //
 // Two exceptions keep every page readable by Lance 14 (see readableLists and
 // BuildDenseKeep): a list layer that would be all-valid is NULLABLE_LIST (an
@@ -244,7 +258,8 @@ func BuildDenseKeep(arrs []arrow.Array, path []Step, keep []bool) (Dense, []Segm
 	// its def band value.
 	itemNull := make([]bool, L)
 	for d, st := range path {
-		itemNull[d] = st.Kind != StepList && (b.used[d]&usedNull != 0 || keep != nil && keep[d])
+		itemNull[d] = st.Kind != StepList && (b.used[d]&usedNull != 0 || keep != nil && keep[d]) ||
+			(st.Kind == StepStruct || st.Kind == StepFSL) && b.used[d]&usedMasked != 0
 	}
 	forceNull := readableLists(path, b.used, itemNull)
 	layers := make([]Layer, L)
@@ -254,22 +269,20 @@ func BuildDenseKeep(arrs []arrow.Array, path []Step, keep []bool) (Dense, []Segm
 		d := L - 1 - j
 		u := b.used[d]
 		if path[d].Kind == StepList {
-			if u == 0 && forceNull[d] {
-				// An unused null band: see readableLists.
-				layers[j] = NullableList
-				base++
-				continue
-			}
-			switch u {
-			case usedNull | usedEmpty:
+			// A null band when a null list occurs, when a slot lies below
+			// a null item ancestor (see BuildDense) or for readableLists;
+			// the last two leave it unused.
+			null := u&(usedNull|usedMasked) != 0 || forceNull[d] && u&usedEmpty == 0
+			switch {
+			case null && u&usedEmpty != 0:
 				layers[j] = NullAndEmptyList
 				level[nullCode(d)], level[emptyCode(d)] = base, base+1
 				base += 2
-			case usedNull:
+			case null:
 				layers[j] = NullableList
 				level[nullCode(d)] = base
 				base++
-			case usedEmpty:
+			case u&usedEmpty != 0:
 				layers[j] = EmptyableList
 				level[emptyCode(d)] = base
 				base++
@@ -326,7 +339,7 @@ func readableLists(path []Step, used []uint8, itemNull []bool) []bool {
 	L := len(path)
 	var force []bool
 	for x := 0; x < L; x++ {
-		if used[x] == 0 {
+		if used[x]&^usedMasked == 0 {
 			continue
 		}
 		need, list := false, false
@@ -358,7 +371,9 @@ func readableLists(path []Step, used []uint8, itemNull []bool) []bool {
 // KeepNullable returns, per depth of path (one of LeafPathsField(f)), whether
 // the layer must be NULLABLE_ITEM in every page of the column, nulls or not:
 // the struct and structural FSL layers that have a list layer inside them
-// and whose field is nullable. nil when there is none.
+// and that can hold a null slot: their field is nullable, or a nullable
+// struct or FSL lies above them with no list between (its null rows then
+// make the layer nullable, see BuildDense). nil when there is none.
 //
 // Lance 14's reader unravels the validity of an item layer across all pages
 // of a read batch when any page has nulls there, and an ALL_VALID_ITEM page
@@ -371,21 +386,26 @@ func readableLists(path []Step, used []uint8, itemNull []bool) []bool {
 func KeepNullable(f arrow.Field, path []Step) []bool {
 	var keep []bool
 	dt, nullable := f.Type, f.Nullable
+	masked := false // a nullable struct or FSL lies above, with no list between
 	for d, st := range path {
 		if ext, ok := dt.(arrow.ExtensionType); ok {
 			dt = ext.StorageType()
 		}
-		if st.Kind == StepStruct || st.Kind == StepFSL {
+		switch st.Kind {
+		case StepStruct, StepFSL:
 			inner := false
 			for _, s := range path[d+1:] {
 				inner = inner || s.Kind == StepList
 			}
-			if inner && nullable {
+			if inner && (nullable || masked) {
 				if keep == nil {
 					keep = make([]bool, len(path))
 				}
 				keep[d] = true
 			}
+			masked = masked || nullable
+		case StepList:
+			masked = false
 		}
 		var next arrow.Field
 		switch t := dt.(type) {
@@ -436,6 +456,9 @@ func checkPath(path []Step) error {
 const (
 	usedNull  = 1
 	usedEmpty = 2
+	// usedMasked: a struct or FSL slot below a null struct or FSL slot
+	// (with no list between them) occurs.
+	usedMasked = 4
 )
 
 // Condition codes written into the def stream during the walk and mapped to
@@ -644,6 +667,10 @@ func (b *builder) walk(chain []node, d, s, e int, cond uint16) error {
 			// [(n.off+i)*dim, (n.off+i+1)*dim) of the unsliced child.
 			scale, base = n.dim, n.off
 		}
+		if cond != 0 {
+			// Slots below a null struct or FSL slot (see BuildDense).
+			b.used[d] |= usedMasked
+		}
 		if cond != 0 || !n.nulls {
 			return b.walk(chain, d+1, (base+s)*scale, (base+e)*scale, cond)
 		}
@@ -676,6 +703,7 @@ func (b *builder) walk(chain []node, d, s, e int, cond uint16) error {
 			}
 			switch {
 			case cond != 0:
+				b.used[d] |= usedMasked
 				b.emit(cond)
 			case n.isNull(i):
 				b.used[d] |= usedNull

@@ -835,6 +835,16 @@ func (c *column) encodeZipped(d structural.Dense, pv pageValues, enc *encoded) e
 		return fmt.Errorf("zipped page of %d items exceeds the u32 item count: %w", d.NumItems, ErrInvalidOption)
 	}
 	br, bd := values.LevelWidths(d.Rep, d.Def)
+	if bd == 0 && d.Def != nil {
+		// Def levels that are all zero still have layers with bands (a
+		// struct layer kept nullable, an unused null band): without a
+		// def width Lance's reader takes the page as all valid and, when
+		// another page of the batch has nulls there, gives such a layer
+		// one valid entry per item, not per slot ("Incorrect number of
+		// nulls for StructArray"). Lance's own writer sizes the width by
+		// the bands, never 0 when there is one.
+		bd = 1
+	}
 	lv := values.ZipLevels{BitsRep: br, BitsDef: bd, MaxRep: structural.NumLists(d.Layers), MaxVisibleDef: structural.MaxVisibleDef(d.Layers)}
 	fz := &enc21pb.FullZipLayout{
 		BitsRep: uint32(br), BitsDef: uint32(bd), NumItems: uint32(d.NumItems), NumVisibleItems: uint32(d.NumVisible),

@@ -23,23 +23,13 @@ import (
 func (c *column) encodeStructuredConstant(d structural.Dense, scalar []byte, f Format, enc *encoded) error {
 	if !f.planarMetadata() {
 		// pb21: ConstantLayout with raw u16 level buffers [rep, def]
-		// (an absent stream is an empty buffer).
-		if scalar == nil {
-			// Lance's all-null decoder makes the leaf null whatever the
-			// inner layers say, so every struct layer must carry
-			// validity that masks it (as pylance's own pages do): a
-			// struct layer classified all-valid leaves a non-nullable
-			// child's nulls unmasked and pylance refuses the page.
-			keep := make([]bool, len(c.path))
-			for i, st := range c.path {
-				keep[i] = st.Kind == structural.StepStruct || st.Kind == structural.StepFSL
-			}
-			nd, _, err := structural.BuildDenseKeep(c.pending, c.path, keep)
-			if err != nil {
-				return err
-			}
-			d = nd
-		}
+		// (an absent stream is an empty buffer). Lance's all-null
+		// decoder makes every leaf slot null whatever the layers say; a
+		// non-nullable child is still masked, as the struct layers on
+		// its path are nullable wherever a null row lies above them
+		// (structural.BuildDense). The layers are the column's own:
+		// a struct layer nullable here and all-valid in another page
+		// of the column is miscounted when a list lies inside it.
 		var rep, def []byte
 		if d.Rep != nil {
 			rep = values.AppendFlatLevels(nil, d.Rep)
