@@ -500,6 +500,11 @@ func runCase(w *pyWorker, dir string, c *corpus.RandCase) diffOutcome {
 // defects, each with why it is not fixed yet. A failure matching one is
 // counted and logged, not failed; anything else fails. Keep this short.
 var knownOpen = []struct{ kind, substr, why string }{
+	{"pylance-reads-planar", "Dictionary key bigger than the key type",
+		"a dictionary column with 8/16-bit keys cut into many pages: pylance joins the pages' dictionaries with arrow-rs's concat, whose merge " +
+			"dedupes values with an approximate interner and overflows narrow keys well before the column's distinct values do; pylance's own " +
+			"files avoid it only by holding such a column in one page. Planar keeps only the items each page reaches; a page layout pylance " +
+			"always joins is still open"},
 	{"pylance-reads-planar", "its children have differing lengths",
 		"a struct holding a fixed-size list of structs beside other children: pylance 14 reads such a struct only when the FSL column's pages are sparse " +
 			"(its own dense pages fail the same way, FORMAT.md §5c); pylance writes them sparse when the values are wide and mostly null (sparse_wide), " +

@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -562,4 +563,44 @@ func TestAllNullPagesKeepTheColumnsLayers(t *testing.T) {
 			bothWays(t, c)
 		})
 	}
+}
+
+// Found by the differential fuzzer (seed 110272): each small page of a
+// large dictionary batch carried the batch's whole dictionary. A page keeps
+// only the items its keys reach now.
+func TestSmallPagesKeepTheirOwnDictionaryItems(t *testing.T) {
+	mem := memory.NewGoAllocator()
+	dt := &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Uint16, ValueType: arrow.BinaryTypes.String}
+	schema := arrow.NewSchema([]arrow.Field{{Name: "d", Type: dt, Nullable: true}}, nil)
+	items := array.NewStringBuilder(mem)
+	for i := 0; i < 1000; i++ {
+		items.Append(fmt.Sprintf("a rather long dictionary item number %04d", i))
+	}
+	keys := array.NewUint16Builder(mem)
+	for i := 0; i < 2000; i++ {
+		keys.Append(uint16(i / 2))
+	}
+	col := array.NewDictionaryArray(dt, keys.NewArray(), items.NewArray())
+	batch := array.NewRecordBatch(schema, []arrow.Array{col}, 2000)
+	path := filepath.Join(t.TempDir(), "d.lance")
+	c := &corpus.RandCase{Schema: schema, Format: "2.3", Policy: "cost", PageBytes: 256, Batches: []arrow.RecordBatch{batch}}
+	if err := writePlanarCase(path, c); err != nil {
+		t.Fatal(err)
+	}
+	f, err := reader.OpenPath(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pages := len(f.Pages(0))
+	f.Close()
+	st, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The whole dictionary is ~45 KB; every page carrying it would make
+	// pages x 45 KB.
+	if pages < 10 || st.Size() > 200_000 {
+		t.Errorf("%d pages, %d bytes: pages carry items they do not reach", pages, st.Size())
+	}
+	bothWays(t, c)
 }

@@ -992,34 +992,55 @@ func (c *column) gatherDict(segs []structural.Segment) ([]byte, *pageDict) {
 	type dictBase struct {
 		data  arrow.ArrayData
 		base  int
-		remap []uint64 // merge: the page index of each item
+		used  []bool   // the items the page's keys reach
+		count int      // how many
+		remap []uint64 // compacted or merged: the page index of each item
 	}
 	var seen []dictBase
 	var fixed []byte
 	offsets := []uint64{0}
 	var vdata []byte
 	n := 0
-	// The arrays' dictionaries go back to back, unless that would outgrow
-	// the keys (a page that is never cut, below a structural fixed-size
-	// list): then equal values are merged (the column's distinct values
-	// fit its keys: dictUnion).
+	find := func(d arrow.ArrayData) int {
+		return slices.IndexFunc(seen, func(x dictBase) bool { return x.data == d })
+	}
+	// First the items each dictionary's keys reach: a page of a slice
+	// keeps only those (a small page of a large batch would otherwise
+	// carry the whole dictionary, and a reader joining pages adds them up).
 	total := 0
 	for _, s := range segs {
-		d := s.Arr.(*array.Dictionary).Dictionary().Data()
-		if !slices.ContainsFunc(seen, func(x dictBase) bool { return x.data == d }) {
-			seen = append(seen, dictBase{data: d})
-			total += d.Len()
+		da := s.Arr.(*array.Dictionary)
+		d := da.Dictionary().Data()
+		k := find(d)
+		if k < 0 {
+			seen = append(seen, dictBase{data: d, used: make([]bool, d.Len())})
+			k = len(seen) - 1
+		}
+		b := &seen[k]
+		for i := s.Start; i < s.End; i++ {
+			if da.IsValid(i) {
+				if v := da.GetValueIndex(i); v >= 0 && v < len(b.used) && !b.used[v] {
+					b.used[v] = true
+					b.count++
+				}
+			}
 		}
 	}
-	seen = seen[:0]
+	for _, b := range seen {
+		total += b.count
+	}
+	// The dictionaries go back to back, unless that would outgrow the keys
+	// (a page that is never cut, below a structural fixed-size list): then
+	// equal values are merged (the column's distinct values fit its keys:
+	// dictUnion).
 	var merged map[string]uint64
 	if uint64(total) > maxKeys(c.leaf.Field.Type) {
 		merged = map[string]uint64{}
 	}
-	add := func(d arrow.Array) dictBase {
+	add := func(d arrow.Array, b dictBase) dictBase {
 		seg := []structural.Segment{{Arr: d, Start: 0, End: d.Len()}}
-		if merged == nil {
-			b := dictBase{data: d.Data(), base: n}
+		if merged == nil && b.count == d.Len() {
+			b.base = n
 			if vi.kind == kindVariable {
 				offsets, vdata = gatherVariable(offsets, vdata, seg)
 			} else {
@@ -1035,8 +1056,11 @@ func (c *column) gatherDict(segs []structural.Segment) ([]byte, *pageDict) {
 		} else {
 			ifixed = gatherFixed(nil, seg, vi.bits/8)
 		}
-		b := dictBase{data: d.Data(), remap: make([]uint64, d.Len())}
+		b.remap = make([]uint64, d.Len())
 		for j := range b.remap {
+			if !b.used[j] {
+				continue
+			}
 			var v []byte
 			if vi.kind == kindVariable {
 				v = idata[ioffs[j]:ioffs[j+1]]
@@ -1044,10 +1068,15 @@ func (c *column) gatherDict(segs []structural.Segment) ([]byte, *pageDict) {
 				w := vi.bits / 8
 				v = ifixed[j*w : (j+1)*w]
 			}
-			k, ok := merged[string(v)]
+			k, ok := uint64(0), false
+			if merged != nil {
+				k, ok = merged[string(v)]
+			}
 			if !ok {
 				k = uint64(n)
-				merged[string(v)] = k
+				if merged != nil {
+					merged[string(v)] = k
+				}
 				n++
 				if vi.kind == kindVariable {
 					vdata = append(vdata, v...)
@@ -1060,15 +1089,14 @@ func (c *column) gatherDict(segs []structural.Segment) ([]byte, *pageDict) {
 		}
 		return b
 	}
+	added := make([]bool, len(seen))
 	baseOf := func(d arrow.Array) dictBase {
-		for _, s := range seen {
-			if s.data == d.Data() {
-				return s
-			}
+		k := find(d.Data())
+		if !added[k] {
+			seen[k] = add(d, seen[k])
+			added[k] = true
 		}
-		b := add(d)
-		seen = append(seen, b)
-		return b
+		return seen[k]
 	}
 	var buf [8]byte
 	for _, s := range segs {
