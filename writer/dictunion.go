@@ -13,7 +13,7 @@ import (
 // (8- and 16-bit keys). Readers return a column as one dictionary array, so
 // the distinct values of all its batches' dictionaries must fit the keys
 // together (arrow's concatenation unifies dictionaries by value, and fails
-// past that); a batch that would push the column past it is refused before
+// past one fewer than the keys address); a batch that would push the column past it is refused before
 // anything of it is written.
 type dictUnion struct {
 	capacity int
@@ -28,7 +28,11 @@ func newDictUnion(dt arrow.DataType) *dictUnion {
 	}
 	switch t.IndexType.ID() {
 	case arrow.INT8, arrow.UINT8, arrow.INT16, arrow.UINT16:
-		return &dictUnion{capacity: int(maxKeys(t)), seen: map[string]struct{}{}}
+		// One less than the keys address: arrow's dictionary unification
+		// (arrow-go, which readers use to join pages) refuses a unified
+		// dictionary longer than the key type's largest value (128 items
+		// under int8 keys).
+		return &dictUnion{capacity: int(maxKeys(t)) - 1, seen: map[string]struct{}{}}
 	}
 	return nil
 }

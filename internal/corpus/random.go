@@ -558,7 +558,9 @@ func (g *rgen) array(nd *rnode, n int, pv []bool) arrow.Array {
 		return array.MakeFromData(d)
 	case arrow.DICTIONARY:
 		dt := t.(*arrow.DictionaryType)
-		card := max(1, min(nd.card, maxIndex(dt.IndexType)))
+		// (A column's distinct values stay within what arrow's dictionary
+		// unification accepts for its keys, as planar's writer requires.)
+		card := max(1, min(nd.card, maxIndex(dt.IndexType)-1))
 		if nd.dictArr == nil {
 			nd.dictArr = g.leafArray(nd.dict, dt.ValueType, card, nil)
 		}
