@@ -500,6 +500,10 @@ func runCase(w *pyWorker, dir string, c *corpus.RandCase) diffOutcome {
 // defects, each with why it is not fixed yet. A failure matching one is
 // counted and logged, not failed; anything else fails. Keep this short.
 var knownOpen = []struct{ kind, substr, why string }{
+	{"planar-write", "more than 65535 levels in one chunk",
+		"one value behind more than 65,535 null or empty lists in a dictionary, boolean or FSST page: the write fails with this error " +
+			"(nothing is committed); the zipped fallback does not take those values, and Lance's answer, a sparse page (sparse_for_budget), " +
+			"is the sparse plane's work (issue 10). 1 of 20,000 campaign cases"},
 	{"pylance-reads-planar", "Dictionary key bigger than the key type",
 		"a dictionary column with 8/16-bit keys cut into many pages: pylance joins the pages' dictionaries with arrow-rs's concat, whose merge " +
 			"dedupes values with an approximate interner and overflows narrow keys well before the column's distinct values do; pylance's own " +
