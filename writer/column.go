@@ -256,20 +256,11 @@ func (c *column) noteDictionary(a arrow.Array, w *Writer) error {
 	if c.info.kind != kindDict {
 		return nil
 	}
-	d := a.Data()
-	for _, st := range c.path {
-		switch st.Kind {
-		case structural.StepStruct:
-			d = d.Children()[st.Child]
-		case structural.StepList, structural.StepFSL:
-			d = d.Children()[0]
-		}
-	}
-	dict := d.Dictionary()
-	if isNil(dict) || slices.Contains(c.pendDicts, dict) {
+	dict := leafDictionary(a, c.path)
+	if dict == nil || slices.Contains(c.pendDicts, dict) {
 		return nil
 	}
-	if len(c.pending) > 0 && !c.onePage && uint64(c.pendDictLen+dict.Len()) > maxKeys(d.DataType()) {
+	if len(c.pending) > 0 && !c.onePage && uint64(c.pendDictLen+dict.Len()) > maxKeys(c.leaf.Field.Type) {
 		if err := c.flush(w); err != nil {
 			return err
 		}
