@@ -49,6 +49,7 @@ type File struct {
 	numRows int64
 	columns [][]*page
 	closer  io.Closer
+	io      ioCounter
 }
 
 // Open reads and validates the metadata of a Lance file of the given size.
@@ -117,6 +118,7 @@ func (f *File) readAt(off, n uint64) ([]byte, error) {
 		return nil, fmt.Errorf("range [%d, +%d) outside file of %d bytes: %w", off, n, f.size, ErrCorrupt)
 	}
 	b := make([]byte, n)
+	f.io.add(n)
 	if k, err := f.r.ReadAt(b, int64(off)); err != nil && !(errors.Is(err, io.EOF) && uint64(k) == n) {
 		return nil, shortRead(off, n, err)
 	}

@@ -32,16 +32,13 @@ const (
 	Zipped
 	Constant
 	None
-	// SparseNone and SparseConstant are the sparse-structure cells of pages
-	// whose values are all null / all one scalar under non-trivial
-	// structure (written as Lance's ConstantLayout with level buffers in
-	// pb21 files).
-	SparseNone
-	SparseConstant
+	// Indexed: u32 dictionary indices per leaf slot under a block codec,
+	// the distinct items stored zipped (Lance 2.3; sparse structure only).
+	Indexed
 )
 
 func (v ValueCodec) String() string {
-	return [...]string{"chunked", "zipped", "constant", "none", "none", "constant"}[v]
+	return [...]string{"chunked", "zipped", "constant", "none", "indexed"}[v]
 }
 
 func (s Structure) String() string {
@@ -159,6 +156,16 @@ const (
 // codec is the candidate with the smallest estimated size among those the
 // options allow.
 func Choose(p Page, o Options) Plan {
+	plan := choose(p, o)
+	if !p.Format23 {
+		// Files before 2.3 have no sparse structure: pages without value
+		// bytes keep their levels (Lance's ConstantLayout).
+		plan.Structure = Dense
+	}
+	return plan
+}
+
+func choose(p Page, o Options) Plan {
 	plan := Plan{Structure: Dense, LevelComp: Flat}
 	if p.Profile == nil {
 		p.Profile = &values.Profile{N: p.NumVisible, Bits: p.Bits}
@@ -168,10 +175,10 @@ func Choose(p Page, o Options) Plan {
 	}
 	switch {
 	case p.SparseOnly && (p.NumVisible == 0 || p.AllNull):
-		plan.Structure, plan.Values, plan.Reason = Sparse, SparseNone, "no non-null values; fixed-size list of structs with a list: sparse only"
+		plan.Structure, plan.Values, plan.Reason = Sparse, None, "no non-null values; fixed-size list of structs with a list: sparse only"
 		return plan
 	case p.SparseOnly && p.Scalar != nil:
-		plan.Structure, plan.Values, plan.Reason = Sparse, SparseConstant, "every value equal; fixed-size list of structs with a list: sparse only"
+		plan.Structure, plan.Values, plan.Reason = Sparse, Constant, "every value equal; fixed-size list of structs with a list: sparse only"
 		return plan
 	case p.SparseOnly:
 		// Chunked below, under sparse structure.
@@ -180,16 +187,16 @@ func Choose(p Page, o Options) Plan {
 		return plan
 	case p.NumVisible > 0 && p.AllNull && p.SingleNullable:
 		// In planar metadata a null leaf is structure: all-null is sparse.
-		plan.Structure, plan.Values, plan.Reason = Sparse, SparseNone, "every value null"
+		plan.Structure, plan.Values, plan.Reason = Sparse, None, "every value null"
 		return plan
 	case p.NumVisible > 0 && p.Degenerate && p.Scalar != nil && p.NullFree && (o.Structural == StructuralAuto || o.Policy == PolicyLance):
 		plan.Values, plan.Reason = Constant, "every value equal, trivial structure"
 		return plan
 	case (p.NumVisible == 0 || p.AllNull) && o.Structural == StructuralAuto:
-		plan.Structure, plan.Values, plan.Reason = Sparse, SparseNone, "no non-null values under non-trivial structure"
+		plan.Structure, plan.Values, plan.Reason = Sparse, None, "no non-null values under non-trivial structure"
 		return plan
 	case p.Scalar != nil && (p.NullFree || p.Format23) && o.Structural == StructuralAuto:
-		plan.Structure, plan.Values, plan.Reason = Sparse, SparseConstant, "every value equal under non-trivial structure"
+		plan.Structure, plan.Values, plan.Reason = Sparse, Constant, "every value equal under non-trivial structure"
 		return plan
 	case p.Kind == KindVarPacked:
 		plan.Values, plan.Reason = Zipped, "packed struct with variable-width children (Lance reads it per value only)"

@@ -261,17 +261,22 @@ func (c *column) encode(d structural.Dense, segs []structural.Segment, f Format)
 	}
 	enc := encoded{plan: plan}
 	var err error
+	structured := plan.Structure == selector.Sparse || d.Rep != nil || d.Def != nil
 	switch plan.Values {
 	case selector.None:
+		if structured {
+			err = c.encodeStructuredConstant(d, nil, f, &enc)
+			break
+		}
 		enc.layout = constantLayout(d.Layers, nil)
 		enc.desc = "no values"
 	case selector.Constant:
+		if structured {
+			err = c.encodeStructuredConstant(d, sp.Scalar, f, &enc)
+			break
+		}
 		enc.layout = constantLayout(d.Layers, sp.Scalar)
 		enc.desc = fmt.Sprintf("scalar %d bytes", len(sp.Scalar))
-	case selector.SparseNone:
-		err = c.encodeStructuredConstant(d, nil, f, &enc)
-	case selector.SparseConstant:
-		err = c.encodeStructuredConstant(d, sp.Scalar, f, &enc)
 	case selector.Zipped:
 		err = c.encodeZipped(d, pv, &enc)
 	case selector.Chunked:
