@@ -16,7 +16,7 @@ func TestChooseRules(t *testing.T) {
 		want ValueCodec
 		str  Structure
 	}{
-		{"flat all null", Page{SingleNullable: true, NumVisible: 9, AllNull: true}, None, Dense},
+		{"flat all null", Page{SingleNullable: true, NumVisible: 9, AllNull: true}, None, Sparse},
 		{"nested all null", Page{NumVisible: 9, AllNull: true}, None, Sparse},
 		{"no visible values", Page{NumVisible: 0}, None, Sparse},
 		{"trivial constant", Page{Degenerate: true, NumVisible: 9, Scalar: []byte{1}, NullFree: true}, Constant, Dense},
