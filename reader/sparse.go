@@ -195,21 +195,36 @@ const maxSparseSlots = 1 << 31
 // decodeSparse turns a sparse planar page into per-layer structure (outer
 // first, matching path) and its leaf values.
 func (f *File) decodeSparse(p *page, bufs [][]byte, path []structural.Step) ([]structural.LayerData, *pageData, error) {
+	lds, err := sparseLayers(p, bufs, path)
+	if err != nil {
+		return nil, nil, err
+	}
+	vb, _ := sparseValueBuffers(p.sparse.GetValues())
+	pd, err := sparseValues(p, bufs[:vb], lds)
+	if err != nil {
+		return nil, nil, err
+	}
+	return lds, pd, nil
+}
+
+// sparseLayers decodes the structural sets of a sparse page (bufs holds
+// every page buffer, the value buffers first) into per-layer structure.
+func sparseLayers(p *page, bufs [][]byte, path []structural.Step) ([]structural.LayerData, error) {
 	s := p.sparse.GetStructure().GetSparse()
 	if len(s.Layers) != len(path) {
-		return nil, nil, fmt.Errorf("sparse page has %d layers, column path %d: %w", len(s.Layers), len(path), ErrCorrupt)
+		return nil, fmt.Errorf("sparse page has %d layers, column path %d: %w", len(s.Layers), len(path), ErrCorrupt)
 	}
 	scale := uint64(1)
 	for _, l := range s.Layers {
 		if fl := l.GetFixedSizeList(); fl != nil {
 			if fl.Dimension == 0 || fl.Dimension > 1<<20 || scale > maxSparseSlots/fl.Dimension {
-				return nil, nil, fmt.Errorf("sparse fixed-size list of dimension %d: %w", fl.Dimension, ErrCorrupt)
+				return nil, fmt.Errorf("sparse fixed-size list of dimension %d: %w", fl.Dimension, ErrCorrupt)
 			}
 			scale *= fl.Dimension
 		}
 	}
 	if p.rows%scale != 0 {
-		return nil, nil, fmt.Errorf("page of %d elements is not a multiple of the fixed-size-list scale %d: %w", p.rows, scale, ErrCorrupt)
+		return nil, fmt.Errorf("page of %d elements is not a multiple of the fixed-size-list scale %d: %w", p.rows, scale, ErrCorrupt)
 	}
 	// Every slot of the page's domains is allocated for: the slots must be
 	// backed by the page's bytes (beyond a fixed allowance).
@@ -218,7 +233,7 @@ func (f *File) decodeSparse(p *page, bufs [][]byte, path []structural.Step) ([]s
 		pageBytes += uint64(len(b))
 	}
 	if !backed(p.rows, pageBytes) {
-		return nil, nil, fmt.Errorf("sparse page of %d elements in %d bytes: %w", p.rows, pageBytes, ErrCorrupt)
+		return nil, fmt.Errorf("sparse page of %d elements in %d bytes: %w", p.rows, pageBytes, ErrCorrupt)
 	}
 	domain := int(p.rows / scale)
 	vb, _ := sparseValueBuffers(p.sparse.GetValues())
@@ -230,10 +245,10 @@ func (f *File) decodeSparse(p *page, bufs [][]byte, path []structural.Step) ([]s
 		switch x := l.GetLayer().(type) {
 		case *enc23pb.SparseStructuralLayer_Validity:
 			if path[i].Kind == structural.StepList || path[i].Kind == structural.StepFSL {
-				return nil, nil, fmt.Errorf("sparse validity layer at a %v step: %w", path[i].Kind, ErrCorrupt)
+				return nil, fmt.Errorf("sparse validity layer at a %v step: %w", path[i].Kind, ErrCorrupt)
 			}
 			if ld.Valid, err = sr.validity(x.Validity, domain, "validity layer"); err != nil {
-				return nil, nil, err
+				return nil, err
 			}
 			ld.Layer = structural.AllValidItem
 			if ld.Valid != nil {
@@ -241,22 +256,22 @@ func (f *File) decodeSparse(p *page, bufs [][]byte, path []structural.Step) ([]s
 			}
 		case *enc23pb.SparseStructuralLayer_List:
 			if path[i].Kind != structural.StepList {
-				return nil, nil, fmt.Errorf("sparse list layer at a %v step: %w", path[i].Kind, ErrCorrupt)
+				return nil, fmt.Errorf("sparse list layer at a %v step: %w", path[i].Kind, ErrCorrupt)
 			}
 			lst := x.List
 			if lst.NumChildSlots > maxSparseSlots || !backed(lst.NumChildSlots, pageBytes) {
-				return nil, nil, fmt.Errorf("list of %d child slots: %w", lst.NumChildSlots, ErrCorrupt)
+				return nil, fmt.Errorf("list of %d child slots: %w", lst.NumChildSlots, ErrCorrupt)
 			}
 			ne, err := sr.positions(lst.GetNonEmptyPositions(), lst.NumNonEmptyPositions, domain, "list non-empty")
 			if err != nil {
-				return nil, nil, err
+				return nil, err
 			}
 			counts, err := sr.u64s(lst.GetCounts(), lst.NumNonEmptyPositions, "list counts")
 			if err != nil {
-				return nil, nil, err
+				return nil, err
 			}
 			if ld.Valid, err = sr.validity(lst.GetValidity(), domain, "list"); err != nil {
-				return nil, nil, err
+				return nil, err
 			}
 			ld.Layer = structural.AllValidList
 			if ld.Valid != nil {
@@ -268,26 +283,26 @@ func (f *File) decodeSparse(p *page, bufs [][]byte, path []structural.Step) ([]s
 			for slot := 0; slot < domain; slot++ {
 				if k < len(ne) && ne[k] == uint64(slot) {
 					if counts[k] == 0 || (ld.Valid != nil && !ld.Valid[slot]) {
-						return nil, nil, fmt.Errorf("list slot %d is non-empty with count %d: %w", slot, counts[k], ErrCorrupt)
+						return nil, fmt.Errorf("list slot %d is non-empty with count %d: %w", slot, counts[k], ErrCorrupt)
 					}
 					total += counts[k]
 					if total > lst.NumChildSlots {
-						return nil, nil, fmt.Errorf("list counts exceed %d child slots: %w", lst.NumChildSlots, ErrCorrupt)
+						return nil, fmt.Errorf("list counts exceed %d child slots: %w", lst.NumChildSlots, ErrCorrupt)
 					}
 					k++
 				}
 				ld.Offsets[slot+1] = int32(total)
 			}
 			if total != lst.NumChildSlots {
-				return nil, nil, fmt.Errorf("list counts sum to %d, child slots %d: %w", total, lst.NumChildSlots, ErrCorrupt)
+				return nil, fmt.Errorf("list counts sum to %d, child slots %d: %w", total, lst.NumChildSlots, ErrCorrupt)
 			}
 			domain = int(lst.NumChildSlots)
 		case *enc23pb.SparseStructuralLayer_FixedSizeList:
 			if path[i].Kind != structural.StepFSL || uint64(path[i].Dim) != x.FixedSizeList.Dimension {
-				return nil, nil, fmt.Errorf("sparse fixed-size-list layer at a %v step: %w", path[i].Kind, ErrCorrupt)
+				return nil, fmt.Errorf("sparse fixed-size-list layer at a %v step: %w", path[i].Kind, ErrCorrupt)
 			}
 			if ld.Valid, err = sr.validity(x.FixedSizeList.GetValidity(), domain, "fixed-size list"); err != nil {
-				return nil, nil, err
+				return nil, err
 			}
 			ld.Layer = structural.AllValidItem
 			if ld.Valid != nil {
@@ -295,16 +310,30 @@ func (f *File) decodeSparse(p *page, bufs [][]byte, path []structural.Step) ([]s
 			}
 			ld.Dim = int(x.FixedSizeList.Dimension)
 			if uint64(domain)*uint64(ld.Dim) > maxSparseSlots || !backed(uint64(domain)*uint64(ld.Dim), pageBytes) {
-				return nil, nil, fmt.Errorf("sparse fixed-size list of %d x %d slots: %w", domain, ld.Dim, ErrCorrupt)
+				return nil, fmt.Errorf("sparse fixed-size list of %d x %d slots: %w", domain, ld.Dim, ErrCorrupt)
 			}
 			domain *= ld.Dim
 		}
 		lds[i] = ld
 	}
 	if sr.next != len(sr.bufs) {
-		return nil, nil, fmt.Errorf("sparse page has %d unused structural buffers: %w", len(sr.bufs)-sr.next, ErrCorrupt)
+		return nil, fmt.Errorf("sparse page has %d unused structural buffers: %w", len(sr.bufs)-sr.next, ErrCorrupt)
 	}
-	leafSlots := domain
+	return lds, nil
+}
+
+// sparseValues decodes the value plane of a sparse page (bufs holds the
+// value buffers) over the leaf slots of its decoded structure.
+func sparseValues(p *page, bufs [][]byte, lds []structural.LayerData) (*pageData, error) {
+	last := lds[len(lds)-1]
+	leafSlots := last.Len
+	switch {
+	case last.Offsets != nil:
+		leafSlots = int(last.Offsets[last.Len])
+	case last.Dim > 0:
+		leafSlots = last.Len * last.Dim
+	}
+	vb := len(bufs)
 	pd := &pageData{numVisible: leafSlots}
 	switch c := p.sparse.GetValues().GetCodec().(type) {
 	case *enc23pb.ValuePlane_None:
@@ -314,7 +343,7 @@ func (f *File) decodeSparse(p *page, bufs [][]byte, path []structural.Step) ([]s
 	case *enc23pb.ValuePlane_Chunked:
 		ch := c.Chunked
 		if ch.Levels != nil {
-			return nil, nil, fmt.Errorf("sparse chunked values with dense levels: %w", ErrCorrupt)
+			return nil, fmt.Errorf("sparse chunked values with dense levels: %w", ErrCorrupt)
 		}
 		m := &enc21pb.MiniBlockLayout{
 			ValueCompression: ch.Compression, Dictionary: ch.Dictionary, NumDictionaryItems: ch.NumDictionaryItems,
@@ -323,7 +352,7 @@ func (f *File) decodeSparse(p *page, bufs [][]byte, path []structural.Step) ([]s
 		}
 		dp, err := decodeChunkedPage(m, bufs[:vb], leafSlots)
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		pd.vals, pd.dict = dp.vals, dp.dict
 	case *enc23pb.ValuePlane_Zipped:
@@ -337,29 +366,29 @@ func (f *File) decodeSparse(p *page, bufs [][]byte, path []structural.Step) ([]s
 		}
 		z := c.Zipped
 		if z.NumItems != uint64(n) || z.NumVisibleItems != uint64(n) {
-			return nil, nil, fmt.Errorf("sparse zipped page stores %d values, %d materialized: %w", z.NumItems, n, ErrCorrupt)
+			return nil, fmt.Errorf("sparse zipped page stores %d values, %d materialized: %w", z.NumItems, n, ErrCorrupt)
 		}
 		fz, err := format21Zipped(z)
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		zp, err := decodeZippedPage(fz, bufs[:vb], n)
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		if pd.vals, err = scatter(zp.vals, alive); err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 	case *enc23pb.ValuePlane_Indexed:
 		idx, dict, err := decodeIndexed(c.Indexed, bufs[:vb], leafSlots)
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		pd.vals, pd.dict = idx, dict
 	default:
-		return nil, nil, fmt.Errorf("sparse value codec %T: %w", c, ErrUnsupported)
+		return nil, fmt.Errorf("sparse value codec %T: %w", c, ErrUnsupported)
 	}
-	return lds, pd, nil
+	return pd, nil
 }
 
 // materialized marks the leaf slots whose every ancestor slot and own slot
