@@ -22,6 +22,7 @@ const goldenCodecRows = 1200 // as in writer/golden_test.go
 // bytes of its buffers.
 type filePage struct {
 	column, encoding string
+	full             string // the page's description as stored
 	bytes            []byte
 }
 
@@ -36,7 +37,7 @@ func filePages(t *testing.T, path string) []filePage {
 	var out []filePage
 	for c := 0; c < f.NumColumns(); c++ {
 		for _, p := range f.Pages(c) {
-			fp := filePage{column: f.ColumnPath(c), encoding: p.Cell + ": " + p.Encoding}
+			fp := filePage{column: f.ColumnPath(c), encoding: p.Cell + ": " + p.Encoding, full: p.Layout}
 			for _, b := range p.Buffers {
 				bb, err := f.ReadBuffer(b)
 				if err != nil {

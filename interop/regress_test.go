@@ -487,7 +487,11 @@ func TestSiblingColumnsAgreeBelowNullRows(t *testing.T) {
 		for _, policy := range []string{"cost", "lance"} {
 			t.Run(tc.name+"/"+policy, func(t *testing.T) {
 				c := siblingCase(t, tc.dt, tc.rows, policy)
-				requireSparsePages(t, c, tc.sparse, tc.dense)
+				if policy == "lance" {
+					// The cells are Lance's; the cost policy may store
+					// the dense pages sparse when that is smaller.
+					requireSparsePages(t, c, tc.sparse, tc.dense)
+				}
 				bothWays(t, c)
 			})
 		}

@@ -361,6 +361,19 @@ func (f *File) ReadBuffer(r BufferRange) ([]byte, error) {
 func (p *page) encoding() string {
 	if p.sparse != nil {
 		var parts []string
+		switch v := p.sparse.GetValues().GetCodec().(type) {
+		case *enc23pb.ValuePlane_Chunked:
+			s := "values=" + values.EncodingName(v.Chunked.GetCompression())
+			if v.Chunked.Dictionary != nil {
+				s += fmt.Sprintf(" dict=%s[%d]", values.EncodingName(v.Chunked.Dictionary), v.Chunked.NumDictionaryItems)
+			}
+			parts = append(parts, s)
+		case *enc23pb.ValuePlane_Zipped:
+			parts = append(parts, "values=per-value "+values.EncodingName(v.Zipped.GetCompression()))
+		case *enc23pb.ValuePlane_Indexed:
+			parts = append(parts, fmt.Sprintf("indices=%s items=per-value %s[%d]", values.EncodingName(v.Indexed.GetIndices()),
+				values.EncodingName(v.Indexed.GetItems().GetCompression()), v.Indexed.GetItems().GetNumItems()))
+		}
 		for i, l := range p.sparse.GetStructure().GetSparse().GetLayers() {
 			switch x := l.GetLayer().(type) {
 			case *enc23pb.SparseStructuralLayer_List:

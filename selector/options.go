@@ -43,6 +43,9 @@ const (
 	StructuralMiniBlock
 	// StructuralFullZip forces dense x zipped (and no automatic sparse).
 	StructuralFullZip
+	// StructuralSparse forces sparse structure on every page whose
+	// structure is not trivial (format 2.3 only).
+	StructuralSparse
 )
 
 // CompressionMode is the lance-encoding:compression value.
@@ -168,8 +171,10 @@ func (o *Options) Set(field string, t Type, key, value string) error {
 				return bad("booleans are not byte aligned and cannot be stored full-zip")
 			}
 			o.Structural = StructuralFullZip
+		case "sparse":
+			o.Structural = StructuralSparse
 		default:
-			return bad("want miniblock or fullzip")
+			return bad("want miniblock, fullzip or sparse")
 		}
 	case KeyCompression:
 		switch value {

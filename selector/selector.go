@@ -96,6 +96,10 @@ type Plan struct {
 	LevelComp  Compression // codec of the def/rep streams inside chunks
 	Candidates []Candidate // every chunked candidate with its estimate, winner first
 	Reason     string      // why this plan won, for reports
+	// TrySparse (cost policy, dense plans only): the page's structure is
+	// not trivial and sparse structure may be cheaper; the writer encodes
+	// both and keeps the one Cheaper prefers.
+	TrySparse bool
 }
 
 // Page is what the selector needs to know about one page.
@@ -136,6 +140,20 @@ type Page struct {
 	// writes these columns. Only in 2.3 files; forced structural encodings
 	// are ignored.
 	SparseOnly bool
+
+	// Structure facts for the choice of structure (2.3).
+	NumRows     int  // top-level rows of the page
+	NumLevels   int  // entries of the level streams (>= NumVisible)
+	HasLists    bool // a list layer on the column's path
+	HasFSLLayer bool // a structural fixed-size list (over a struct or a list) on the path
+	// OverBudget: the dense levels exceed Lance's mini-block level budget
+	// (structural.OverLevelBudget).
+	OverBudget bool
+	// ValidLeaves is the number of leaf slots holding a value (valid all
+	// the way up): the values a sparse page stores.
+	ValidLeaves int
+	// ValidBytes is the size of those values (variable-width: their bytes).
+	ValidBytes int
 }
 
 // WideValueBytes is the value size from which pages are zipped instead of
@@ -156,6 +174,9 @@ const (
 // codec is the candidate with the smallest estimated size among those the
 // options allow.
 func Choose(p Page, o Options) Plan {
+	if p.ValidLeaves == 0 && !p.AllNull {
+		p.ValidLeaves = p.NumVisible // not counted: every slot holds a value
+	}
 	plan := choose(p, o)
 	if !p.Format23 {
 		// Files before 2.3 have no sparse structure: pages without value
@@ -172,6 +193,14 @@ func choose(p Page, o Options) Plan {
 	}
 	if p.SparseOnly {
 		o.Structural = StructuralAuto
+	}
+	if p.Format23 && !p.SparseOnly {
+		if ok, why := sparseStructure(p, o); ok {
+			return sparsePlan(p, o, why)
+		}
+		if o.Structural == StructuralSparse {
+			o.Structural = StructuralAuto // trivial structure is always dense
+		}
 	}
 	switch {
 	case p.SparseOnly && (p.NumVisible == 0 || p.AllNull):
@@ -208,6 +237,7 @@ func choose(p Page, o Options) Plan {
 	case o.Structural == StructuralAuto && p.MaxValueBytes >= WideValueBytes && p.CanZip:
 		plan.Values, plan.Reason = Zipped, "wide values (>= 256 bytes)"
 		plan.Codec = zippedCodec(p, o)
+		plan.TrySparse = trySparse(p, o, plan)
 		return plan
 	}
 	plan.Values, plan.Reason = Chunked, "narrow values"
@@ -242,6 +272,7 @@ func choose(p Page, o Options) Plan {
 		}
 		plan.Reason += fmt.Sprintf("; %v policy: %s", o.Policy, strings.Join(names, " < "))
 	}
+	plan.TrySparse = trySparse(p, o, plan)
 	return plan
 }
 

@@ -136,6 +136,10 @@ var zstdSpeeds = [...]zstd.EncoderLevel{
 // gives parallel callers their own encoder.
 var zstdEncoders [len(zstdSpeeds)]sync.Pool
 
+// zstdSmallInput is the input size up to which zstd runs at its better
+// level whatever the level asked (per-value compression of short values).
+const zstdSmallInput = 4 << 10
+
 // zstdSpeedIndex maps a Lance (libzstd) level to an index into zstdSpeeds.
 func zstdSpeedIndex(level int) int {
 	switch {
@@ -183,6 +187,12 @@ func zstdDecoder() (*zstd.Decoder, error) {
 
 func appendZstd(dst []byte, level int, src []byte) ([]byte, error) {
 	i := zstdSpeedIndex(level)
+	if i < 2 && len(src) <= zstdSmallInput {
+		// The fast encoders leave the literals of small inputs without
+		// entropy coding (a 1 KiB text stays 1 KiB); the better level
+		// codes them, at a cost that does not matter at this size.
+		i = 2
+	}
 	enc, err := getZstdEncoder(i)
 	if err != nil {
 		return dst, fmt.Errorf("values: zstd encoder: %w", err)

@@ -68,6 +68,8 @@ type column struct {
 	firstRow    int64      // element number of the first pending element
 	onePage     bool       // never cut pages (columns below a structural FSL)
 	sparse      bool       // sparse cells only (a structural FSL and a list on the path)
+	hasLists    bool       // a list layer on the path
+	fslScale    int        // product of the structural FSL dimensions on the path (1: none)
 	pages       []*file2pb.ColumnMetadata_Page
 
 	// scratch reused across pages
@@ -105,8 +107,10 @@ func newColumn(leaf format.Column, top arrow.Field, ti int, path []structural.St
 		c.union = newDictUnion(leaf.Field.Type)
 	}
 	list := false
+	c.fslScale = 1
 	for _, st := range path {
 		if st.Kind == structural.StepFSL {
+			c.fslScale *= st.Dim
 			// pylance 14 misreads columns below a structural fixed-size
 			// list that span several pages (FORMAT.md §5b); like pylance,
 			// write them as one page.
@@ -114,6 +118,7 @@ func newColumn(leaf format.Column, top arrow.Field, ti int, path []structural.St
 		}
 		list = list || st.Kind == structural.StepList
 	}
+	c.hasLists = list
 	if c.onePage && list {
 		// Lance 14 reads a structural FSL combined with a list only from
 		// sparse structure (FORMAT.md §5b).

@@ -219,6 +219,51 @@ func (c *column) encode(d structural.Dense, segs []structural.Segment, f Format)
 		return encoded{}, pv.err
 	}
 	maskAncestorNulls(&pv, d)
+	sp := c.page(d, pv, f)
+	plan := selector.Choose(sp, c.opts)
+	enc, err := c.encodePlan(d, pv, sp, plan, f)
+	if !plan.TrySparse || (err != nil && !errors.Is(err, errTooManyLevels)) {
+		return enc, err
+	}
+	// The cost policy measures the page under sparse structure too.
+	if err == nil {
+		for i, b := range enc.bufs {
+			enc.bufs[i] = slices.Clone(b)
+		}
+	}
+	alt, aerr := c.encodePlan(d, pv, sp, selector.ForceSparse(sp, c.opts), f)
+	if aerr != nil {
+		if err != nil {
+			return enc, err
+		}
+		return enc, nil
+	}
+	rows := max(d.NumVisible, 1)
+	a := selector.Measured{Bytes: bufBytes(alt.bufs), TakeBytes: takeBytes(alt, rows, sp.ValidLeaves)}
+	if err != nil {
+		alt.plan.Reason += "; dense levels do not fit chunks"
+		return alt, nil
+	}
+	b := selector.Measured{Bytes: bufBytes(enc.bufs), TakeBytes: takeBytes(enc, rows, sp.ValidLeaves)}
+	if selector.Cheaper(a, b, c.opts) {
+		alt.plan.Reason += fmt.Sprintf("; cost: sparse %d B < dense %d B", a.Bytes, b.Bytes)
+		return alt, nil
+	}
+	enc.plan.Reason += fmt.Sprintf("; cost: dense %d B <= sparse %d B", b.Bytes, a.Bytes)
+	return enc, nil
+}
+
+func bufBytes(bufs [][]byte) int {
+	n := 0
+	for _, b := range bufs {
+		n += len(b)
+	}
+	return n
+}
+
+// page describes one page to the selector: its structure facts and, from
+// the stats pass, its values.
+func (c *column) page(d structural.Dense, pv pageValues, f Format) selector.Page {
 	sp := selector.Page{
 		Degenerate:     structural.IsDegenerate(d.Layers),
 		SingleNullable: len(d.Layers) == 1 && d.Layers[0] == structural.NullableItem,
@@ -227,6 +272,26 @@ func (c *column) encode(d structural.Dense, segs []structural.Segment, f Format)
 		CanZip:         pv.info.kind != kindBool && pv.info.kind != kindNull && pv.info.kind != kindDict && pv.info.rowBits()%8 == 0,
 		HasLevels:      d.Rep != nil || d.Def != nil,
 		SparseOnly:     c.sparse,
+		NumRows:        d.NumRows / max(c.fslScale, 1),
+		NumLevels:      d.NumItems,
+		HasLists:       c.hasLists,
+		HasFSLLayer:    c.fslScale > 1,
+	}
+	if sp.HasLists && f.planarMetadata() {
+		sp.OverBudget = structural.OverLevelBudget(d, sp.HasFSLLayer)
+	}
+	if !sp.AllNull {
+		for i, null := range pv.nulls[:pv.n] {
+			if !null {
+				sp.ValidLeaves++
+				if pv.offsets != nil {
+					sp.ValidBytes += int(pv.offsets[i+1] - pv.offsets[i])
+				}
+			}
+		}
+		if pv.offsets == nil {
+			sp.ValidBytes = sp.ValidLeaves * (pv.info.rowBits() / 8)
+		}
 	}
 	switch pv.info.kind {
 	case kindVariable, kindVarPacked:
@@ -237,10 +302,24 @@ func (c *column) encode(d structural.Dense, segs []structural.Segment, f Format)
 		sp.Scalar, sp.NullFree = c.scalar(pv)
 	}
 	c.describeValues(&sp, pv)
-	plan := selector.Choose(sp, c.opts)
+	return sp
+}
+
+// encodePlan executes a plan: page dictionaries and FSST coding first when
+// the plan's values admit them, then the cell.
+func (c *column) encodePlan(d structural.Dense, pv pageValues, sp selector.Page, plan selector.Plan, f Format) (encoded, error) {
 	dictCandidate := pv.info.kind == kindVariable || (pv.info.kind == kindFixed && (pv.info.bits == 64 || pv.info.bits == 128))
-	if plan.Values == selector.Chunked && dictCandidate && c.opts.Compression != selector.CompressionFsst && !tooManyDistinct(sp.Profile, c.opts) {
+	sparse := plan.Structure == selector.Sparse
+	tryDict := plan.Values == selector.Chunked || (sparse && plan.Values == selector.Zipped && pv.info.kind == kindVariable)
+	if tryDict && dictCandidate && c.opts.Compression != selector.CompressionFsst && !tooManyDistinct(sp.Profile, c.opts) {
 		if pd, idx, ok := c.autoDict(pv); ok {
+			if sparse {
+				ip := selector.Dictionary(plan, pv.info.kind == kindVariable, len(pd.raw), len(idx))
+				if ip.Values == selector.Indexed {
+					enc := encoded{plan: ip}
+					return enc, c.encodeSparseIndexed(d, idx, pd, &enc)
+				}
+			}
 			// Dictionary-encode the page: the chunks hold u32 indices, the
 			// page dictionary the distinct values. The column's leaf info is
 			// switched to the dictionary form for this page only.
@@ -249,7 +328,12 @@ func (c *column) encode(d structural.Dense, segs []structural.Segment, f Format)
 			pv.info = leafInfo{kind: kindDict, bits: 32, dict: &saved}
 			pv.fixed, pv.dict, pv.offsets = idx, pd, nil
 			c.describeValues(&sp, pv)
-			plan = selector.Choose(sp, c.opts)
+			sp.MaxValueBytes, sp.CanZip = 4, false
+			if sparse {
+				plan = selector.ForceSparse(sp, c.opts)
+			} else {
+				plan = selector.Choose(sp, c.opts)
+			}
 			plan.Reason += fmt.Sprintf("; dictionary of %d values", pd.n)
 		}
 	}
@@ -261,7 +345,7 @@ func (c *column) encode(d structural.Dense, segs []structural.Segment, f Format)
 	}
 	enc := encoded{plan: plan}
 	var err error
-	structured := plan.Structure == selector.Sparse || d.Rep != nil || d.Def != nil
+	structured := sparse || d.Rep != nil || d.Def != nil
 	switch plan.Values {
 	case selector.None:
 		if structured {
@@ -278,16 +362,20 @@ func (c *column) encode(d structural.Dense, segs []structural.Segment, f Format)
 		enc.layout = constantLayout(d.Layers, sp.Scalar)
 		enc.desc = fmt.Sprintf("scalar %d bytes", len(sp.Scalar))
 	case selector.Zipped:
+		if sparse {
+			err = c.encodeSparseZipped(d, pv, &enc)
+			break
+		}
 		err = c.encodeZipped(d, pv, &enc)
-	case selector.Chunked:
-		if plan.Structure == selector.Sparse {
+	case selector.Indexed:
+		err = fmt.Errorf("indexed values without a page dictionary")
+	default:
+		if sparse {
 			err = c.encodeSparseChunked(d, pv, &enc)
 			break
 		}
-		fallthrough
-	default:
 		err = c.encodeChunked(d, pv, &enc)
-		if errors.Is(err, errTooManyLevels) && pv.info.kind != kindDict && pv.info.kind != kindBool && !pv.fsst {
+		if errors.Is(err, errTooManyLevels) && pv.info.kind != kindDict && pv.info.kind != kindBool && !pv.fsst && !plan.TrySparse {
 			// A value preceded by more than 65535 invisible entries cannot be
 			// chunked; zipped pages have no per-chunk limit.
 			enc.plan.Values, enc.plan.Reason = selector.Zipped, "over 65535 levels in one chunk"
@@ -983,6 +1071,10 @@ type pageDict struct {
 	n        int
 	items    []byte // block-encoded items
 	encoding *enc21pb.CompressiveEncoding
+	// raw and rawOffsets: variable-width items as they are (n+1 offsets),
+	// for pages that store them zipped (sparse x indexed).
+	raw        []byte
+	rawOffsets []uint64
 }
 
 // gatherDict builds the page's indices (Arrow key width, nulls as 0) and the
@@ -1181,23 +1273,38 @@ func (c *column) autoDict(pv pageValues) (*pageDict, []byte, bool) {
 	var raw, est int
 	var block []byte
 	var venc *enc21pb.CompressiveEncoding
-	if vi.kind == kindFixed {
+	switch {
+	case c.opts.Policy == selector.PolicyLance && vi.kind == kindFixed:
+		// Lance's budget: the items plus 4-byte indices against the raw
+		// values (dict.rs dictionary_encode).
+		raw, est = len(pv.fixed), len(items)+4*n
+		block, venc = items, values.FlatEncoding(vi.bits)
+	case c.opts.Policy == selector.PolicyLance:
+		ob := vi.offBits / 8
+		raw = int(pv.offsets[n]-pv.offsets[0]) + ob*(n+1)
+		est = len(items) + 4*n + ob*(d+1)
+		block = values.AppendVariableBlock(nil, vi.offBits, offsets, items)
+		venc = &enc21pb.CompressiveEncoding{Compression: &enc21pb.CompressiveEncoding_Variable{Variable: &enc21pb.Variable{Offsets: values.FlatEncoding(vi.offBits)}}}
+	case vi.kind == kindFixed:
 		raw = len(pv.fixed)
 		est = len(items) + (n*w+7)/8 + 4*((n+1023)/1024)
 		block, venc = items, values.FlatEncoding(vi.bits)
-	} else {
+	default:
 		raw = int(pv.offsets[n]-pv.offsets[0]) + 4*(n+1)
 		est = len(items) + 4*(d+1) + 16 + (n*w+7)/8 + 4*((n+1023)/1024)
 		block = values.AppendVariableBlock(nil, vi.offBits, offsets, items)
 		venc = &enc21pb.CompressiveEncoding{Compression: &enc21pb.CompressiveEncoding_Variable{Variable: &enc21pb.Variable{Offsets: values.FlatEncoding(vi.offBits)}}}
 	}
-	if float64(est) >= float64(raw)*ratio {
+	if lance := c.opts.Policy == selector.PolicyLance; (lance && est > int(float64(raw)*ratio)) || (!lance && float64(est) >= float64(raw)*ratio) {
 		return nil, nil, false
 	}
 	if max := c.opts.DictMaxBytes; vi.kind == kindVariable && len(items) > max && (max != 0 || len(items) > 8<<20) {
 		return nil, nil, false
 	}
 	pd := &pageDict{n: d, items: block, encoding: venc}
+	if vi.kind == kindVariable {
+		pd.raw, pd.rawOffsets = items, offsets
+	}
 	c.compressDictItems(pd)
 	return pd, idx, true
 }

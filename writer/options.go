@@ -137,6 +137,10 @@ func selectorOptions(path string, fields []arrow.Field, info leafInfo, cfg *conf
 			if err := o.Set(path, t, k, kv[k]); err != nil {
 				return fmt.Errorf("%w (%w)", err, ErrInvalidOption)
 			}
+			if k == selector.KeyStructuralEncoding && o.Structural == selector.StructuralSparse && !cfg.format.planarMetadata() {
+				err := &selector.OptionError{Field: path, Key: k, Value: kv[k], Reason: "sparse structure needs file format 2.3"}
+				return fmt.Errorf("%w (%w)", err, ErrInvalidOption)
+			}
 		}
 		return nil
 	}

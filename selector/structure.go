@@ -1,0 +1,155 @@
+package selector
+
+import "fmt"
+
+// The choice of structure (format 2.3). Dense or sparse is decided first,
+// from the page's structure facts, then the value codec under that
+// structure; the two are independent choices of one plan.
+
+// EarlyListRows is the row count above which Lance 14 stores a list page
+// sparse when it has few values (one chunk's level limit at one bit per
+// level).
+const EarlyListRows = 65535
+
+// sparseStructure reports whether a 2.3 page gets sparse structure before
+// any size comparison, and why. These are Lance 14's rules
+// (planar.rs try_plan_pages) in its order; under the cost policy the
+// rules that only guess at sizes (the early list rule and wide values
+// under half valid) are left to the trial of TrySparse.
+func sparseStructure(p Page, o Options) (bool, string) {
+	requested := o.Structural != StructuralAuto
+	trivial := !p.HasLevels
+	lance := o.Policy == PolicyLance
+	switch {
+	case o.Structural == StructuralSparse && !trivial:
+		return true, "structural-encoding=sparse"
+	case lance && !requested && p.HasLists && p.HasFSLLayer:
+		return true, "a list with a structural fixed-size list"
+	case lance && !requested && p.HasLists && p.NumRows > EarlyListRows && p.NumVisible < p.NumRows/16:
+		return true, fmt.Sprintf("list page of %d rows with %d values (< rows/16)", p.NumRows, p.NumVisible)
+	case p.NumVisible == 0 || p.ValidLeaves == 0:
+		return true, "no values"
+	case trivial:
+		return false, ""
+	case p.OverBudget && !requested:
+		return true, "levels over the mini-block level budget"
+	case p.Scalar != nil:
+		return true, "every value equal under non-trivial structure"
+	case lance && !requested && p.ValidLeaves < p.NumVisible/2 && p.MaxValueBytes >= WideValueBytes:
+		return true, fmt.Sprintf("wide values, %d of %d valid (< half)", p.ValidLeaves, p.NumVisible)
+	}
+	return false, ""
+}
+
+// sparsePlan chooses the value codec of a sparse page (Lance 14's
+// sparse/planar.rs order): none without values, constant when every
+// stored value is one inline scalar, chunked over every leaf slot for
+// narrow values (and values that cannot be stored per record), zipped
+// (only the stored values) otherwise. The cost policy also zips narrow
+// values when the stored values alone are estimated smaller than chunks
+// over every slot. A page dictionary, when the writer finds one, is
+// placed by Dictionary.
+func sparsePlan(p Page, o Options, why string) Plan {
+	plan := Plan{Structure: Sparse, Reason: "sparse: " + why}
+	switch {
+	case p.NumVisible == 0 || p.ValidLeaves == 0:
+		plan.Values = None
+		return plan
+	case p.Scalar != nil:
+		plan.Values = Constant
+		return plan
+	case p.Kind == KindVarPacked:
+		plan.Values = Zipped
+		return plan
+	}
+	narrow := p.MaxValueBytes < WideValueBytes
+	if !narrow && p.CanZip {
+		plan.Values, plan.Codec = Zipped, zippedCodec(p, o)
+		plan.Reason += "; wide values, stored ones zipped"
+		return plan
+	}
+	q := p
+	q.HasLevels, q.Degenerate, q.Scalar = false, true, nil
+	qo := o
+	qo.Structural = StructuralMiniBlock
+	ch := choose(q, qo)
+	ch.Structure, ch.TrySparse = Sparse, false
+	ch.Reason = plan.Reason + "; every leaf slot chunked: " + ch.Reason
+	if o.Policy == PolicyCost && p.CanZip && p.Kind != KindFSL && len(ch.Candidates) > 0 {
+		if z := zippedBytes(p); z < ch.Candidates[0].Bytes {
+			plan.Values, plan.Codec = Zipped, zippedCodec(p, o)
+			plan.Reason += fmt.Sprintf("; stored values zipped (~%d B) < chunks over every slot (~%d B)", z, ch.Candidates[0].Bytes)
+			return plan
+		}
+	}
+	return ch
+}
+
+// zippedBytes estimates the zipped size of a page's stored values.
+func zippedBytes(p Page) int {
+	if p.Kind == KindVariable {
+		off := 4
+		if p.Profile != nil && p.Profile.OffBits == 64 {
+			off = 8
+		}
+		return p.ValidBytes + off*p.ValidLeaves + 2*(p.ValidLeaves+1)
+	}
+	return p.ValidBytes
+}
+
+// trySparse reports whether the cost policy should also encode a dense
+// plan's page sparse and compare: the structure is not trivial, no
+// structural encoding was asked for, and enough of the page is null or
+// empty for sparse structure to have a chance (a quarter of the leaf
+// slots null, or a quarter of the levels without a slot).
+func trySparse(p Page, o Options, plan Plan) bool {
+	if o.Policy != PolicyCost || !p.Format23 || plan.Structure != Dense || !p.HasLevels || o.Structural != StructuralAuto {
+		return false
+	}
+	return 4*(p.NumVisible-p.ValidLeaves) >= p.NumVisible || 4*(p.NumLevels-p.NumVisible) >= p.NumLevels
+}
+
+// ForceSparse returns the plan of the page under sparse structure (the
+// alternative TrySparse asks the writer to measure).
+func ForceSparse(p Page, o Options) Plan {
+	if ok, why := sparseStructure(p, Options{Structural: StructuralSparse, Policy: o.Policy}); ok {
+		return sparsePlan(p, o, why+" (trial)")
+	}
+	return sparsePlan(p, o, "trial")
+}
+
+// Measured is an encoded page as the cost policy compares them.
+type Measured struct {
+	Bytes int // page buffer bytes
+	// TakeBytes is the expected value bytes a take of one random row reads
+	// (0 for a null row of a sparse page).
+	TakeBytes float64
+}
+
+// Cheaper reports whether a (sparse) costs less than b (dense) under the
+// options' weights: stored bytes plus Lambda times the bytes a random
+// one-row take reads. Ties go to b.
+func Cheaper(a, b Measured, o Options) bool {
+	l := o.Weights.lambda()
+	return float64(a.Bytes)+l*a.TakeBytes < float64(b.Bytes)+l*b.TakeBytes
+}
+
+// IndexedMinItemBytes is the dictionary item size from which Lance 14
+// stores a sparse page's dictionary indexed (64 KiB).
+const IndexedMinItemBytes = 64 << 10
+
+// Dictionary places a page dictionary found for a sparse page: indexed
+// (u32 indices per leaf slot, items zipped) when the items are variable
+// width, at least IndexedMinItemBytes and no smaller than the indices;
+// chunked indices with a page dictionary otherwise (Lance 14's rule).
+func Dictionary(plan Plan, variable bool, itemBytes, indexBytes int) Plan {
+	if plan.Structure != Sparse {
+		return plan
+	}
+	if variable && itemBytes >= IndexedMinItemBytes && itemBytes >= indexBytes {
+		plan.Values, plan.Codec, plan.Candidates = Indexed, nil, nil
+		plan.Reason += fmt.Sprintf("; dictionary items %d B >= 64 KiB and >= indices %d B: indexed", itemBytes, indexBytes)
+		return plan
+	}
+	return plan
+}
