@@ -76,12 +76,17 @@ func TestSparseCorpus(t *testing.T) {
 			same++
 			if len(lp) == len(yp) {
 				for k := range lp {
-					if lp[k].encoding == yp[k].encoding && string(lp[k].bytes) == string(yp[k].bytes) {
+					// Pages are compared when their descriptions are
+					// identical and hold no Zstd or FSST: Zstd frames
+					// differ between encoders (planar's is
+					// klauspost/compress, Lance's libzstd) and FSST
+					// symbol tables between trainers.
+					comparable := lp[k].full == yp[k].full && !strings.Contains(lp[k].full, "ZSTD") && !strings.Contains(lp[k].full, "fsst")
+					switch {
+					case comparable && string(lp[k].bytes) == string(yp[k].bytes):
 						identical++
-					} else if lp[k].encoding == yp[k].encoding && !strings.Contains(lp[k].full, "ZSTD") {
-						// (Zstd frames differ between encoders: planar's
-						// is klauspost/compress, Lance's libzstd.)
-						t.Errorf("%s page %d: same encoding %q, different bytes", c.Name, k, lp[k].encoding)
+					case comparable:
+						t.Errorf("%s page %d: same description %q, different bytes", c.Name, k, lp[k].encoding)
 					}
 				}
 			}
@@ -110,6 +115,9 @@ func pagesCells(ps []filePage) string {
 // knownSparseDiff lists the sparse corpus columns where the lance policy
 // does not choose what pylance 14.0.2 chooses, with the reason.
 func knownSparseDiff(name string) (string, bool) {
-	why, ok := map[string]string{}[name]
+	why, ok := map[string]string{
+		"emb768_null99":            "(open) Lance's sequence codec choice for these positions differs (flat vs delta over bit packing)",
+		"emb768_10distinct_null90": "planar has no whole-vector dictionaries of fixed-size lists yet",
+	}[name]
 	return why, ok
 }

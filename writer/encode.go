@@ -795,7 +795,14 @@ func levelCodec(levels []uint16, n, chunks int, plan selector.Plan, rleLevels bo
 	// Lance 2.3 writes them, when smaller than packing (Lance 2.2 readers
 	// accept only u8 run lengths over flat values).
 	if rle := (ls.Runs+chunks)*4 + 8*chunks; rleLevels && rle < packed && rle < 2*n {
-		codec := values.RleCodec{Bits: 16, LenBits: 16}
+		// Run lengths of one or two bytes, whichever stores the runs in
+		// fewer bytes (Lance's choice; runs longer than the width allows
+		// are cut).
+		lenBits := 16
+		if e8, e16 := runEntries(levels); 3*e8 <= 4*e16 {
+			lenBits = 8
+		}
+		codec := values.RleCodec{Bits: 16, LenBits: lenBits}
 		return codec.Encoding(), func(dst []byte, l []uint16) ([]byte, error) {
 			raw = values.AppendFlatLevels(raw[:0], l)
 			return codec.AppendBlock(dst, values.Block{Bits: 16, N: len(l), Data: raw})
@@ -817,6 +824,21 @@ func levelCodec(levels []uint16, n, chunks int, plan selector.Plan, rleLevels bo
 		raw = values.AppendFlatLevels(raw[:0], l)
 		return values.AppendOutOfLineBitpacked(dst, 16, w, raw, len(l))
 	}
+}
+
+// runEntries counts the RLE entries of levels with one- and two-byte run
+// lengths (a run longer than the largest length takes several entries).
+func runEntries(levels []uint16) (e8, e16 int) {
+	for i := 0; i < len(levels); {
+		j := i + 1
+		for j < len(levels) && levels[j] == levels[i] {
+			j++
+		}
+		e8 += (j - i + 254) / 255
+		e16 += (j - i + 65534) / 65535
+		i = j
+	}
+	return e8, e16
 }
 
 // appendRepIndex appends the (ends, partial) pair of one chunk and fixes up
