@@ -153,3 +153,10 @@ func Dictionary(plan Plan, variable bool, itemBytes, indexBytes int) Plan {
 	}
 	return plan
 }
+
+// SparseZipped is the plan storing a sparse page's stored values zipped
+// (the alternative the cost policy measures against a page dictionary
+// over every slot).
+func SparseZipped(p Page, o Options, why string) Plan {
+	return Plan{Structure: Sparse, Values: Zipped, Codec: zippedCodec(p, o), Reason: "sparse: " + why + "; stored values zipped"}
+}

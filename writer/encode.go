@@ -221,7 +221,7 @@ func (c *column) encode(d structural.Dense, segs []structural.Segment, f Format)
 	maskAncestorNulls(&pv, d)
 	sp := c.page(d, pv, f)
 	plan := selector.Choose(sp, c.opts)
-	enc, err := c.encodePlan(d, pv, sp, plan, f)
+	enc, err := c.encodePlan(d, pv, sp, plan, f, true)
 	if !plan.TrySparse || (err != nil && !errors.Is(err, errTooManyLevels)) {
 		return enc, err
 	}
@@ -231,7 +231,7 @@ func (c *column) encode(d structural.Dense, segs []structural.Segment, f Format)
 			enc.bufs[i] = slices.Clone(b)
 		}
 	}
-	alt, aerr := c.encodePlan(d, pv, sp, selector.ForceSparse(sp, c.opts), f)
+	alt, aerr := c.encodePlan(d, pv, sp, selector.ForceSparse(sp, c.opts), f, true)
 	if aerr != nil {
 		if err != nil {
 			return enc, err
@@ -307,11 +307,11 @@ func (c *column) page(d structural.Dense, pv pageValues, f Format) selector.Page
 
 // encodePlan executes a plan: page dictionaries and FSST coding first when
 // the plan's values admit them, then the cell.
-func (c *column) encodePlan(d structural.Dense, pv pageValues, sp selector.Page, plan selector.Plan, f Format) (encoded, error) {
+func (c *column) encodePlan(d structural.Dense, pv pageValues, sp selector.Page, plan selector.Plan, f Format, dict bool) (encoded, error) {
 	dictCandidate := pv.info.kind == kindVariable || (pv.info.kind == kindFixed && (pv.info.bits == 64 || pv.info.bits == 128))
 	sparse := plan.Structure == selector.Sparse
 	tryDict := plan.Values == selector.Chunked || (sparse && plan.Values == selector.Zipped && pv.info.kind == kindVariable)
-	if tryDict && dictCandidate && c.opts.Compression != selector.CompressionFsst && !tooManyDistinct(sp.Profile, c.opts) {
+	if dict && tryDict && dictCandidate && c.opts.Compression != selector.CompressionFsst && !tooManyDistinct(sp.Profile, c.opts) {
 		if pd, idx, ok := c.autoDict(pv); ok {
 			if sparse {
 				ip := selector.Dictionary(plan, pv.info.kind == kindVariable, len(pd.raw), len(idx))
@@ -319,24 +319,57 @@ func (c *column) encodePlan(d structural.Dense, pv pageValues, sp selector.Page,
 					enc := encoded{plan: ip}
 					return enc, c.encodeSparseIndexed(d, idx, pd, &enc)
 				}
+				if sp.CanZip && pv.info.kind == kindVariable && c.opts.Policy == selector.PolicyCost {
+					// The cost policy measures the stored values zipped
+					// against the dictionary over every slot.
+					zp := plan
+					if zp.Values != selector.Zipped {
+						zp = selector.SparseZipped(sp, c.opts, "trial")
+					}
+					z, err := c.encodePlan(d, pv, sp, zp, f, false)
+					if err != nil {
+						return z, err
+					}
+					for i, b := range z.bufs {
+						z.bufs[i] = slices.Clone(b)
+					}
+					ch, err := c.encodeDictPage(d, pv, sp, pd, idx, sparse, f)
+					if err != nil || bufBytes(ch.bufs) >= bufBytes(z.bufs) {
+						z.plan.Reason += fmt.Sprintf("; zipped %d B <= dictionary chunks %d B", bufBytes(z.bufs), bufBytes(ch.bufs))
+						return z, nil
+					}
+					return ch, nil
+				}
 			}
-			// Dictionary-encode the page: the chunks hold u32 indices, the
-			// page dictionary the distinct values. The column's leaf info is
-			// switched to the dictionary form for this page only.
-			saved := pv.info
-			defer func() { pv.info = saved }()
-			pv.info = leafInfo{kind: kindDict, bits: 32, dict: &saved}
-			pv.fixed, pv.dict, pv.offsets = idx, pd, nil
-			c.describeValues(&sp, pv)
-			sp.MaxValueBytes, sp.CanZip = 4, false
-			if sparse {
-				plan = selector.ForceSparse(sp, c.opts)
-			} else {
-				plan = selector.Choose(sp, c.opts)
-			}
-			plan.Reason += fmt.Sprintf("; dictionary of %d values", pd.n)
+			return c.encodeDictPage(d, pv, sp, pd, idx, sparse, f)
 		}
 	}
+	return c.encodeCell(d, pv, sp, plan, f)
+}
+
+// encodeDictPage encodes a page through its page dictionary: the chunks
+// hold u32 indices, the page dictionary the distinct values. The column's
+// leaf info is switched to the dictionary form for this page only.
+func (c *column) encodeDictPage(d structural.Dense, pv pageValues, sp selector.Page, pd *pageDict, idx []byte, sparse bool, f Format) (encoded, error) {
+	saved := pv.info
+	pv.info = leafInfo{kind: kindDict, bits: 32, dict: &saved}
+	pv.fixed, pv.dict, pv.offsets = idx, pd, nil
+	c.describeValues(&sp, pv)
+	sp.MaxValueBytes, sp.CanZip = 4, false
+	var plan selector.Plan
+	if sparse {
+		plan = selector.ForceSparse(sp, c.opts)
+	} else {
+		plan = selector.Choose(sp, c.opts)
+	}
+	plan.Reason += fmt.Sprintf("; dictionary of %d values", pd.n)
+	return c.encodeCell(d, pv, sp, plan, f)
+}
+
+// encodeCell executes a plan's cell over the page's values (FSST coding
+// them first when the plan's codec asks for it).
+func (c *column) encodeCell(d structural.Dense, pv pageValues, sp selector.Page, plan selector.Plan, f Format) (encoded, error) {
+	sparse := plan.Structure == selector.Sparse
 	if fc, ok := plan.Codec.(values.FsstCodec); ok {
 		// Code the page once, so chunks are cut on coded sizes.
 		coded := fc.Code(values.Block{N: pv.n, Data: pv.fixed, Offsets: pv.offsets})

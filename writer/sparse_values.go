@@ -151,7 +151,7 @@ func compactValues(pv pageValues) pageValues {
 // offset index.
 func (c *column) encodeSparseIndexed(d structural.Dense, idx []byte, pd *pageDict, enc *encoded) error {
 	n := len(idx) / 4
-	idxEnc, payload := indexBlock(idx, n, pd.n)
+	idxEnc, payload := indexBlock(idx, n, pd.n, c.opts.Policy == selector.PolicyCost)
 	items := pageValues{
 		info: leafInfo{kind: kindVariable, offBits: c.info.offBits, utf8: c.info.utf8},
 		n:    pd.n, fixed: pd.raw, offsets: pd.rawOffsets, nulls: make([]bool, pd.n),
@@ -177,14 +177,17 @@ func (c *column) encodeSparseIndexed(d structural.Dense, idx []byte, pd *pageDic
 
 // indexBlock encodes the u32 indices of an indexed page as the smallest of
 // the block forms Lance reads: flat, out-of-line bit packing, and Zstd or
-// LZ4 over flat.
-func indexBlock(idx []byte, n, items int) (*enc21pb.CompressiveEncoding, []byte) {
+// LZ4 over flat (the cost policy also tries Zstd at a better level).
+func indexBlock(idx []byte, n, items int, better bool) (*enc21pb.CompressiveEncoding, []byte) {
 	blk := values.Block{Bits: 32, N: n, Data: idx}
 	var best values.Codec = values.FlatCodec{Bits: 32}
 	bestBuf := idx
 	cands := []values.Codec{
 		values.GeneralCodec{Scheme: values.SchemeZstd, Inner: values.FlatCodec{Bits: 32}},
 		values.GeneralCodec{Scheme: values.SchemeLZ4, Inner: values.FlatCodec{Bits: 32}},
+	}
+	if better {
+		cands = append(cands, values.GeneralCodec{Scheme: values.SchemeZstd, Level: 9, Inner: values.FlatCodec{Bits: 32}})
 	}
 	if w := bits.Len(uint(max(items-1, 1))); w < 32 {
 		cands = append(cands, values.OutOfLineCodec{Bits: 32, Width: w})
