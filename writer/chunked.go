@@ -1,0 +1,410 @@
+package writer
+
+import (
+	"encoding/binary"
+	"fmt"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/planarlance/planar/proto/enc21pb"
+	"github.com/planarlance/planar/selector"
+	"github.com/planarlance/planar/stats"
+	"github.com/planarlance/planar/structural"
+	"github.com/planarlance/planar/values"
+)
+
+// Dense x chunked pages (mini-block bytes): values cut into chunks of a
+// power-of-two count, each with its slice of the level streams.
+
+// encodeChunked writes the page as dense x chunked (mini-block bytes): values
+// in chunks of a power-of-two count, each chunk carrying its slice of the
+// level streams (flat u16), plus the repetition index when there are lists.
+func (c *column) encodeChunked(d structural.Dense, pv pageValues, enc *encoded) error {
+	plan := enc.plan
+	codec := plan.Codec
+	venc := codec.Encoding()
+	if fc, ok := codec.(values.FsstCodec); ok && pv.fsst {
+		codec = fc.Values // the page is already coded
+	}
+	nbuf := codec.NumBuffers()
+	counts := c.chunkCounts(pv, codec)
+	f23 := c.cfg.format.planarMetadata()
+	repEnc, repPack := levelCodec(d.Rep, d.NumItems, len(counts), plan, f23)
+	defEnc, defPack := levelCodec(d.Def, d.NumItems, len(counts), plan, f23)
+	R := structural.NumLists(d.Layers)
+	maxVis := structural.MaxVisibleDef(d.Layers)
+	visible := func(i int) bool { return R == 0 || int(d.Def[i]) <= maxVis }
+	if d.Def == nil {
+		visible = func(int) bool { return true }
+	}
+	cl := values.ChunkLayout{HasRep: d.Rep != nil, HasDef: d.Def != nil, NumBuffers: nbuf, Large: true}
+	c.meta, c.data = c.meta[:0], c.data[:0]
+	if need := len(pv.fixed) + 8*len(pv.offsets) + 2*(len(d.Rep)+len(d.Def)) + 40*len(counts); cap(c.data) < need {
+		c.data = make([]byte, 0, need)
+	}
+	var repIndex []byte
+	level, value := 0, 0
+	var prevPartial bool
+	for ci, cnt := range counts {
+		last := ci == len(counts)-1
+		// Levels: up to and including the cnt-th visible entry; the last
+		// chunk takes everything left.
+		lstart := level
+		if d.Rep != nil || d.Def != nil {
+			if last {
+				level = d.NumItems
+			} else {
+				seen := 0
+				for level < d.NumItems && seen < cnt {
+					if visible(level) {
+						seen++
+					}
+					level++
+				}
+			}
+		}
+		nlev := level - lstart
+		if nlev > 0xFFFF {
+			return fmt.Errorf("chunk of %d values needs %d levels: %w", cnt, nlev, errTooManyLevels)
+		}
+		lg := log2(cnt)
+		if last && 1<<lg != cnt {
+			lg = 0
+		}
+		if last && cnt == 1 {
+			lg = 0
+		}
+		parts := values.ChunkParts{LogNumValues: lg}
+		if d.Rep != nil || d.Def != nil {
+			parts.NumLevels = nlev
+		}
+		var err error
+		if d.Rep != nil {
+			if c.rep, err = repPack(c.rep[:0], d.Rep[lstart:level]); err != nil {
+				return err
+			}
+			parts.Rep = c.rep
+		}
+		if d.Def != nil {
+			if c.def, err = defPack(c.def[:0], d.Def[lstart:level]); err != nil {
+				return err
+			}
+			parts.Def = c.def
+		}
+		if parts.Values, err = c.chunkValues(pv, value, cnt, codec); err != nil {
+			return err
+		}
+		for _, b := range parts.Values {
+			enc.valueBytes += len(b)
+		}
+		if c.meta, c.data, err = values.AppendChunk(c.meta, c.data, cl, parts); err != nil {
+			return err
+		}
+		if d.Rep != nil {
+			repIndex, prevPartial = appendRepIndex(repIndex, d.Rep[lstart:level], uint16(R), last, prevPartial)
+		}
+		value += cnt
+	}
+	if pv.fsst {
+		enc.valueBytes += values.FsstTableSize // the symbol table is stored too
+	}
+	mb := &enc21pb.MiniBlockLayout{
+		ValueCompression: venc,
+		Layers:           d.Layers,
+		NumBuffers:       uint64(nbuf),
+		NumItems:         uint64(d.NumVisible),
+		HasLargeChunk:    true,
+	}
+	if d.Def != nil {
+		mb.DefCompression = defEnc
+	}
+	bufs := [][]byte{c.meta, c.data}
+	if pv.dict != nil {
+		mb.Dictionary = pv.dict.encoding
+		mb.NumDictionaryItems = uint64(pv.dict.n)
+		bufs = append(bufs, pv.dict.items)
+	}
+	if d.Rep != nil {
+		mb.RepCompression = repEnc
+		mb.RepetitionIndexDepth = 1
+		bufs = append(bufs, repIndex)
+	}
+	enc.layout = &enc21pb.PageLayout{Layout: &enc21pb.PageLayout_MiniBlockLayout{MiniBlockLayout: mb}}
+	enc.bufs = bufs
+	enc.desc = describe(plan.Codec.Name(), defEnc, repEnc, d)
+	return nil
+}
+
+// rleChunk is the value count of bit-packed chunks: one FastLanes block.
+const rleChunk = 1024
+
+// rleMaxChunkBytes bounds an RLE chunk (Lance's mini-block byte budget).
+const rleMaxChunkBytes = 8186
+
+// rleChunkCounts cuts n values into RLE chunks as Lance does: each chunk the
+// largest power-of-two prefix whose runs fit the byte budget, the last chunk
+// whatever remains when it fits.
+func rleChunkCounts(data []byte, bits, n int, codec values.RleCodec) []int {
+	bw := bits / 8
+	lw, maxRun := 1, 255
+	if codec.LenBits == 16 {
+		lw, maxRun = 2, 65535
+	}
+	vw := bw // stored bytes per run value
+	if codec.ValueWidth > 0 {
+		vw = max(1, (codec.ValueWidth+7)/8) // packed values: budget by packed width
+	}
+	maxVals := codec.MaxChunkValues()
+	size := func(start, cnt int) int {
+		runs := values.RunCount(bits, data[start*bw:(start+cnt)*bw], cnt)
+		return runs*(vw+lw) + cnt/maxRun*(vw+lw)
+	}
+	var counts []int
+	for start := 0; start < n; {
+		rest := n - start
+		if rest <= maxVals && size(start, rest) <= rleMaxChunkBytes {
+			counts = append(counts, rest)
+			break
+		}
+		p := maxVals
+		for p > 1 && (p > rest || size(start, p) > rleMaxChunkBytes) {
+			p /= 2
+		}
+		counts = append(counts, p)
+		start += p
+	}
+	return counts
+}
+
+// levelCodec returns the page's codec for one level stream and the function
+// that encodes a chunk's slice of it: flat u16, inline bit packing when the
+// whole stream fits one 1024-level block, else out-of-line bit packing at the
+// stream's width.
+func levelCodec(levels []uint16, n, chunks int, plan selector.Plan, rleLevels bool) (*enc21pb.CompressiveEncoding, levelPacker) {
+	flat := func(dst []byte, l []uint16) ([]byte, error) { return values.AppendFlatLevels(dst, l), nil }
+	if levels == nil || plan.LevelComp != selector.Bitpacked {
+		return values.FlatEncoding(16), flat
+	}
+	var raw []byte
+	ls := stats.Levels(levels)
+	w := ls.BitWidth
+	// Keep flat levels when packing would not shrink them (tiny pages).
+	packed := (n*w + 7) / 8
+	if n <= 1024 {
+		packed = (1 + 64*w) * 2
+	}
+	// Long runs of one level (leading or trailing nulls): u16 runs, as
+	// Lance 2.3 writes them, when smaller than packing (Lance 2.2 readers
+	// accept only u8 run lengths over flat values).
+	if rle := (ls.Runs+chunks)*4 + 8*chunks; rleLevels && rle < packed && rle < 2*n {
+		// Run lengths of one or two bytes, whichever stores the runs in
+		// fewer bytes (Lance's choice; runs longer than the width allows
+		// are cut).
+		lenBits := 16
+		if e8, e16 := runEntries(levels); 3*e8 <= 4*e16 {
+			lenBits = 8
+		}
+		codec := values.RleCodec{Bits: 16, LenBits: lenBits}
+		return codec.Encoding(), func(dst []byte, l []uint16) ([]byte, error) {
+			raw = values.AppendFlatLevels(raw[:0], l)
+			return codec.AppendBlock(dst, values.Block{Bits: 16, N: len(l), Data: raw})
+		}
+	}
+	if packed >= 2*n {
+		return values.FlatEncoding(16), flat
+	}
+	if n <= 1024 {
+		e := &enc21pb.CompressiveEncoding{Compression: &enc21pb.CompressiveEncoding_InlineBitpacking{InlineBitpacking: &enc21pb.InlineBitpacking{UncompressedBitsPerValue: 16}}}
+		return e, func(dst []byte, l []uint16) ([]byte, error) {
+			raw = values.AppendFlatLevels(raw[:0], l)
+			return values.AppendInlineBitpacked(dst, 16, raw, len(l))
+		}
+	}
+	e := &enc21pb.CompressiveEncoding{Compression: &enc21pb.CompressiveEncoding_OutOfLineBitpacking{OutOfLineBitpacking: &enc21pb.OutOfLineBitpacking{
+		UncompressedBitsPerValue: 16, Values: values.FlatEncoding(w)}}}
+	return e, func(dst []byte, l []uint16) ([]byte, error) {
+		raw = values.AppendFlatLevels(raw[:0], l)
+		return values.AppendOutOfLineBitpacked(dst, 16, w, raw, len(l))
+	}
+}
+
+// runEntries counts the RLE entries of levels with one- and two-byte run
+// lengths (a run longer than the largest length takes several entries).
+func runEntries(levels []uint16) (e8, e16 int) {
+	for i := 0; i < len(levels); {
+		j := i + 1
+		for j < len(levels) && levels[j] == levels[i] {
+			j++
+		}
+		e8 += (j - i + 254) / 255
+		e16 += (j - i + 65534) / 65535
+		i = j
+	}
+	return e8, e16
+}
+
+// appendRepIndex appends the (ends, partial) pair of one chunk and fixes up
+// the previous chunk's pair when this chunk starts exactly at a row.
+func appendRepIndex(idx []byte, rep []uint16, R uint16, last, prevPartial bool) ([]byte, bool) {
+	ends, lastStart := 0, -1
+	for j, r := range rep {
+		if r == R {
+			if j >= 1 {
+				ends++
+			}
+			lastStart = j
+		}
+	}
+	if last {
+		ends++
+	}
+	partial := 0
+	if !last {
+		if lastStart < 0 {
+			partial = len(rep)
+		} else {
+			partial = len(rep) - lastStart
+		}
+	}
+	if len(idx) >= 16 && len(rep) > 0 && rep[0] == R && prevPartial {
+		p := len(idx) - 16
+		binary.LittleEndian.PutUint64(idx[p:], binary.LittleEndian.Uint64(idx[p:])+1)
+		binary.LittleEndian.PutUint64(idx[p+8:], 0)
+	}
+	idx = binary.LittleEndian.AppendUint64(idx, uint64(ends))
+	idx = binary.LittleEndian.AppendUint64(idx, uint64(partial))
+	return idx, partial != 0
+}
+
+// chunkValues encodes values [start, start+cnt) with the page's codec.
+func (c *column) chunkValues(pv pageValues, start, cnt int, codec values.Codec) ([][]byte, error) {
+	var b values.Block
+	switch pv.info.kind {
+	case kindVariable:
+		b = values.Block{N: cnt, Data: pv.fixed, Offsets: pv.offsets[start : start+cnt+1]}
+	case kindBool:
+		b = values.Block{Bits: 1, N: cnt, Data: sliceBits(pv.fixed, start, cnt)}
+	case kindFSL:
+		rb := pv.info.rowBits()
+		b = values.Block{Bits: rb, N: cnt, Dims: pv.info.dims}
+		if pv.itemValid != nil {
+			b.ItemValid = make([][]byte, len(pv.itemValid))
+			per := 1
+			for k, v := range pv.itemValid {
+				per *= pv.info.dims[k]
+				if v != nil {
+					b.ItemValid[k] = sliceBits(v, start*per, cnt*per)
+				}
+			}
+		}
+		if pv.info.itemType.ID() == arrow.BOOL {
+			b.Data = sliceBits(pv.fixed, start*rb, cnt*rb)
+		} else {
+			b.Data = pv.fixed[start*rb/8 : (start+cnt)*rb/8]
+		}
+	default:
+		bw := pv.info.bits / 8
+		b = values.Block{Bits: pv.info.bits, N: cnt, Data: pv.fixed[start*bw : (start+cnt)*bw]}
+	}
+	for len(c.chunkBufs) < codec.NumBuffers() {
+		c.chunkBufs = append(c.chunkBufs, nil)
+	}
+	bufs := c.chunkBufs[:codec.NumBuffers()]
+	for i := range bufs {
+		bufs[i] = bufs[i][:0]
+	}
+	bufs, err := codec.AppendChunk(bufs, b)
+	copy(c.chunkBufs, bufs)
+	return bufs, err
+}
+
+// sliceBits returns bits [start, start+n) of an LSB-first bitmap, shifted to
+// start at bit 0.
+func sliceBits(bm []byte, start, n int) []byte {
+	if start%8 == 0 {
+		return bm[start/8 : (start+n+7)/8]
+	}
+	out := make([]byte, (n+7)/8)
+	for i := 0; i < n; i++ {
+		j := start + i
+		if bm[j/8]&(1<<(j%8)) != 0 {
+			out[i/8] |= 1 << (i % 8)
+		}
+	}
+	return out
+}
+
+func describe(vals string, defEnc, repEnc *enc21pb.CompressiveEncoding, d structural.Dense) string {
+	s := "values=" + vals
+	if d.Def != nil {
+		s += " def=" + values.EncodingName(defEnc)
+	}
+	if d.Rep != nil {
+		s += " rep=" + values.EncodingName(repEnc)
+	}
+	return s
+}
+
+// chunkCounts splits n visible values into chunk value counts: powers of two
+// for every chunk but the last, sized for the codec that stores them.
+func (c *column) chunkCounts(pv pageValues, codec values.Codec) []int {
+	n := pv.n
+	var counts []int
+	if g, ok := codec.(values.GeneralCodec); ok {
+		if g.ChunkValues > 0 {
+			for start := 0; start < n; start += g.ChunkValues {
+				counts = append(counts, min(g.ChunkValues, n-start))
+			}
+			return counts
+		}
+		codec = g.Inner
+	}
+	switch codec.(type) {
+	case values.BitpackCodec:
+		// One bit-packing block per chunk.
+		for start := 0; start < n; start += rleChunk {
+			counts = append(counts, min(rleChunk, n-start))
+		}
+		return counts
+	case values.RleCodec:
+		return rleChunkCounts(pv.fixed, pv.info.bits, n, codec.(values.RleCodec))
+	}
+	if pv.info.kind == kindVariable {
+		// Offset bits per value: the offset width, or what the offsets
+		// codec packs them to.
+		wbits := pv.info.offBits
+		if v, ok := codec.(values.VariableCodec); ok {
+			wbits = v.OffsetBits()
+		}
+		for start := 0; start < n; {
+			cnt := 2
+			for cnt < 4096 {
+				next := cnt * 2
+				end := min(start+next, n)
+				size := (end-start+1)*wbits/8 + int(pv.offsets[end]-pv.offsets[start])
+				if size > values.VariableChunkBytes || start+next > n {
+					break
+				}
+				cnt = next
+			}
+			if start+cnt >= n {
+				cnt = n - start
+			}
+			counts = append(counts, cnt)
+			start += cnt
+		}
+		return counts
+	}
+	per := 1 << values.FlatChunkLog2(pv.info.rowBits())
+	for start := 0; start < n; start += per {
+		counts = append(counts, min(per, n-start))
+	}
+	return counts
+}
+
+func log2(n int) uint8 {
+	k := uint8(0)
+	for 1<<k < n {
+		k++
+	}
+	return k
+}

@@ -1,0 +1,301 @@
+package writer
+
+import (
+	"encoding/binary"
+	"slices"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+
+	"github.com/planarlance/planar/proto/enc21pb"
+	"github.com/planarlance/planar/selector"
+	"github.com/planarlance/planar/structural"
+	"github.com/planarlance/planar/values"
+)
+
+// Page dictionaries: the dictionaries of Arrow dictionary arrays gathered
+// for a page, and the dictionaries the writer builds for pages of plain
+// values (strings, 64/128-bit values, fixed-size-list rows).
+
+// pageDict is the page dictionary of a dictionary-encoded page.
+type pageDict struct {
+	n        int
+	items    []byte // block-encoded items
+	encoding *enc21pb.CompressiveEncoding
+	// raw and rawOffsets: variable-width items as they are (n+1 offsets),
+	// for pages that store them zipped (sparse x indexed).
+	raw        []byte
+	rawOffsets []uint64
+}
+
+// gatherDict builds the page's indices (Arrow key width, nulls as 0) and the
+// page dictionary: the dictionaries of the page's arrays, back to back, each
+// array's keys shifted past the dictionaries before it.
+func (c *column) gatherDict(segs []structural.Segment) ([]byte, *pageDict) {
+	kw := c.info.bits / 8
+	vi := c.info.dict
+	var idx []byte
+	// Arrays are told apart by their data: slices of one dictionary array
+	// (each with its own Dictionary() array) share one copy.
+	type dictBase struct {
+		data  arrow.ArrayData
+		base  int
+		used  []bool   // the items the page's keys reach
+		count int      // how many
+		remap []uint64 // compacted or merged: the page index of each item
+	}
+	var seen []dictBase
+	var fixed []byte
+	offsets := []uint64{0}
+	var vdata []byte
+	n := 0
+	find := func(d arrow.ArrayData) int {
+		return slices.IndexFunc(seen, func(x dictBase) bool { return x.data == d })
+	}
+	// First the items each dictionary's keys reach: a page of a slice
+	// keeps only those (a small page of a large batch would otherwise
+	// carry the whole dictionary, and a reader joining pages adds them up).
+	total := 0
+	for _, s := range segs {
+		da := s.Arr.(*array.Dictionary)
+		d := da.Dictionary().Data()
+		k := find(d)
+		if k < 0 {
+			seen = append(seen, dictBase{data: d, used: make([]bool, d.Len())})
+			k = len(seen) - 1
+		}
+		b := &seen[k]
+		for i := s.Start; i < s.End; i++ {
+			if da.IsValid(i) {
+				if v := da.GetValueIndex(i); v >= 0 && v < len(b.used) && !b.used[v] {
+					b.used[v] = true
+					b.count++
+				}
+			}
+		}
+	}
+	for _, b := range seen {
+		total += b.count
+	}
+	// The dictionaries go back to back, unless that would outgrow the keys
+	// (a page that is never cut, below a structural fixed-size list): then
+	// equal values are merged (the column's distinct values fit its keys:
+	// dictUnion).
+	var merged map[string]uint64
+	if uint64(total) > maxKeys(c.leaf.Field.Type) {
+		merged = map[string]uint64{}
+	}
+	add := func(d arrow.Array, b dictBase) dictBase {
+		seg := []structural.Segment{{Arr: d, Start: 0, End: d.Len()}}
+		if merged == nil && b.count == d.Len() {
+			b.base = n
+			if vi.kind == kindVariable {
+				offsets, vdata = gatherVariable(offsets, vdata, seg)
+			} else {
+				fixed = gatherFixed(fixed, seg, vi.bits/8)
+			}
+			n += d.Len()
+			return b
+		}
+		var ioffs []uint64
+		var idata, ifixed []byte
+		if vi.kind == kindVariable {
+			ioffs, idata = gatherVariable([]uint64{0}, nil, seg)
+		} else {
+			ifixed = gatherFixed(nil, seg, vi.bits/8)
+		}
+		b.remap = make([]uint64, d.Len())
+		for j := range b.remap {
+			if !b.used[j] {
+				continue
+			}
+			var v []byte
+			if vi.kind == kindVariable {
+				v = idata[ioffs[j]:ioffs[j+1]]
+			} else {
+				w := vi.bits / 8
+				v = ifixed[j*w : (j+1)*w]
+			}
+			k, ok := uint64(0), false
+			if merged != nil {
+				k, ok = merged[string(v)]
+			}
+			if !ok {
+				k = uint64(n)
+				if merged != nil {
+					merged[string(v)] = k
+				}
+				n++
+				if vi.kind == kindVariable {
+					vdata = append(vdata, v...)
+					offsets = append(offsets, uint64(len(vdata)))
+				} else {
+					fixed = append(fixed, v...)
+				}
+			}
+			b.remap[j] = k
+		}
+		return b
+	}
+	added := make([]bool, len(seen))
+	baseOf := func(d arrow.Array) dictBase {
+		k := find(d.Data())
+		if !added[k] {
+			seen[k] = add(d, seen[k])
+			added[k] = true
+		}
+		return seen[k]
+	}
+	var buf [8]byte
+	for _, s := range segs {
+		da := s.Arr.(*array.Dictionary)
+		db := baseOf(da.Dictionary())
+		for i := s.Start; i < s.End; i++ {
+			k := uint64(0)
+			if da.IsValid(i) {
+				if db.remap != nil {
+					k = db.remap[da.GetValueIndex(i)]
+				} else {
+					k = uint64(da.GetValueIndex(i) + db.base)
+				}
+			}
+			binary.LittleEndian.PutUint64(buf[:], k)
+			idx = append(idx, buf[:kw]...)
+		}
+	}
+	pd := &pageDict{n: n}
+	if vi.kind == kindVariable {
+		pd.items = values.AppendVariableBlock(nil, vi.offBits, offsets, vdata)
+		pd.encoding = &enc21pb.CompressiveEncoding{Compression: &enc21pb.CompressiveEncoding_Variable{Variable: &enc21pb.Variable{Offsets: values.FlatEncoding(vi.offBits)}}}
+	} else {
+		pd.items = fixed
+		pd.encoding = values.FlatEncoding(vi.bits)
+	}
+	c.compressDictItems(pd)
+	return idx, pd
+}
+
+// autoDict decides whether a variable-width or 64/128-bit page is worth
+// dictionary encoding (Lance's rule: at least 100 values, at most one distinct value in
+// two, and the dictionary plus indices under 0.8 of the raw size) and if so
+// builds the page dictionary (first-occurrence order over every slot) and u32
+// indices.
+func (c *column) autoDict(pv pageValues) (*pageDict, []byte, bool) {
+	n := pv.n
+	if n < 100 {
+		return nil, nil, false
+	}
+	divisor, ratio := c.opts.DictLimits()
+	limit := min(n/divisor, 100000)
+	seen := make(map[string]uint32, 64)
+	var items []byte
+	offsets := []uint64{0}
+	idx := make([]byte, 4*n)
+	// Null slots take part with their (empty) value, as in Lance: the first
+	// null adds "" to the dictionary and later nulls index it.
+	value := func(i int) []byte { return pv.fixed[pv.offsets[i]:pv.offsets[i+1]] }
+	if pv.info.kind == kindFixed {
+		bw := pv.info.bits / 8
+		value = func(i int) []byte { return pv.fixed[i*bw : (i+1)*bw] }
+	}
+	for i := 0; i < n; i++ {
+		v := value(i)
+		k, ok := seen[string(v)]
+		if !ok {
+			if len(seen) >= limit {
+				return nil, nil, false
+			}
+			k = uint32(len(seen))
+			seen[string(v)] = k
+			items = append(items, v...)
+			offsets = append(offsets, uint64(len(items)))
+		}
+		binary.LittleEndian.PutUint32(idx[4*i:], k)
+	}
+	d := len(seen)
+	if d == 0 {
+		return nil, nil, false
+	}
+	w := 1
+	for 1<<w < d {
+		w++
+	}
+	vi := pv.info
+	var raw, est int
+	var block []byte
+	var venc *enc21pb.CompressiveEncoding
+	switch {
+	case c.opts.Policy == selector.PolicyLance && vi.kind == kindFixed:
+		// Lance's budget: the items plus 4-byte indices against the raw
+		// values (dict.rs dictionary_encode).
+		raw, est = len(pv.fixed), len(items)+4*n
+		block, venc = items, values.FlatEncoding(vi.bits)
+	case c.opts.Policy == selector.PolicyLance:
+		ob := vi.offBits / 8
+		raw = int(pv.offsets[n]-pv.offsets[0]) + ob*(n+1)
+		est = len(items) + 4*n + ob*(d+1)
+		block = values.AppendVariableBlock(nil, vi.offBits, offsets, items)
+		venc = &enc21pb.CompressiveEncoding{Compression: &enc21pb.CompressiveEncoding_Variable{Variable: &enc21pb.Variable{Offsets: values.FlatEncoding(vi.offBits)}}}
+	case vi.kind == kindFixed:
+		raw = len(pv.fixed)
+		est = len(items) + (n*w+7)/8 + 4*((n+1023)/1024)
+		block, venc = items, values.FlatEncoding(vi.bits)
+	default:
+		raw = int(pv.offsets[n]-pv.offsets[0]) + 4*(n+1)
+		est = len(items) + 4*(d+1) + 16 + (n*w+7)/8 + 4*((n+1023)/1024)
+		block = values.AppendVariableBlock(nil, vi.offBits, offsets, items)
+		venc = &enc21pb.CompressiveEncoding{Compression: &enc21pb.CompressiveEncoding_Variable{Variable: &enc21pb.Variable{Offsets: values.FlatEncoding(vi.offBits)}}}
+	}
+	if lance := c.opts.Policy == selector.PolicyLance; (lance && est > int(float64(raw)*ratio)) || (!lance && float64(est) >= float64(raw)*ratio) {
+		return nil, nil, false
+	}
+	if max := c.opts.DictMaxBytes; vi.kind == kindVariable && len(items) > max && (max != 0 || len(items) > 8<<20) {
+		return nil, nil, false
+	}
+	pd := &pageDict{n: d, items: block, encoding: venc}
+	if vi.kind == kindVariable {
+		pd.raw, pd.rawOffsets = items, offsets
+	}
+	c.compressDictItems(pd)
+	return pd, idx, true
+}
+
+// compressDictItems compresses page dictionary items like Lance 14: LZ4
+// (or the scheme the column asks for), always under the lance policy, when
+// it shrinks them under the cost policy.
+func (c *column) compressDictItems(pd *pageDict) {
+	scheme, level := values.SchemeLZ4, 0
+	switch c.opts.DictItems {
+	case selector.CompressionNone:
+		return
+	case selector.CompressionZstd:
+		scheme, level = values.SchemeZstd, c.opts.Level
+	}
+	always := c.opts.DictItems != selector.CompressionAuto || c.opts.Policy == selector.PolicyLance
+	if z, err := values.AppendCompressed(nil, scheme, level, pd.items); err == nil && (len(z) < len(pd.items) || always) {
+		pd.items = z
+		pd.encoding = &enc21pb.CompressiveEncoding{Compression: &enc21pb.CompressiveEncoding_General{General: &enc21pb.General{
+			Compression: &enc21pb.BufferCompression{Scheme: enc21pb.CompressionScheme(scheme)},
+			Values:      pd.encoding,
+		}}}
+	}
+}
+
+// tooManyDistinct reports whether the stats pass already shows more
+// distinct values than a page dictionary may hold (the HyperLogLog estimate
+// is within a few percent; 10% of slack keeps borderline pages for the exact
+// count in autoDict).
+func tooManyDistinct(p *values.Profile, o selector.Options) bool {
+	divisor, _ := o.DictLimits()
+	limit := float64(min(p.N/divisor, 100000))
+	var d uint64
+	switch {
+	case p.Fixed != nil:
+		d = p.Fixed.Distinct
+	case p.Var != nil:
+		d = p.Var.Distinct
+	default:
+		return false
+	}
+	return float64(d) > 1.1*limit
+}
