@@ -116,8 +116,7 @@ func pagesCells(ps []filePage) string {
 // does not choose what pylance 14.0.2 chooses, with the reason.
 func knownSparseDiff(name string) (string, bool) {
 	why, ok := map[string]string{
-		"emb768_null99":            "(open) Lance's sequence codec choice for these positions differs (flat vs delta over bit packing)",
-		"emb768_10distinct_null90": "planar has no whole-vector dictionaries of fixed-size lists yet",
+		"emb768_null99": "(open) Lance's sequence codec choice for these positions differs (flat vs delta over bit packing)",
 	}[name]
 	return why, ok
 }

@@ -299,3 +299,82 @@ func tooManyDistinct(p *values.Profile, o selector.Options) bool {
 	}
 	return float64(d) > 1.1*limit
 }
+
+// fslSampleBlocks, fslSampleMax and fslSampleMin shape Lance's sample of a
+// page's rows before a dictionary is built: up to 4096 rows in 32 evenly
+// spread runs, used when it has at least 1024 rows.
+const (
+	fslSampleBlocks = 32
+	fslSampleMax    = 4096
+	fslSampleMin    = 1024
+	// fslSampleUnique: a sample at least this unique builds no dictionary.
+	fslSampleUnique = 0.98
+)
+
+// autoDictFSL builds a page dictionary of whole fixed-size-list rows (each
+// row as its zipped record: validity bytes, then the items), as Lance 2.3
+// does: at least 100 rows, a sample of rows not almost all distinct, at most
+// rows/divisor (and 100,000) distinct rows, and 4-byte indices plus items
+// within the size ratio of the records, scaled by fallback/rows (the rows a
+// page stores without the dictionary: only the valid ones when it zips
+// them). It returns the dictionary and the u32 index of every row.
+func (c *column) autoDictFSL(pv pageValues, fallback int) (*pageDict, []byte, bool) {
+	n := pv.n
+	if n < 100 || fallback <= 0 {
+		return nil, nil, false
+	}
+	w, recs := c.zipRecords(pv)
+	if w == 0 || len(recs) != n*w {
+		return nil, nil, false
+	}
+	divisor, ratio := c.opts.DictLimits()
+	limit := min(n/divisor, 100000)
+	maxEnc := int(uint64(float64(n*w)*ratio) * uint64(fallback) / uint64(n))
+	if limit == 0 || 4*n > maxEnc || fslSampleUniqueRatio(recs, w, n) >= fslSampleUnique {
+		return nil, nil, false
+	}
+	seen := make(map[string]uint32, 64)
+	idx := make([]byte, 4*n)
+	var items []byte
+	for i := 0; i < n; i++ {
+		row := recs[i*w : (i+1)*w]
+		k, ok := seen[string(row)]
+		if !ok {
+			if len(seen) >= limit || len(items)+w+4*n > maxEnc {
+				return nil, nil, false
+			}
+			k = uint32(len(seen))
+			seen[string(row)] = k
+			items = append(items, row...)
+		}
+		binary.LittleEndian.PutUint32(idx[4*i:], k)
+	}
+	enc, _ := c.plainEncoding(pv)
+	pd := &pageDict{n: len(seen), items: items, encoding: enc}
+	c.compressDictItems(pd)
+	return pd, idx, true
+}
+
+// fslSampleUniqueRatio is the share of distinct rows among Lance's sample
+// of a page's records (0 when the page is too small to sample).
+func fslSampleUniqueRatio(recs []byte, w, n int) float64 {
+	count := min(n, fslSampleMax)
+	if count < fslSampleMin {
+		return 0
+	}
+	blocks := min(fslSampleBlocks, count, n)
+	per := max(count/blocks, 1)
+	seen := make(map[string]struct{}, count)
+	total := 0
+	for b := 0; b < blocks; b++ {
+		start, next := b*n/blocks, min((b+1)*n/blocks, n)
+		for i := start; i < start+min(per, next-start); i++ {
+			seen[string(recs[i*w:(i+1)*w])] = struct{}{}
+			total++
+		}
+	}
+	if total < fslSampleMin {
+		return 0
+	}
+	return float64(len(seen)) / float64(total)
+}

@@ -308,6 +308,17 @@ func (c *column) encodePlan(d structural.Dense, pv pageValues, sp selector.Page,
 	dictCandidate := pv.info.kind == kindVariable || (pv.info.kind == kindFixed && (pv.info.bits == 64 || pv.info.bits == 128))
 	sparse := plan.Structure == selector.Sparse
 	tryDict := plan.Values == selector.Chunked || (sparse && plan.Values == selector.Zipped && pv.info.kind == kindVariable)
+	if dict && f.planarMetadata() && pv.info.kind == kindFSL && (plan.Values == selector.Chunked || plan.Values == selector.Zipped) {
+		// Lance 2.3's whole-row dictionaries of fixed-size lists; a sparse
+		// page that zips its rows would store only the valid ones.
+		fallback := pv.n
+		if sparse && sp.MaxValueBytes >= selector.WideValueBytes {
+			fallback = sp.ValidLeaves
+		}
+		if pd, idx, ok := c.autoDictFSL(pv, fallback); ok {
+			return c.encodeDictPage(d, pv, sp, pd, idx, sparse, f)
+		}
+	}
 	if dict && tryDict && dictCandidate && c.opts.Compression != selector.CompressionFsst && !tooManyDistinct(sp.Profile, c.opts) {
 		if pd, idx, ok := c.autoDict(pv); ok {
 			if sparse {
