@@ -501,18 +501,14 @@ func runCase(w *pyWorker, dir string, c *corpus.RandCase) diffOutcome {
 // counted and logged, not failed; anything else fails. Keep this short.
 var knownOpen = []struct{ kind, substr, why string }{
 	{"planar-write", "more than 65535 levels in one chunk",
-		"one value behind more than 65,535 null or empty lists in a dictionary, boolean or FSST page: the write fails with this error " +
-			"(nothing is committed); the zipped fallback does not take those values, and Lance's answer, a sparse page (sparse_for_budget), " +
-			"is the sparse plane's work (issue 10). 1 of 20,000 campaign cases"},
+		"format 2.2 only: one value behind more than 65,535 null or empty lists in a boolean or Arrow dictionary page: the write fails " +
+			"with this error (nothing is committed). 2.3 stores such pages sparse (Lance's level budget rule), 2.2 zips other values; " +
+			"Lance 2.2 cuts the page between rows instead, which planar does not do yet"},
 	{"pylance-reads-planar", "Dictionary key bigger than the key type",
 		"a dictionary column with 8/16-bit keys cut into many pages: pylance joins the pages' dictionaries with arrow-rs's concat, whose merge " +
 			"dedupes values with an approximate interner and overflows narrow keys well before the column's distinct values do; pylance's own " +
 			"files avoid it only by holding such a column in one page. Planar keeps only the items each page reaches; a page layout pylance " +
 			"always joins is still open"},
-	{"pylance-reads-planar", "its children have differing lengths",
-		"a struct holding a fixed-size list of structs beside other children: pylance 14 reads such a struct only when the FSL column's pages are sparse " +
-			"(its own dense pages fail the same way, FORMAT.md §5c); pylance writes them sparse when the values are wide and mostly null (sparse_wide), " +
-			"which planar's selector does not do yet (issue 10, the sparse plane)"},
 }
 
 // sharedPairs are pylance errors on planar's file that go with a different

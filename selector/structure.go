@@ -1,6 +1,9 @@
 package selector
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // The choice of structure (format 2.3). Dense or sparse is decided first,
 // from the page's structure facts, then the value codec under that
@@ -74,7 +77,7 @@ func sparsePlan(p Page, o Options, why string) Plan {
 	qo.Structural = StructuralMiniBlock
 	ch := choose(q, qo)
 	ch.Structure, ch.TrySparse = Sparse, false
-	ch.Reason = plan.Reason + "; every leaf slot chunked: " + ch.Reason
+	ch.Reason = plan.Reason + "; every leaf slot chunked" + strings.TrimPrefix(ch.Reason, "structural-encoding=miniblock")
 	if o.Policy == PolicyCost && p.CanZip && p.Kind != KindFSL && len(ch.Candidates) > 0 {
 		if z := zippedBytes(p); z < ch.Candidates[0].Bytes {
 			plan.Values, plan.Codec = Zipped, zippedCodec(p, o)

@@ -219,6 +219,14 @@ func (c *column) encode(d structural.Dense, segs []structural.Segment, f Format)
 	sp := c.page(d, pv, f)
 	plan := selector.Choose(sp, c.opts)
 	enc, err := c.encodePlan(d, pv, sp, plan, f, true)
+	if errors.Is(err, errTooManyLevels) && !plan.TrySparse && (pv.info.kind == kindVariable || pv.info.kind == kindFixed) {
+		// A value behind more than 65535 null or empty lists cannot be
+		// chunked dense (2.2 has no sparse structure, or chunks were
+		// asked for): its values zipped plain, without a dictionary or
+		// FSST coding, have no per-chunk limit.
+		zp := selector.Plan{Structure: selector.Dense, Values: selector.Zipped, Reason: "over 65535 levels in one chunk: zipped"}
+		enc, err = c.encodePlan(d, pv, sp, zp, f, false)
+	}
 	if !plan.TrySparse || (err != nil && !errors.Is(err, errTooManyLevels)) {
 		return enc, err
 	}
