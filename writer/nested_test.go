@@ -309,3 +309,44 @@ func TestStructuralIssueRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+// Strings behind more than 65535 empty lists, numerous enough for FSST:
+// 2.3 stores the page sparse, 2.2 zips the plain values (an FSST-coded or
+// dictionary page would need the levels in one chunk).
+func TestManyLevelsInOneChunkStrings(t *testing.T) {
+	mem := memory.NewGoAllocator()
+	b := array.NewListBuilder(mem, arrow.BinaryTypes.String)
+	for i := 0; i < 70000; i++ {
+		b.Append(true)
+	}
+	b.Append(true)
+	for i := 0; i < 20000; i++ {
+		b.ValueBuilder().(*array.StringBuilder).Append("abcdefgh-something")
+	}
+	arr := b.NewArray()
+	schema := arrow.NewSchema([]arrow.Field{{Name: "l", Type: arr.DataType(), Nullable: true}}, nil)
+	rec := array.NewRecordBatch(schema, []arrow.Array{arr}, int64(arr.Len()))
+	for f, want := range map[writer.Format]string{writer.Format2_2: "dense x zipped", writer.Format2_3: "sparse x chunked"} {
+		var buf bytes.Buffer
+		w, err := writer.New(&buf, schema, writer.WithFormat(f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := w.WriteBatch(rec); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		if err := w.Close(); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		if got := w.Report()[0].Cell; got != want {
+			t.Errorf("%s: cell %q, want %s", f, got, want)
+		}
+		got, err := open(t, buf.Bytes()).ReadAll()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !array.Equal(got.Column(0), arr) {
+			t.Errorf("%s: data differs", f)
+		}
+	}
+}
