@@ -220,3 +220,64 @@ func TestNumericOptionBounds(t *testing.T) {
 		}
 	}
 }
+
+// TestSparseKey: structural-encoding=sparse is a 2.3 option: in 2.2 New
+// fails naming field and key; a value naming two encodings is refused; in
+// 2.3 every page with non-trivial structure is sparse, and a page with
+// trivial structure stays dense (canonicality).
+func TestSparseKey(t *testing.T) {
+	i64 := arrow.PrimitiveTypes.Int64
+	for _, v := range []string{"sparse,miniblock", "fullzip sparse"} {
+		if _, err := writer.New(&bytes.Buffer{}, schemaWith("col_s", i64, selector.KeyStructuralEncoding, v)); !errors.Is(err, writer.ErrInvalidOption) {
+			t.Errorf("%q: New = %v, want ErrInvalidOption", v, err)
+		}
+	}
+	var buf bytes.Buffer
+	_, err := writer.New(&buf, schemaWith("col_s", i64, selector.KeyStructuralEncoding, "sparse"), writer.WithFormat(writer.Format2_2))
+	var oe *selector.OptionError
+	if !errors.Is(err, writer.ErrInvalidOption) || !errors.As(err, &oe) || oe.Field != "col_s" || oe.Key != selector.KeyStructuralEncoding || buf.Len() != 0 {
+		t.Fatalf("2.2: New = %v (%d bytes written), want an OptionError naming col_s and the key", err, buf.Len())
+	}
+	mem := memory.NewGoAllocator()
+	b := array.NewInt64Builder(mem)
+	for i := 0; i < 5000; i++ {
+		if i%100 == 7 {
+			b.Append(int64(i * i))
+		} else {
+			b.AppendNull()
+		}
+	}
+	withNulls := b.NewArray()
+	for i := 0; i < 5000; i++ {
+		b.Append(int64(i))
+	}
+	noNulls := b.NewArray()
+	for _, tc := range []struct {
+		arr  arrow.Array
+		cell string
+	}{{withNulls, "sparse x chunked"}, {noNulls, "dense x chunked"}} {
+		schema := schemaWith("col_s", i64, selector.KeyStructuralEncoding, "sparse")
+		var out bytes.Buffer
+		w, err := writer.New(&out, schema, writer.WithPolicy(selector.PolicyLance))
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec := array.NewRecordBatch(schema, []arrow.Array{tc.arr}, int64(tc.arr.Len()))
+		if err := w.WriteBatch(rec); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if got := w.Report()[0].Cell; got != tc.cell {
+			t.Errorf("cell %q, want %q", got, tc.cell)
+		}
+		got, err := open(t, out.Bytes()).ReadAll()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !array.Equal(got.Column(0), tc.arr) {
+			t.Error("data differs")
+		}
+	}
+}
