@@ -45,9 +45,13 @@ func TestStructureRules(t *testing.T) {
 			want{Sparse, Chunked, false}, want{Sparse, Chunked, false}},
 		{"over budget, miniblock asked", with(narrow, func(p *Page) { p.HasLists, p.OverBudget = true, true }), Options{Structural: StructuralMiniBlock},
 			want{Dense, Chunked, false}, want{Dense, Chunked, false}},
-		{"early list rule", with(narrow, func(p *Page) { p.HasLists, p.NumRows, p.NumLevels, p.NumVisible, p.ValidLeaves = true, 100000, 100000, 6000, 6000 }), Options{},
+		{"early list rule", with(narrow, func(p *Page) {
+			p.HasLists, p.NumRows, p.NumLevels, p.NumVisible, p.ValidLeaves = true, 100000, 100000, 6000, 6000
+		}), Options{},
 			want{Sparse, Chunked, false}, want{Dense, Chunked, true}},
-		{"early list rule, rows/16 values", with(narrow, func(p *Page) { p.HasLists, p.NumRows, p.NumLevels, p.NumVisible, p.ValidLeaves = true, 100000, 100000, 6250, 6250 }), Options{},
+		{"early list rule, rows/16 values", with(narrow, func(p *Page) {
+			p.HasLists, p.NumRows, p.NumLevels, p.NumVisible, p.ValidLeaves = true, 100000, 100000, 6250, 6250
+		}), Options{},
 			want{Dense, Chunked, false}, want{Dense, Chunked, true}},
 		{"list with a structural FSL", with(narrow, func(p *Page) { p.HasLists, p.HasFSLLayer = true, true }), Options{},
 			want{Sparse, Chunked, false}, want{Dense, Chunked, false}},
