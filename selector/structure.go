@@ -3,6 +3,8 @@ package selector
 import (
 	"fmt"
 	"strings"
+
+	"github.com/planarlance/planar/values"
 )
 
 // The choice of structure (format 2.3). Dense or sparse is decided first,
@@ -67,7 +69,7 @@ func sparsePlan(p Page, o Options, why string) Plan {
 	}
 	narrow := p.MaxValueBytes < WideValueBytes
 	if !narrow && p.CanZip {
-		plan.Values, plan.Codec = Zipped, zippedCodec(p, o)
+		plan.Values, plan.Codec = Zipped, sparseZippedCodec(p, o)
 		plan.Reason += "; wide values, stored ones zipped"
 		return plan
 	}
@@ -80,7 +82,7 @@ func sparsePlan(p Page, o Options, why string) Plan {
 	ch.Reason = plan.Reason + "; every leaf slot chunked" + strings.TrimPrefix(ch.Reason, "structural-encoding=miniblock")
 	if o.Policy == PolicyCost && p.CanZip && p.Kind != KindFSL && len(ch.Candidates) > 0 {
 		if z := zippedBytes(p); z < ch.Candidates[0].Bytes {
-			plan.Values, plan.Codec = Zipped, zippedCodec(p, o)
+			plan.Values, plan.Codec = Zipped, sparseZippedCodec(p, o)
 			plan.Reason += fmt.Sprintf("; stored values zipped (~%d B) < chunks over every slot (~%d B)", z, ch.Candidates[0].Bytes)
 			return plan
 		}
@@ -161,5 +163,16 @@ func Dictionary(plan Plan, variable bool, itemBytes, indexBytes int) Plan {
 // (the alternative the cost policy measures against a page dictionary
 // over every slot).
 func SparseZipped(p Page, o Options, why string) Plan {
-	return Plan{Structure: Sparse, Values: Zipped, Codec: zippedCodec(p, o), Reason: "sparse: " + why + "; stored values zipped"}
+	return Plan{Structure: Sparse, Values: Zipped, Codec: sparseZippedCodec(p, o), Reason: "sparse: " + why + "; stored values zipped"}
+}
+
+// sparseZippedCodec is the per-value codec of a sparse zipped page: that of
+// a zipped page, with FSST's size rule applied to the stored values only
+// (with their offsets), which are all the page holds.
+func sparseZippedCodec(p Page, o Options) values.Codec {
+	c := zippedCodec(p, o)
+	if f, ok := c.(values.FsstCodec); ok && o.Compression != CompressionFsst && p.ValidBytes+4*(p.ValidLeaves+1) < FsstMinBytes {
+		return f.Values
+	}
+	return c
 }

@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/apache/arrow-go/v18/arrow/bitutil"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/planarlance/planar/proto/enc21pb"
 	"github.com/planarlance/planar/selector"
@@ -244,12 +245,12 @@ func (c *column) encode(d structural.Dense, segs []structural.Segment, f Format)
 		return enc, nil
 	}
 	rows := max(d.NumVisible, 1)
-	a := selector.Measured{Bytes: bufBytes(alt.bufs), TakeBytes: takeBytes(alt, rows, sp.ValidLeaves)}
+	a := selector.Measured{Bytes: storedBytes(alt), TakeBytes: takeBytes(alt, rows, sp.ValidLeaves)}
 	if err != nil {
 		alt.plan.Reason += "; dense levels do not fit chunks"
 		return alt, nil
 	}
-	b := selector.Measured{Bytes: bufBytes(enc.bufs), TakeBytes: takeBytes(enc, rows, sp.ValidLeaves)}
+	b := selector.Measured{Bytes: storedBytes(enc), TakeBytes: takeBytes(enc, rows, sp.ValidLeaves)}
 	if selector.Cheaper(a, b, c.opts) {
 		alt.plan.Reason += fmt.Sprintf("; cost: sparse %d B < dense %d B", a.Bytes, b.Bytes)
 		return alt, nil
@@ -262,6 +263,19 @@ func bufBytes(bufs [][]byte) int {
 	n := 0
 	for _, b := range bufs {
 		n += len(b)
+	}
+	return n
+}
+
+// storedBytes is what an encoded page adds to the file: its buffers and
+// its description (which holds FSST symbol tables and inline scalars).
+func storedBytes(enc encoded) int {
+	n := bufBytes(enc.bufs)
+	if enc.planar != nil {
+		n += proto.Size(enc.planar)
+	}
+	if enc.layout != nil {
+		n += proto.Size(enc.layout)
 	}
 	return n
 }
@@ -350,8 +364,8 @@ func (c *column) encodePlan(d structural.Dense, pv pageValues, sp selector.Page,
 						z.bufs[i] = slices.Clone(b)
 					}
 					ch, err := c.encodeDictPage(d, pv, sp, pd, idx, sparse, f)
-					if err != nil || bufBytes(ch.bufs) >= bufBytes(z.bufs) {
-						z.plan.Reason += fmt.Sprintf("; zipped %d B <= dictionary chunks %d B", bufBytes(z.bufs), bufBytes(ch.bufs))
+					if err != nil || storedBytes(ch) >= storedBytes(z) {
+						z.plan.Reason += fmt.Sprintf("; zipped %d B <= dictionary chunks %d B", storedBytes(z), storedBytes(ch))
 						return z, nil
 					}
 					return ch, nil
