@@ -10,18 +10,24 @@ import (
 // leaf slots of a sparse page whose values are stored (valid all the way
 // up), where a slot's rank is the index of its stored value record. A dense
 // set is a bitmap with a popcount index (one count per 512 slots); a set
-// with fewer members than a 32nd of its domain is its sorted positions.
-// Either way Rank is O(1) or O(log members) and never allocates
-// (FORMAT.md §"Materialized positions" has the measurements, against
-// RoaringBitmap, behind the choice).
+// with fewer members than a 16th of its domain is sorted 16-bit offsets in
+// buckets of 65536 slots (with the members before each bucket), as
+// RoaringBitmap's array containers are. Rank is O(1) on the bitmap and a
+// binary search inside one bucket otherwise, and never allocates
+// (FORMAT.md §5b' has the measurements against RoaringBitmap and plain
+// sorted positions).
 type Positions struct {
 	n, count int
 	words    []uint64 // bitmap form; nil in the sorted form
 	ranks    []uint32 // ranks[i]: members in words[:i*rankWords]
-	list     []uint32 // sorted form
+	low      []uint16 // sorted form: members' low 16 bits
+	starts   []uint32 // sorted form: starts[k]: members below k<<16
 }
 
-const rankWords = 8 // words per rank index entry (512 slots)
+const (
+	rankWords   = 8  // words per rank index entry (512 slots)
+	bucketShift = 16 // slots per bucket of the sorted form: 1<<bucketShift
+)
 
 // NewPositionsBitmap is the set of the set bits of an Arrow validity bitmap
 // (LSB first): bits [offset, offset+n).
@@ -70,13 +76,21 @@ func fromWords(w []uint64, n int) *Positions {
 		count += bits.OnesCount64(x)
 	}
 	p := &Positions{n: n, count: count}
-	if count < n/32 {
-		p.list = make([]uint32, 0, count)
+	if count < n/16 {
+		p.low = make([]uint16, 0, count)
+		p.starts = make([]uint32, n>>bucketShift+2)
+		const wordsPerBucket = 1 << bucketShift / 64
 		for i, x := range w {
+			if i%wordsPerBucket == 0 {
+				p.starts[i/wordsPerBucket] = uint32(len(p.low))
+			}
 			for x != 0 {
-				p.list = append(p.list, uint32(i*64+bits.TrailingZeros64(x)))
+				p.low = append(p.low, uint16(i%wordsPerBucket*64+bits.TrailingZeros64(x)))
 				x &= x - 1
 			}
+		}
+		for k := (len(w) + wordsPerBucket - 1) / wordsPerBucket; k < len(p.starts); k++ {
+			p.starts[k] = uint32(count)
 		}
 		return p
 	}
@@ -99,13 +113,27 @@ func (p *Positions) Len() int { return p.n }
 // Count is the number of members.
 func (p *Positions) Count() int { return p.count }
 
+// SizeBytes is the memory the set holds.
+func (p *Positions) SizeBytes() int {
+	return 8*len(p.words) + 4*len(p.ranks) + 2*len(p.low) + 4*len(p.starts)
+}
+
+// bucketRank is, in the sorted form, the number of members below slot (in
+// [0, n]) and whether slot is one.
+func (p *Positions) bucketRank(slot int) (int, bool) {
+	k := slot >> bucketShift
+	lo, hi := int(p.starts[k]), int(p.starts[k+1])
+	i, found := slices.BinarySearch(p.low[lo:hi], uint16(slot))
+	return lo + i, found
+}
+
 // Contains reports whether slot is a member.
 func (p *Positions) Contains(slot int) bool {
 	if slot < 0 || slot >= p.n {
 		return false
 	}
 	if p.words == nil {
-		_, ok := slices.BinarySearch(p.list, uint32(slot))
+		_, ok := p.bucketRank(slot)
 		return ok
 	}
 	return p.words[slot>>6]>>(slot&63)&1 != 0
@@ -116,8 +144,8 @@ func (p *Positions) Contains(slot int) bool {
 func (p *Positions) Rank(slot int) int {
 	slot = max(0, min(slot, p.n))
 	if p.words == nil {
-		i, _ := slices.BinarySearch(p.list, uint32(slot))
-		return i
+		r, _ := p.bucketRank(slot)
+		return r
 	}
 	wi := slot >> 6
 	r := int(p.ranks[wi/rankWords])
@@ -139,8 +167,15 @@ func (p *Positions) AppendRange(dst []uint32, lo, hi int) ([]uint32, int) {
 		return dst, first
 	}
 	if p.words == nil {
-		end, _ := slices.BinarySearch(p.list, uint32(hi))
-		return append(dst, p.list[first:end]...), first
+		end := p.Rank(hi)
+		k := lo >> bucketShift
+		for i := first; i < end; i++ {
+			for uint32(i) >= p.starts[k+1] {
+				k++
+			}
+			dst = append(dst, uint32(k<<bucketShift|int(p.low[i])))
+		}
+		return dst, first
 	}
 	for wi := lo >> 6; wi <= (hi-1)>>6; wi++ {
 		x := p.words[wi]
