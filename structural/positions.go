@@ -195,7 +195,8 @@ func (p *Positions) AppendRange(dst []uint32, lo, hi int) ([]uint32, int) {
 
 // MaterializedMask marks the leaf slots (of the last layer) whose every
 // ancestor slot and own slot are valid: the slots whose values a sparse
-// page stores.
+// page stores. lds must be consistent, as ReadSparse and UnravelPath return
+// them.
 func MaterializedMask(lds []LayerData) []bool {
 	if len(lds) == 0 {
 		return nil
@@ -205,10 +206,8 @@ func MaterializedMask(lds []LayerData) []bool {
 		alive[i] = true
 	}
 	for _, ld := range lds {
-		if ld.Valid != nil {
-			for i, v := range ld.Valid[:len(alive)] {
-				alive[i] = alive[i] && v
-			}
+		for i, v := range ld.Valid[:min(len(ld.Valid), len(alive))] {
+			alive[i] = alive[i] && v
 		}
 		switch {
 		case ld.Offsets != nil:

@@ -45,8 +45,8 @@ func checkSequence(e *enc21pb.CompressiveEncoding, bitWidth uint64, n int64, com
 			}
 		}
 	case *enc21pb.CompressiveEncoding_InlineBitpacking:
-		if c.InlineBitpacking.UncompressedBitsPerValue != bitWidth || c.InlineBitpacking.Values != nil {
-			return fmt.Errorf("inline bit packing of %d bits", c.InlineBitpacking.UncompressedBitsPerValue)
+		if c.InlineBitpacking.UncompressedBitsPerValue != bitWidth || c.InlineBitpacking.Values != nil || n > 1024 {
+			return fmt.Errorf("inline bit packing of %d bits (%d values, one 1024-value chunk at most)", c.InlineBitpacking.UncompressedBitsPerValue, n)
 		}
 	case *enc21pb.CompressiveEncoding_OutOfLineBitpacking:
 		o := c.OutOfLineBitpacking

@@ -235,6 +235,7 @@ func TestCheckSequenceRefuses(t *testing.T) {
 		{"rle_nested", values.RleCodec{Bits: 64}.Encoding(), 5}, // 8-bit run lengths
 		{"dictionary_empty", &enc21pb.CompressiveEncoding{Compression: &enc21pb.CompressiveEncoding_Dictionary{Dictionary: &enc21pb.Dictionary{
 			Indices: flat(32), Items: flat(64)}}}, 5},
+		{"inline_1025", values.BitpackCodec{Bits: 64}.Encoding(), 1025},
 		{"fsst", &enc21pb.CompressiveEncoding{Compression: &enc21pb.CompressiveEncoding_Fsst{Fsst: &enc21pb.Fsst{}}}, 5},
 	}
 	for _, c := range cases {

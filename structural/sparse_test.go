@@ -562,3 +562,40 @@ func splitBufs(b []byte) [][]byte {
 }
 
 func prototextUnmarshal(s string, m proto.Message) error { return prototext.Unmarshal([]byte(s), m) }
+
+// BenchmarkBuildSparse: one validity layer of 1M slots.
+func BenchmarkBuildSparse(b *testing.B) {
+	for _, c := range benchNulls {
+		rng := rand.New(rand.NewPCG(1, 1))
+		valid := mask(benchSlots, func(int) bool { return rng.Float64() >= c.p })
+		lds := []LayerData{{Len: benchSlots, Valid: valid}}
+		path := []Step{{Kind: StepLeaf}}
+		b.Run(c.name, func(b *testing.B) {
+			for b.Loop() {
+				if _, _, err := BuildSparse(lds, path); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkReadSparse: the same layers read back.
+func BenchmarkReadSparse(b *testing.B) {
+	for _, c := range benchNulls {
+		rng := rand.New(rand.NewPCG(1, 1))
+		valid := mask(benchSlots, func(int) bool { return rng.Float64() >= c.p })
+		path := []Step{{Kind: StepLeaf}}
+		s, bufs, err := BuildSparse([]LayerData{{Len: benchSlots, Valid: valid}}, path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(c.name, func(b *testing.B) {
+			for b.Loop() {
+				if _, err := ReadSparse(s, bufs, benchSlots, path, totalBytes(bufs)+benchSlots/8); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -116,12 +116,18 @@ type validitySide struct {
 // positions lists the side's positions.
 func (v *validitySide) positions(valid []bool) []uint64 {
 	if v.xs == nil {
-		v.xs = make([]uint64, 0, v.stats.count)
+		// Branch-free: write every slot, advance past the side's own.
+		xs := make([]uint64, v.stats.count+1)
+		k, want := uint64(0), v.valid
 		for i, ok := range valid {
-			if ok == v.valid {
-				v.xs = append(v.xs, uint64(i))
+			xs[k] = uint64(i)
+			var inc uint64
+			if ok == want {
+				inc = 1
 			}
+			k += inc
 		}
+		v.xs = xs[:k]
 	}
 	return v.xs
 }
