@@ -69,7 +69,7 @@ func validateSparse(p *page) error {
 		return err
 	}
 	if want := vb + sb; len(p.buffers) != want {
-		return fmt.Errorf("sparse page has %d buffers, want %d: %w", len(p.buffers), vb+sb, ErrCorrupt)
+		return fmt.Errorf("sparse page has %d buffers, want %d: %w", len(p.buffers), want, ErrCorrupt)
 	}
 	return nil
 }
