@@ -38,9 +38,10 @@ func classify(err error) error {
 	case errors.Is(err, values.ErrUnsupported), errors.Is(err, format.ErrUnsupportedType), errors.Is(err, format.ErrUnsupportedVersion):
 		return fmt.Errorf("%w (%w)", err, ErrUnsupported)
 	}
-	// values.ErrCorrupt, structural.ErrCorruptLevels, format.ErrNotLance,
-	// io.EOF and anything unforeseen: the bytes are not what they claim.
-	_ = structural.ErrCorruptLevels
+	// values.ErrCorrupt, structural.ErrCorruptLevels,
+	// structural.ErrCorruptSparse, format.ErrNotLance, io.EOF and anything
+	// unforeseen: the bytes are not what they claim.
+	_, _ = structural.ErrCorruptLevels, structural.ErrCorruptSparse
 	return fmt.Errorf("%w (%w)", err, ErrCorrupt)
 }
 

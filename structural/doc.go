@@ -1,6 +1,19 @@
 // Package structural implements the structural plane of a planar page: how
-// rows map to visible leaf items. Today that is the dense form: repetition and
-// definition levels with their layer kinds (Lance's RepDefLayer), built from
-// Arrow arrays for the writer and unraveled back into Arrow validity for the
-// reader. The sparse form (position/count sets) slots in beside it.
+// rows map to leaf value slots, in both of its forms.
+//
+// The dense form is repetition and definition levels with their layer kinds
+// (Lance's RepDefLayer): BuildDense makes them from Arrow arrays for the
+// writer and UnravelPath turns them back into per-layer structure
+// (LayerData: validity, list offsets, fixed-size-list dimensions) for the
+// reader.
+//
+// The sparse form is Lance 14's SparseStructure: per layer a validity set
+// (the null or the valid positions), list layers their non-empty positions
+// and child counts, each a block-encoded u64 sequence. BuildSparse encodes
+// LayerData into it, choosing polarity and sequence codecs exactly as Lance
+// 14 does (so the same structure gives the same descriptors and bytes);
+// ReadSparse decodes it back, checking every invariant (errors wrap
+// ErrCorruptSparse). Positions (Materialized) is the set of leaf slots a
+// sparse page stores values for, with the rank of each (the record a read
+// takes).
 package structural

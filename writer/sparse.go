@@ -1,10 +1,7 @@
 package writer
 
 import (
-	"encoding/binary"
 	"fmt"
-	"google.golang.org/protobuf/proto"
-	"math/bits"
 
 	"github.com/planarlance/planar/internal/format"
 	"github.com/planarlance/planar/proto/enc21pb"
@@ -89,144 +86,11 @@ func (c *column) encodeSparseChunked(d structural.Dense, pv pageValues, enc *enc
 }
 
 // sparseStructure turns a page's dense levels into sparse structural sets
-// and the buffers of their sequences.
+// and the buffers of their sequences (structural.BuildSparse).
 func (c *column) sparseStructure(d structural.Dense) (*enc23pb.StructuralPlane, [][]byte, error) {
-	lds, err := structural.UnravelPath(d.Layers, c.path, d.Rep, d.Def, d.NumRows, d.NumVisible)
+	s, bufs, err := structural.BuildSparseDense(d, c.path)
 	if err != nil {
-		return nil, nil, fmt.Errorf("unraveling own levels: %w", err)
+		return nil, nil, err
 	}
-	var layers []*enc23pb.SparseStructuralLayer
-	var bufs [][]byte
-	for i, ld := range lds {
-		v, b := sparseValidity(ld.Valid, ld.Len)
-		bufs = append(bufs, b...)
-		switch c.path[i].Kind {
-		case structural.StepList:
-			var ne, counts []uint64
-			for s := 0; s < ld.Len; s++ {
-				if n := ld.Offsets[s+1] - ld.Offsets[s]; n > 0 {
-					ne = append(ne, uint64(s))
-					counts = append(counts, uint64(n))
-				}
-			}
-			neEnc, neBuf := u64Sequence(ne)
-			cEnc, cBuf := u64Sequence(counts)
-			// Buffer order: non-empty positions, counts, validity.
-			bufs = bufs[:len(bufs)-len(b)]
-			bufs = append(bufs, neBuf...)
-			bufs = append(bufs, cBuf...)
-			bufs = append(bufs, b...)
-			layers = append(layers, &enc23pb.SparseStructuralLayer{Layer: &enc23pb.SparseStructuralLayer_List{List: &enc23pb.SparseListLayer{
-				NumChildSlots: uint64(ld.Offsets[ld.Len]), NonEmptyPositions: neEnc, NumNonEmptyPositions: uint64(len(ne)),
-				Counts: cEnc, Validity: v,
-			}}})
-		case structural.StepFSL:
-			layers = append(layers, &enc23pb.SparseStructuralLayer{Layer: &enc23pb.SparseStructuralLayer_FixedSizeList{FixedSizeList: &enc23pb.SparseFixedSizeListLayer{
-				Dimension: uint64(ld.Dim), Validity: v,
-			}}})
-		default:
-			layers = append(layers, &enc23pb.SparseStructuralLayer{Layer: &enc23pb.SparseStructuralLayer_Validity{Validity: v}})
-		}
-	}
-	return &enc23pb.StructuralPlane{Codec: &enc23pb.StructuralPlane_Sparse{Sparse: &enc23pb.SparseStructure{Layers: layers}}}, bufs, nil
-}
-
-// u64Sequence encodes a u64 sequence (positions, counts) as a block, in the
-// forms Lance 14's sequence decoder accepts (sequence.rs, compression.rs):
-// Constant{} exactly when empty; Constant{value} (8 bytes, little-endian)
-// when every value is one value, the single-value case included; Range only
-// with at least two values and a positive step; otherwise the smallest of
-// Flat{64}, out-of-line bit packing of a width in 1..63, inline bit packing
-// (one 1024-value window at most, all Lance reads as a block) and Delta over
-// out-of-line bit packing (sorted sequences, as Lance writes positions).
-// Lance refuses Range with step 0, Delta of fewer than two values and
-// out-of-line widths 0 or 64.
-func u64Sequence(xs []uint64) (*enc21pb.CompressiveEncoding, [][]byte) {
-	if len(xs) == 0 {
-		return &enc21pb.CompressiveEncoding{Compression: &enc21pb.CompressiveEncoding_Constant{Constant: &enc21pb.Constant{}}}, nil
-	}
-	equal, arith := true, len(xs) > 1 && xs[1] > xs[0]
-	var or uint64
-	for i, x := range xs {
-		or |= x
-		if x != xs[0] {
-			equal = false
-		}
-		if i > 1 && (x < xs[i-1] || x-xs[i-1] != xs[1]-xs[0]) {
-			arith = false
-		}
-	}
-	if equal {
-		return &enc21pb.CompressiveEncoding{Compression: &enc21pb.CompressiveEncoding_Constant{Constant: &enc21pb.Constant{
-			Value: binary.LittleEndian.AppendUint64(nil, xs[0]),
-		}}}, nil
-	}
-	if arith {
-		return values.RangeCodec{Bits: 64, Start: xs[0], Step: xs[1] - xs[0]}.Encoding(), nil
-	}
-	raw := make([]byte, 0, 8*len(xs))
-	for _, x := range xs {
-		raw = binary.LittleEndian.AppendUint64(raw, x)
-	}
-	blk := values.Block{Bits: 64, N: len(xs), Data: raw}
-	var cands []values.Codec
-	// Not all equal, so some value is non-zero: the width is at least 1.
-	if w := bits.Len64(or); w < 64 {
-		cands = append(cands, values.OutOfLineCodec{Bits: 64, Width: w})
-	}
-	if len(xs) <= 1024 {
-		cands = append(cands, values.BitpackCodec{Bits: 64})
-	}
-	// Sorted and not arithmetic: at least three values and two different
-	// deltas, so the delta width is at least 1.
-	if d, err := values.NewDelta(blk); err == nil {
-		if oc, ok := d.Deltas.(values.OutOfLineCodec); ok && oc.Width >= 1 && oc.Width < 64 {
-			cands = append(cands, d)
-		}
-	}
-	best, bestBuf := values.Codec(values.FlatCodec{Bits: 64}), raw
-	for _, c := range cands {
-		if c.Check(blk) != nil {
-			continue
-		}
-		b, err := c.AppendBlock(nil, blk)
-		if err == nil && len(b) < len(bestBuf) {
-			best, bestBuf = c, b
-		}
-	}
-	return best.Encoding(), [][]byte{bestBuf}
-}
-
-// sparseValidity stores the cheaper of the null and the valid positions:
-// fewer stored bits (positions times packed width), then the smaller
-// description, then the null positions (the choices Lance 14 makes).
-func sparseValidity(valid []bool, n int) (*enc23pb.SparseValiditySet, [][]byte) {
-	var nulls, ok []uint64
-	for i := 0; i < n; i++ {
-		if valid != nil && !valid[i] {
-			nulls = append(nulls, uint64(i))
-		} else {
-			ok = append(ok, uint64(i))
-		}
-	}
-	ve, vb := u64Sequence(ok)
-	ne, nb := u64Sequence(nulls)
-	vs, ns := seqBits(ve, len(ok)), seqBits(ne, len(nulls))
-	if vs < ns || (vs == ns && proto.Size(ve) < proto.Size(ne)) {
-		return &enc23pb.SparseValiditySet{Meaning: enc23pb.SparseValiditySet_SPARSE_VALIDITY_VALID_POSITIONS, Positions: ve, NumPositions: uint64(len(ok))}, vb
-	}
-	return &enc23pb.SparseValiditySet{Meaning: enc23pb.SparseValiditySet_SPARSE_VALIDITY_NULL_POSITIONS, Positions: ne, NumPositions: uint64(len(nulls))}, nb
-}
-
-// seqBits is the ideal stored size of n positions under e, in bits.
-func seqBits(e *enc21pb.CompressiveEncoding, n int) int {
-	switch c := e.GetCompression().(type) {
-	case *enc21pb.CompressiveEncoding_Constant, *enc21pb.CompressiveEncoding_Range:
-		return 0
-	case *enc21pb.CompressiveEncoding_Delta:
-		return seqBits(c.Delta.GetDeltas(), n)
-	case *enc21pb.CompressiveEncoding_OutOfLineBitpacking:
-		return n * int(c.OutOfLineBitpacking.GetValues().GetFlat().GetBitsPerValue())
-	}
-	return 64 * n
+	return &enc23pb.StructuralPlane{Codec: &enc23pb.StructuralPlane_Sparse{Sparse: s}}, bufs, nil
 }

@@ -1,0 +1,499 @@
+package structural
+
+import (
+	"encoding/binary"
+	"math"
+	"math/bits"
+	"slices"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/planarlance/planar/proto/enc21pb"
+	"github.com/planarlance/planar/values"
+)
+
+// The u64 sequences of a sparse structure (positions and counts) are block
+// encoded and chosen the way Lance 14 chooses them
+// (encodings/physical/sequence.rs, select_block_codec with the structural
+// block cost), so that planar writes the same codec and the same bytes for
+// the same set:
+//
+//   - two or more values with one non-negative step: Constant (step 0) or
+//     Range, metadata only; a single value: Constant{value};
+//   - otherwise the candidate of least estimated wire cost among Flat,
+//     out-of-line bit packing, General (zstd, only above 32 KiB raw), Delta
+//     over a leaf child, generic block RLE and block Dictionary; ties go to
+//     the shallower, then cheaper-to-decode, then earlier-ranked candidate.
+//
+// The wire cost of a candidate is its descriptor's serialized size plus, for
+// a payload, the payload rounded up to 8 bytes and 16 bytes of buffer
+// overhead (STRUCTURAL_BLOCK_COST). Leaf children are compared without
+// that overhead.
+//
+// Lance's shortcut for sequences of more than 64 Ki values whose prefix has a
+// value of 64 significant bits never applies to sparse sets (positions and
+// counts are below 2^32), so it is not reproduced. General compression is
+// zstd at Lance's default level; its size is estimated with planar's zstd
+// encoder (not byte-identical to libzstd), so on the rare set where General
+// and another candidate are within a few bytes planar may choose differently.
+
+const (
+	structBufferOverhead = 16 // bytes per payload buffer
+	structAlignment      = 8  // payloads are padded to this
+	generalSampleBytes   = 64 * 1024
+	generalMinRawBytes   = 32 * 1024
+	maxBlockDictItems    = 4096
+	rleHeaderBytes       = 8
+	dictHeaderBytes      = 16
+)
+
+// seqStats are the statistics of one sequence that the codec choice reads
+// (Lance's SequenceStats).
+type seqStats struct {
+	bits     int
+	n        uint64
+	first    uint64
+	min, max uint64
+	step     uint64
+	hasStep  bool // every step (so far) is step, non-negative
+	prev     uint64
+}
+
+func newStats(bitWidth int) seqStats { return seqStats{bits: bitWidth, min: math.MaxUint64} }
+
+func (s *seqStats) push(v uint64) {
+	if s.n == 0 {
+		s.first = v
+	} else {
+		d, neg := v-s.prev, v < s.prev
+		switch {
+		case s.n == 1:
+			s.step, s.hasStep = d, !neg
+		case s.hasStep && (neg || d != s.step):
+			s.hasStep = false
+		}
+	}
+	s.prev = v
+	s.min = min(s.min, v)
+	s.max = max(s.max, v)
+	s.n++
+}
+
+func (s *seqStats) rawBytes() uint64 { return s.n * uint64(s.bits/8) }
+
+// requiredBits is the bit width of the largest value, at least 1.
+func (s *seqStats) requiredBits() int { return max(1, bits.Len64(s.max)) }
+
+// isConstant: every value is the first (Lance's common_constant).
+func (s *seqStats) isConstant() bool { return s.n > 0 && s.min == s.first && s.max == s.first }
+
+// isRange: two or more values with one positive step (common_range).
+func (s *seqStats) isRange() bool { return s.n >= 2 && s.hasStep && s.step != 0 }
+
+// seqAnalysis is everything the codec choice reads from a sequence.
+type seqAnalysis struct {
+	values     seqStats
+	deltas     seqStats // valid when monotonic and two values or more
+	monotonic  bool
+	runValues  seqStats
+	runLengths seqStats // 32-bit
+	dict       []uint64 // sorted distinct values; nil beyond maxBlockDictItems
+}
+
+func analyze(xs []uint64) *seqAnalysis {
+	a := &seqAnalysis{
+		values: newStats(64), deltas: newStats(64), monotonic: true,
+		runValues: newStats(64), runLengths: newStats(32),
+	}
+	distinct := make(map[uint64]struct{})
+	run := uint64(0)
+	for i, x := range xs {
+		if i > 0 {
+			p := xs[i-1]
+			if x >= p {
+				a.deltas.push(x - p)
+			} else {
+				a.monotonic = false
+			}
+			if x == p {
+				run++
+			} else {
+				a.runValues.push(p)
+				a.runLengths.push(run)
+				run = 1
+			}
+		} else {
+			run = 1
+		}
+		a.values.push(x)
+		if distinct != nil && (i == 0 || x != xs[i-1]) {
+			distinct[x] = struct{}{}
+			if len(distinct) > maxBlockDictItems {
+				distinct = nil
+			}
+		}
+	}
+	if len(xs) > 0 {
+		a.runValues.push(xs[len(xs)-1])
+		a.runLengths.push(run)
+	}
+	if distinct != nil {
+		a.dict = make([]uint64, 0, len(distinct))
+		for v := range distinct {
+			a.dict = append(a.dict, v)
+		}
+		slices.Sort(a.dict)
+	}
+	return a
+}
+
+// seqCandidate is one way to store a sequence, with its estimated cost and
+// what breaks ties (Lance's Candidate).
+type seqCandidate struct {
+	enc        *enc21pb.CompressiveEncoding
+	hasPayload bool
+	payload    uint64 // estimated payload bytes
+	wire       uint64
+	depth      uint8 // transform depth
+	cpu        uint8 // decode CPU rank
+	stable     uint8 // stable rank
+	// write appends the payload of the sequence (the values the candidate
+	// was chosen for; 32-bit children get their own values).
+	write func(dst []byte) ([]byte, error)
+}
+
+func (c *seqCandidate) betterThan(o *seqCandidate) bool {
+	if c.wire != o.wire {
+		return c.wire < o.wire
+	}
+	if c.depth != o.depth {
+		return c.depth < o.depth
+	}
+	if c.cpu != o.cpu {
+		return c.cpu < o.cpu
+	}
+	return c.stable < o.stable
+}
+
+// blockCost is a container's cost of one payload: its padding to align and
+// the overhead of its buffer.
+type blockCost struct{ overhead, align uint64 }
+
+var (
+	structCost = blockCost{structBufferOverhead, structAlignment}
+	leafCost   = blockCost{0, 1}
+)
+
+func (b blockCost) wire(enc *enc21pb.CompressiveEncoding, hasPayload bool, payload uint64) uint64 {
+	w := uint64(proto.Size(enc)) + (payload+b.align-1)/b.align*b.align
+	if hasPayload {
+		w += b.overhead
+	}
+	return w
+}
+
+// outOfLineBytes is the payload estimate of out-of-line bit packing: the
+// smaller of a raw and a padded tail.
+func outOfLineBytes(n uint64, bitWidth, w int) uint64 {
+	word := uint64(bitWidth / 8)
+	perChunk := (1024*uint64(w) + uint64(bitWidth) - 1) / uint64(bitWidth) * word
+	full := n / 1024 * perChunk
+	tail := n % 1024
+	raw, padded := full+tail*word, full
+	if tail > 0 {
+		padded += perChunk
+	}
+	return min(raw, padded)
+}
+
+func constantEncoding(bitWidth int, v uint64) *enc21pb.CompressiveEncoding {
+	b := binary.LittleEndian.AppendUint64(nil, v)
+	return values.ConstantCodec{Value: b[:bitWidth/8]}.Encoding()
+}
+
+// emptyEncoding is the encoding of an empty sequence: Constant without a
+// value.
+func emptyEncoding() *enc21pb.CompressiveEncoding {
+	return &enc21pb.CompressiveEncoding{Compression: &enc21pb.CompressiveEncoding_Constant{Constant: &enc21pb.Constant{}}}
+}
+
+func rangeEncoding(bitWidth int, start, step uint64) *enc21pb.CompressiveEncoding {
+	return values.RangeCodec{Bits: bitWidth, Start: start, Step: step}.Encoding()
+}
+
+func metadataCandidate(enc *enc21pb.CompressiveEncoding, cost blockCost, stable uint8) *seqCandidate {
+	return &seqCandidate{enc: enc, wire: cost.wire(enc, false, 0), stable: stable, write: func(dst []byte) ([]byte, error) { return dst, nil }}
+}
+
+// words is a sequence as little-endian bytes of its width.
+func words(xs []uint64, bitWidth int) []byte {
+	w := bitWidth / 8
+	out := make([]byte, len(xs)*w)
+	for i, x := range xs {
+		if w == 8 {
+			binary.LittleEndian.PutUint64(out[8*i:], x)
+		} else {
+			binary.LittleEndian.PutUint32(out[4*i:], uint32(x))
+		}
+	}
+	return out
+}
+
+// directCandidates are Flat, out-of-line bit packing and (with general)
+// zstd over Flat, for the values xs of stats s.
+func directCandidates(xs []uint64, s *seqStats, cost blockCost, general bool) []*seqCandidate {
+	raw := s.rawBytes()
+	flat := values.FlatEncoding(s.bits)
+	out := []*seqCandidate{{
+		enc: flat, hasPayload: true, payload: raw, wire: cost.wire(flat, true, raw),
+		write: func(dst []byte) ([]byte, error) { return append(dst, words(xs, s.bits)...), nil },
+	}}
+	if w := s.requiredBits(); s.n > 0 && w < s.bits {
+		c := values.OutOfLineCodec{Bits: s.bits, Width: w}
+		p := outOfLineBytes(s.n, s.bits, w)
+		out = append(out, &seqCandidate{
+			enc: c.Encoding(), hasPayload: true, payload: p, wire: cost.wire(c.Encoding(), true, p),
+			depth: 1, cpu: 1, stable: 1,
+			write: func(dst []byte) ([]byte, error) {
+				return c.AppendBlock(dst, values.Block{Bits: s.bits, N: len(xs), Data: words(xs, s.bits)})
+			},
+		})
+	}
+	if general && raw > generalMinRawBytes {
+		if c := generalCandidate(xs, s, cost); c != nil {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// generalCandidate is zstd (Lance's default level) over Flat values, its size
+// estimated by compressing the first 64 KiB of the values.
+func generalCandidate(xs []uint64, s *seqStats, cost blockCost) *seqCandidate {
+	sampleN := min(len(xs), generalSampleBytes/(s.bits/8))
+	sample := words(xs[:sampleN], s.bits)
+	z, err := values.AppendCompressed(nil, values.SchemeZstd, 0, sample)
+	if err != nil {
+		return nil
+	}
+	raw := s.rawBytes()
+	est := uint64(len(z))
+	if uint64(len(sample)) != raw {
+		hi, lo := bits.Mul64(est, raw)
+		if hi != 0 {
+			est = math.MaxUint64
+		} else {
+			est = (lo + uint64(len(sample)) - 1) / uint64(len(sample))
+		}
+	}
+	level := int32(0)
+	enc := &enc21pb.CompressiveEncoding{Compression: &enc21pb.CompressiveEncoding_General{General: &enc21pb.General{
+		Compression: &enc21pb.BufferCompression{Scheme: enc21pb.CompressionScheme_COMPRESSION_ALGORITHM_ZSTD, Level: &level},
+		Values:      values.FlatEncoding(s.bits),
+	}}}
+	return &seqCandidate{
+		enc: enc, hasPayload: true, payload: est, wire: cost.wire(enc, true, est),
+		depth: 1, cpu: 4, stable: 2,
+		write: func(dst []byte) ([]byte, error) {
+			return values.AppendCompressed(dst, values.SchemeZstd, 0, words(xs, s.bits))
+		},
+	}
+}
+
+// leafCandidate is the best child of a composite (Delta, RLE, Dictionary):
+// Constant, Range, or the cheaper of Flat and out-of-line bit packing,
+// compared without buffer overhead.
+func leafCandidate(xs []uint64, s *seqStats) *seqCandidate {
+	if s.isConstant() {
+		return metadataCandidate(constantEncoding(s.bits, s.first), leafCost, 0)
+	}
+	if s.isRange() {
+		return metadataCandidate(rangeEncoding(s.bits, s.first, s.step), leafCost, 1)
+	}
+	return best(directCandidates(xs, s, leafCost, false))
+}
+
+func best(cs []*seqCandidate) *seqCandidate {
+	var b *seqCandidate
+	for _, c := range cs {
+		if c != nil && (b == nil || c.betterThan(b)) {
+			b = c
+		}
+	}
+	return b
+}
+
+// chooseSequence is Lance's select_analyzed_codec for one u64 sequence
+// under the structural block cost.
+func chooseSequence(xs []uint64) *seqCandidate {
+	if len(xs) == 0 {
+		return metadataCandidate(emptyEncoding(), structCost, 0)
+	}
+	a := analyze(xs)
+	if a.values.isConstant() {
+		return metadataCandidate(constantEncoding(64, a.values.first), structCost, 0)
+	}
+	if a.values.isRange() {
+		return metadataCandidate(rangeEncoding(64, a.values.first, a.values.step), structCost, 1)
+	}
+	cs := directCandidates(xs, &a.values, structCost, true)
+	cs = append(cs, deltaCandidate(xs, a), rleCandidate(xs, a), dictCandidate(xs, a))
+	return best(cs)
+}
+
+func deltaCandidate(xs []uint64, a *seqAnalysis) *seqCandidate {
+	if !a.monotonic || len(xs) < 2 {
+		return nil
+	}
+	deltas := make([]uint64, len(xs)-1)
+	for i := range deltas {
+		deltas[i] = xs[i+1] - xs[i]
+	}
+	child := leafCandidate(deltas, &a.deltas)
+	enc := &enc21pb.CompressiveEncoding{Compression: &enc21pb.CompressiveEncoding_Delta{Delta: &enc21pb.Delta{
+		UncompressedBitsPerValue: 64, Base: xs[0], Deltas: child.enc,
+	}}}
+	return &seqCandidate{
+		enc: enc, hasPayload: child.hasPayload, payload: child.payload,
+		wire:  structCost.wire(enc, child.hasPayload, child.payload),
+		depth: child.depth + 1, cpu: 2, stable: 5,
+		write: child.write,
+	}
+}
+
+// rleCandidate is Lance's generic block RLE: run values (64-bit) and run
+// lengths (32-bit) under leaf children, framed as [u64 LE values payload
+// length][values payload][lengths payload] when either has a payload.
+func rleCandidate(xs []uint64, a *seqAnalysis) *seqCandidate {
+	runs := a.runValues.n
+	if runs == 0 || runs >= a.values.n || a.runLengths.max > math.MaxUint32 {
+		return nil
+	}
+	rv := make([]uint64, 0, runs)
+	rl := make([]uint64, 0, runs)
+	for i := 0; i < len(xs); {
+		j := i + 1
+		for j < len(xs) && xs[j] == xs[i] {
+			j++
+		}
+		rv, rl = append(rv, xs[i]), append(rl, uint64(j-i))
+		i = j
+	}
+	vals := leafCandidate(rv, &a.runValues)
+	lens := leafCandidate(rl, &a.runLengths)
+	if !isMetadata(lens.enc) && !isFlat(vals.enc) && !isFlat(lens.enc) {
+		lens = directCandidates(rl, &a.runLengths, leafCost, false)[0]
+	}
+	has := vals.hasPayload || lens.hasPayload
+	var p uint64
+	if has {
+		p = rleHeaderBytes + vals.payload + lens.payload
+	}
+	enc := &enc21pb.CompressiveEncoding{Compression: &enc21pb.CompressiveEncoding_Rle{Rle: &enc21pb.Rle{Values: vals.enc, RunLengths: lens.enc}}}
+	return &seqCandidate{
+		enc: enc, hasPayload: has, payload: p, wire: structCost.wire(enc, has, p),
+		depth: 1, cpu: 3, stable: 3,
+		write: func(dst []byte) ([]byte, error) {
+			if !has {
+				return dst, nil
+			}
+			start := len(dst)
+			dst = binary.LittleEndian.AppendUint64(dst, 0)
+			dst, err := vals.write(dst)
+			if err != nil {
+				return dst, err
+			}
+			binary.LittleEndian.PutUint64(dst[start:], uint64(len(dst)-start-rleHeaderBytes))
+			return lens.write(dst)
+		},
+	}
+}
+
+// dictCandidate is Lance's block dictionary: u32 indices into the sorted
+// distinct values, each under a leaf child, framed as [u64 LE indices
+// length][u64 LE items length][indices][items] when either has a payload.
+func dictCandidate(xs []uint64, a *seqAnalysis) *seqCandidate {
+	k := len(a.dict)
+	if a.dict == nil || k < 2 || k > maxBlockDictItems || uint64(k) >= (a.values.n+1)/2 {
+		return nil
+	}
+	items := newStats(64)
+	for _, v := range a.dict {
+		items.push(v)
+	}
+	idxStats := seqStats{bits: 32, n: a.values.n, first: 0, min: 0, max: uint64(k - 1)}
+	idx := make([]uint64, len(xs))
+	for i, x := range xs {
+		j, _ := slices.BinarySearch(a.dict, x)
+		idx[i] = uint64(j)
+	}
+	ic := leafCandidate(idx, &idxStats)
+	vc := leafCandidate(a.dict, &items)
+	has := ic.hasPayload || vc.hasPayload
+	var p uint64
+	if has {
+		p = dictHeaderBytes + ic.payload + vc.payload
+	}
+	enc := &enc21pb.CompressiveEncoding{Compression: &enc21pb.CompressiveEncoding_Dictionary{Dictionary: &enc21pb.Dictionary{
+		Indices: ic.enc, Items: vc.enc, NumDictionaryItems: uint32(k),
+	}}}
+	return &seqCandidate{
+		enc: enc, hasPayload: has, payload: p, wire: structCost.wire(enc, has, p),
+		depth: 1, cpu: 3, stable: 4,
+		write: func(dst []byte) ([]byte, error) {
+			if !has {
+				return dst, nil
+			}
+			ib, err := ic.write(nil)
+			if err != nil {
+				return dst, err
+			}
+			vb, err := vc.write(nil)
+			if err != nil {
+				return dst, err
+			}
+			dst = binary.LittleEndian.AppendUint64(dst, uint64(len(ib)))
+			dst = binary.LittleEndian.AppendUint64(dst, uint64(len(vb)))
+			return append(append(dst, ib...), vb...), nil
+		},
+	}
+}
+
+func isFlat(e *enc21pb.CompressiveEncoding) bool { return e.GetFlat() != nil }
+
+func isMetadata(e *enc21pb.CompressiveEncoding) bool {
+	return e.GetConstant() != nil || e.GetRange() != nil
+}
+
+// encodeSequence encodes a u64 sequence (positions, counts) as Lance's
+// select_block_codec does for a standalone sequence under the structural
+// block cost: its encoding, and its payload (nil when metadata only).
+func encodeSequence(xs []uint64) (*enc21pb.CompressiveEncoding, []byte, error) {
+	if s, ok := symbolic(xs); ok {
+		return s, nil, nil
+	}
+	c := chooseSequence(xs)
+	if !c.hasPayload {
+		return c.enc, nil, nil
+	}
+	p, err := c.write(nil)
+	return c.enc, p, err
+}
+
+// symbolic recognises two or more values with one non-negative step:
+// Constant or Range (Lance's symbolic_family).
+func symbolic(xs []uint64) (*enc21pb.CompressiveEncoding, bool) {
+	if len(xs) < 2 || xs[1] < xs[0] {
+		return nil, false
+	}
+	step := xs[1] - xs[0]
+	for i := 2; i < len(xs); i++ {
+		if xs[i] < xs[i-1] || xs[i]-xs[i-1] != step {
+			return nil, false
+		}
+	}
+	if step == 0 {
+		return constantEncoding(64, xs[0]), true
+	}
+	return rangeEncoding(64, xs[0], step), true
+}

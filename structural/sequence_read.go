@@ -1,0 +1,199 @@
+package structural
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math/bits"
+
+	"github.com/planarlance/planar/proto/enc21pb"
+	"github.com/planarlance/planar/values"
+)
+
+// checkSequence checks a block encoding of n values of bitWidth bits (n < 0:
+// not known here) against the grammar Lance 14's sequence decoder accepts
+// (compression.rs create_fixed_width_block_decompressor and
+// sequence/decoder.rs): Flat, Constant, Range, inline and out-of-line bit
+// packing anywhere; Delta, General, RLE and Dictionary only at the top, over
+// those leaves. A Constant has no value exactly when there are no values.
+func checkSequence(e *enc21pb.CompressiveEncoding, bitWidth uint64, n int64, composite bool) error {
+	switch c := e.GetCompression().(type) {
+	case *enc21pb.CompressiveEncoding_Flat:
+		if c.Flat.BitsPerValue != bitWidth || c.Flat.Data != nil {
+			return fmt.Errorf("flat of %d bits (want %d, plain)", c.Flat.BitsPerValue, bitWidth)
+		}
+	case *enc21pb.CompressiveEncoding_Constant:
+		v := c.Constant.Value
+		if n >= 0 && (v == nil) != (n == 0) {
+			return fmt.Errorf("constant with %d value bytes for %d values", len(v), n)
+		}
+		if v != nil && uint64(len(v)) != bitWidth/8 {
+			return fmt.Errorf("constant of %d bytes for %d-bit values", len(v), bitWidth)
+		}
+	case *enc21pb.CompressiveEncoding_Range:
+		r := c.Range
+		if r.UncompressedBitsPerValue != bitWidth || r.Step == 0 {
+			return fmt.Errorf("range of %d bits, step %d", r.UncompressedBitsPerValue, r.Step)
+		}
+		if n >= 0 {
+			if n < 2 {
+				return fmt.Errorf("range of %d values", n)
+			}
+			hi, d := bits.Mul64(r.Step, uint64(n-1))
+			last, carry := bits.Add64(r.Start, d, 0)
+			if hi != 0 || carry != 0 || (bitWidth == 32 && last > 1<<32-1) {
+				return fmt.Errorf("range from %d by %d overflows", r.Start, r.Step)
+			}
+		}
+	case *enc21pb.CompressiveEncoding_InlineBitpacking:
+		if c.InlineBitpacking.UncompressedBitsPerValue != bitWidth || c.InlineBitpacking.Values != nil || n > 1024 {
+			return fmt.Errorf("inline bit packing of %d bits (%d values, one 1024-value chunk at most)", c.InlineBitpacking.UncompressedBitsPerValue, n)
+		}
+	case *enc21pb.CompressiveEncoding_OutOfLineBitpacking:
+		o := c.OutOfLineBitpacking
+		f := o.GetValues().GetFlat()
+		if o.UncompressedBitsPerValue != bitWidth || f == nil || f.Data != nil || f.BitsPerValue == 0 || f.BitsPerValue >= bitWidth {
+			return fmt.Errorf("out-of-line bit packing of %d bits", o.UncompressedBitsPerValue)
+		}
+	case *enc21pb.CompressiveEncoding_Delta:
+		d := c.Delta
+		if !composite || d.UncompressedBitsPerValue != bitWidth || d.Deltas == nil || (n >= 0 && n < 2) {
+			return fmt.Errorf("delta of %d bits here (%d values)", d.UncompressedBitsPerValue, n)
+		}
+		return checkSequence(d.Deltas, bitWidth, max(n-1, -1), false)
+	case *enc21pb.CompressiveEncoding_General:
+		g := c.General
+		s := g.GetCompression().GetScheme()
+		f := g.GetValues().GetFlat()
+		if !composite || f == nil || f.BitsPerValue != bitWidth || f.Data != nil ||
+			(s != enc21pb.CompressionScheme_COMPRESSION_ALGORITHM_LZ4 && s != enc21pb.CompressionScheme_COMPRESSION_ALGORITHM_ZSTD) {
+			return fmt.Errorf("general compression here")
+		}
+	case *enc21pb.CompressiveEncoding_Rle:
+		r := c.Rle
+		if !composite || r.Values == nil || r.RunLengths == nil || n == 0 {
+			return fmt.Errorf("rle here")
+		}
+		if err := checkSequence(r.Values, bitWidth, -1, false); err != nil {
+			return fmt.Errorf("rle values: %w", err)
+		}
+		if err := checkSequence(r.RunLengths, 32, -1, false); err != nil {
+			return fmt.Errorf("rle run lengths: %w", err)
+		}
+	case *enc21pb.CompressiveEncoding_Dictionary:
+		d := c.Dictionary
+		if !composite || d.Indices == nil || d.Items == nil || d.NumDictionaryItems == 0 || d.NumDictionaryItems > maxBlockDictItems {
+			return fmt.Errorf("dictionary here")
+		}
+		if err := checkSequence(d.Indices, 32, n, false); err != nil {
+			return fmt.Errorf("dictionary indices: %w", err)
+		}
+		if err := checkSequence(d.Items, bitWidth, int64(d.NumDictionaryItems), false); err != nil {
+			return fmt.Errorf("dictionary items: %w", err)
+		}
+	case nil:
+		return fmt.Errorf("no encoding")
+	default:
+		return fmt.Errorf("%s is not a sequence encoding", values.EncodingName(e))
+	}
+	return nil
+}
+
+// seqValues are the values of a decoded u64 sequence: an arithmetic
+// progression (metadata-only sets, never materialized) or explicit
+// little-endian words.
+type seqValues struct {
+	n           int
+	start, step uint64
+	data        []byte // explicit values; nil for a progression
+}
+
+func (s seqValues) at(i int) uint64 {
+	if s.data != nil {
+		return binary.LittleEndian.Uint64(s.data[8*i:])
+	}
+	return s.start + uint64(i)*s.step
+}
+
+// seqReader hands out the payloads of the structural sequences in order and
+// decodes the sequences.
+type seqReader struct {
+	bufs      [][]byte
+	next      int
+	pageBytes uint64
+}
+
+// read decodes a sequence of n u64 values.
+func (r *seqReader) read(e *enc21pb.CompressiveEncoding, n uint64, what string) (seqValues, error) {
+	if e == nil {
+		return seqValues{}, sparseCorrupt("%s without an encoding", what)
+	}
+	if n > maxSparseSlots {
+		return seqValues{}, sparseCorrupt("%s of %d values", what, n)
+	}
+	if err := checkSequence(e, 64, int64(n), true); err != nil {
+		return seqValues{}, sparseCorrupt("%s: %v", what, err)
+	}
+	var payload []byte
+	if values.HasPayload(e) {
+		if r.next >= len(r.bufs) {
+			return seqValues{}, sparseCorrupt("%s: missing buffer", what)
+		}
+		payload = r.bufs[r.next]
+		r.next++
+	}
+	switch c := e.GetCompression().(type) {
+	case *enc21pb.CompressiveEncoding_Constant:
+		if n == 0 {
+			return seqValues{}, nil
+		}
+		return seqValues{n: int(n), start: binary.LittleEndian.Uint64(c.Constant.Value)}, nil
+	case *enc21pb.CompressiveEncoding_Range:
+		return seqValues{n: int(n), start: c.Range.Start, step: c.Range.Step}, nil
+	}
+	// Decoded values take 8 bytes each: they must come from the payload.
+	if !backed(n, uint64(len(payload))) {
+		return seqValues{}, sparseCorrupt("%s: %d values from %d bytes", what, n, len(payload))
+	}
+	b, err := values.DecodeBlock(e, payload, int(n))
+	if err != nil {
+		return seqValues{}, sparseCorrupt("%s: %v", what, err)
+	}
+	if b.Bits != 64 || uint64(len(b.Data)) < 8*n {
+		return seqValues{}, sparseCorrupt("%s decoded to %d-bit values", what, b.Bits)
+	}
+	return seqValues{n: int(n), data: b.Data[:8*n]}, nil
+}
+
+// positions decodes a strictly increasing position set inside [0, domain).
+func (r *seqReader) positions(e *enc21pb.CompressiveEncoding, n uint64, domain int, what string) (seqValues, error) {
+	if n > uint64(domain) {
+		return seqValues{}, sparseCorrupt("%s: %d positions in a domain of %d", what, n, domain)
+	}
+	ps, err := r.read(e, n, what)
+	if err != nil {
+		return seqValues{}, err
+	}
+	if ps.n == 0 {
+		return ps, nil
+	}
+	if ps.data == nil {
+		// A progression (Range steps are positive and do not overflow):
+		// only its last position can leave the domain.
+		if ps.n > 1 && ps.step == 0 {
+			return seqValues{}, sparseCorrupt("%s: %d positions all %d", what, ps.n, ps.start)
+		}
+		if last := ps.at(ps.n - 1); last >= uint64(domain) {
+			return seqValues{}, sparseCorrupt("%s: position %d outside [0, %d)", what, last, domain)
+		}
+		return ps, nil
+	}
+	prev := uint64(0)
+	for i := 0; i < ps.n; i++ {
+		x := ps.at(i)
+		if x >= uint64(domain) || (i > 0 && x <= prev) {
+			return seqValues{}, sparseCorrupt("%s: position %d not increasing inside [0, %d)", what, x, domain)
+		}
+		prev = x
+	}
+	return ps, nil
+}

@@ -1,0 +1,163 @@
+package structural
+
+import (
+	"fmt"
+
+	"github.com/planarlance/planar/proto/enc21pb"
+	"github.com/planarlance/planar/proto/enc23pb"
+)
+
+// BuildSparse encodes the structure of a page, one LayerData per step of
+// path (outer-most first, as UnravelPath returns it), as Lance 14's sparse
+// structural layers and the payloads of their sequences, in buffer order.
+//
+// A struct or leaf step gives a validity layer, a list step a list layer
+// (the positions of its non-empty slots, their child counts and its
+// validity), a structural fixed-size-list step a fixed-size-list layer (its
+// dimension and validity). Per layer, in field order, the non-empty
+// positions, the counts and the validity add a buffer each unless they are
+// stored in the descriptor alone. Sequences and validity polarity are chosen
+// as Lance chooses them (see sequence.go and sparse_validity.go), so a page
+// Lance writes and the same structure built here have identical layers and
+// buffers.
+//
+// The layers must be consistent: each layer has as many slots as its parent
+// has child slots, list offsets start at 0, never decrease and give null
+// slots no children, fixed-size-list dimensions match the path.
+func BuildSparse(lds []LayerData, path []Step) (*enc23pb.SparseStructure, [][]byte, error) {
+	if len(lds) == 0 || len(lds) != len(path) {
+		return nil, nil, fmt.Errorf("structural: %d layers for a path of %d steps", len(lds), len(path))
+	}
+	s := &enc23pb.SparseStructure{Layers: make([]*enc23pb.SparseStructuralLayer, 0, len(lds))}
+	var bufs [][]byte
+	add := func(p []byte) {
+		if p != nil {
+			bufs = append(bufs, p)
+		}
+	}
+	domain := lds[0].Len
+	for i, ld := range lds {
+		if ld.Len != domain || ld.Len < 0 {
+			return nil, nil, fmt.Errorf("structural: layer %d has %d slots, its parent %d child slots", i, ld.Len, domain)
+		}
+		if ld.Valid != nil && len(ld.Valid) != ld.Len {
+			return nil, nil, fmt.Errorf("structural: layer %d has %d validity entries for %d slots", i, len(ld.Valid), ld.Len)
+		}
+		switch path[i].Kind {
+		case StepList:
+			l, ne, counts, vb, err := listLayer(ld)
+			if err != nil {
+				return nil, nil, fmt.Errorf("structural: layer %d: %w", i, err)
+			}
+			add(ne)
+			add(counts)
+			add(vb)
+			s.Layers = append(s.Layers, &enc23pb.SparseStructuralLayer{Layer: &enc23pb.SparseStructuralLayer_List{List: l}})
+			domain = int(l.NumChildSlots)
+		case StepFSL:
+			if ld.Dim <= 0 || ld.Dim != path[i].Dim {
+				return nil, nil, fmt.Errorf("structural: layer %d has dimension %d, the path %d", i, ld.Dim, path[i].Dim)
+			}
+			v, vb, err := validitySet(ld.Valid, ld.Len)
+			if err != nil {
+				return nil, nil, err
+			}
+			add(vb)
+			s.Layers = append(s.Layers, &enc23pb.SparseStructuralLayer{Layer: &enc23pb.SparseStructuralLayer_FixedSizeList{FixedSizeList: &enc23pb.SparseFixedSizeListLayer{
+				Dimension: uint64(ld.Dim), Validity: v,
+			}}})
+			domain *= ld.Dim
+		case StepStruct, StepLeaf:
+			v, vb, err := validitySet(ld.Valid, ld.Len)
+			if err != nil {
+				return nil, nil, err
+			}
+			add(vb)
+			s.Layers = append(s.Layers, &enc23pb.SparseStructuralLayer{Layer: &enc23pb.SparseStructuralLayer_Validity{Validity: v}})
+		default:
+			return nil, nil, fmt.Errorf("structural: path step %d has kind %v", i, path[i].Kind)
+		}
+	}
+	return s, bufs, nil
+}
+
+// BuildSparseDense is BuildSparse over a page's dense levels, unraveled
+// along path.
+func BuildSparseDense(d Dense, path []Step) (*enc23pb.SparseStructure, [][]byte, error) {
+	lds, err := UnravelPath(d.Layers, path, d.Rep, d.Def, d.NumRows, d.NumVisible)
+	if err != nil {
+		return nil, nil, fmt.Errorf("unraveling own levels: %w", err)
+	}
+	return BuildSparse(lds, path)
+}
+
+// listLayer encodes a list layer: its descriptor and the payloads of its
+// non-empty positions, counts and validity (nil when metadata only).
+func listLayer(ld LayerData) (l *enc23pb.SparseListLayer, ne, counts, vb []byte, err error) {
+	if len(ld.Offsets) != ld.Len+1 || ld.Offsets[0] != 0 {
+		return nil, nil, nil, nil, fmt.Errorf("%d list offsets for %d slots", len(ld.Offsets), ld.Len)
+	}
+	var pos, cnt []uint64
+	for s := 0; s < ld.Len; s++ {
+		n := ld.Offsets[s+1] - ld.Offsets[s]
+		switch {
+		case n < 0:
+			return nil, nil, nil, nil, fmt.Errorf("list offsets decrease at slot %d", s)
+		case n > 0 && ld.Valid != nil && !ld.Valid[s]:
+			return nil, nil, nil, nil, fmt.Errorf("null list slot %d has %d children", s, n)
+		case n > 0:
+			pos = append(pos, uint64(s))
+			cnt = append(cnt, uint64(n))
+		}
+	}
+	l = &enc23pb.SparseListLayer{NumChildSlots: uint64(ld.Offsets[ld.Len]), NumNonEmptyPositions: uint64(len(pos))}
+	if l.NonEmptyPositions, ne, err = positionSet(pos, uint64(ld.Len)); err != nil {
+		return nil, nil, nil, nil, err
+	}
+	if l.Counts, counts, err = countSet(cnt); err != nil {
+		return nil, nil, nil, nil, err
+	}
+	if l.Validity, vb, err = validitySet(ld.Valid, ld.Len); err != nil {
+		return nil, nil, nil, nil, err
+	}
+	return l, ne, counts, vb, nil
+}
+
+// positionSet encodes strictly increasing positions of a domain: metadata
+// only when they are all the slots, one run or one progression (Lance's
+// SparsePositionPlan), else as a block-encoded sequence.
+func positionSet(xs []uint64, domain uint64) (*enc21pb.CompressiveEncoding, []byte, error) {
+	n := uint64(len(xs))
+	switch {
+	case n == 0:
+		return emptyEncoding(), nil, nil
+	case xs[0] == 0 && n == domain:
+		return progression(0, 1, n), nil, nil
+	case xs[n-1]-xs[0]+1 == n:
+		return progression(xs[0], 1, n), nil, nil
+	}
+	if e, ok := symbolic(xs); ok {
+		return e, nil, nil
+	}
+	return encodeSequence(xs)
+}
+
+// countSet encodes positive list counts: Constant{} when there are none,
+// Constant{count} when they are all one count, else as a block-encoded
+// sequence.
+func countSet(xs []uint64) (*enc21pb.CompressiveEncoding, []byte, error) {
+	if len(xs) == 0 {
+		return emptyEncoding(), nil, nil
+	}
+	same := true
+	for _, x := range xs {
+		if x != xs[0] {
+			same = false
+			break
+		}
+	}
+	if same {
+		return constantEncoding(64, xs[0]), nil, nil
+	}
+	return encodeSequence(xs)
+}
