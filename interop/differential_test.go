@@ -875,6 +875,10 @@ var regressionSeeds = []uint64{
 	321,    // the same below a struct
 	202284, // dictionary below a structural FSL outgrew int8 keys in its one page
 	200709, // masked values stored although statistics skipped them
+	500854, // structural-encoding=sparse below a structural FSL without nulls stayed dense
+	505459, // Arrow dictionary under half valid below a struct's FSL<struct>: Lance's sparse_wide
+	502699, // the same with int64 keys
+	501805, // cost policy below a struct's FSL<struct>: pylance reads only Lance's layout
 }
 
 // TestDifferential runs the differential fuzzer over a fixed set of seeds

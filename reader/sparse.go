@@ -41,15 +41,14 @@ func validateSparse(p *page) error {
 		return fmt.Errorf("sparse structure without layers: %w", ErrCorrupt)
 	}
 	// Trivial structure is always dense and degenerate: a sparse page must
-	// have a list layer or some null.
+	// have a list or structural fixed-size-list layer, or some null (Lance's
+	// definition: trivial structure is validity layers without nulls).
 	trivial := true
 	for _, l := range s.Layers {
 		var v *enc23pb.SparseValiditySet
 		switch x := l.GetLayer().(type) {
-		case *enc23pb.SparseStructuralLayer_List:
+		case *enc23pb.SparseStructuralLayer_List, *enc23pb.SparseStructuralLayer_FixedSizeList:
 			trivial = false
-		case *enc23pb.SparseStructuralLayer_FixedSizeList:
-			v = x.FixedSizeList.GetValidity()
 		case *enc23pb.SparseStructuralLayer_Validity:
 			v = x.Validity
 		}

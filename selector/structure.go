@@ -24,9 +24,10 @@ const EarlyListRows = 65535
 func sparseStructure(p Page, o Options) (bool, string) {
 	requested := o.Structural != StructuralAuto
 	trivial := !p.HasLevels
-	lance := o.Policy == PolicyLance
+	lance := o.Policy == PolicyLance || p.LanceStructure
 	switch {
-	case o.Structural == StructuralSparse && !trivial:
+	case o.Structural == StructuralSparse && (!trivial || p.HasFSLLayer):
+		// (A structural fixed-size list is structure even without nulls.)
 		return true, "structural-encoding=sparse"
 	case lance && !requested && p.HasLists && p.HasFSLLayer:
 		return true, "a list with a structural fixed-size list"
@@ -40,7 +41,7 @@ func sparseStructure(p Page, o Options) (bool, string) {
 		return true, "levels over the mini-block level budget"
 	case p.Scalar != nil:
 		return true, "every value equal under non-trivial structure"
-	case lance && !requested && p.ValidLeaves < p.NumVisible/2 && p.MaxValueBytes >= WideValueBytes:
+	case lance && !requested && p.ValidLeaves < p.NumVisible/2 && (p.MaxValueBytes >= WideValueBytes || p.ArrowDict):
 		return true, fmt.Sprintf("wide values, %d of %d valid (< half)", p.ValidLeaves, p.NumVisible)
 	}
 	return false, ""
@@ -108,7 +109,7 @@ func zippedBytes(p Page) int {
 // empty for sparse structure to have a chance (a quarter of the leaf
 // slots null, or a quarter of the levels without a slot).
 func trySparse(p Page, o Options, plan Plan) bool {
-	if o.Policy != PolicyCost || !p.Format23 || plan.Structure != Dense || !p.HasLevels || o.Structural != StructuralAuto {
+	if o.Policy != PolicyCost || p.LanceStructure || !p.Format23 || plan.Structure != Dense || !p.HasLevels || o.Structural != StructuralAuto {
 		return false
 	}
 	return 4*(p.NumVisible-p.ValidLeaves) >= p.NumVisible || 4*(p.NumLevels-p.NumVisible) >= p.NumLevels

@@ -295,6 +295,8 @@ func (c *column) page(d structural.Dense, pv pageValues, f Format) selector.Page
 		NumLevels:      d.NumItems,
 		HasLists:       c.hasLists,
 		HasFSLLayer:    c.fslScale > 1,
+		ArrowDict:      pv.info.kind == kindDict,
+		LanceStructure: c.fslScale > 1,
 	}
 	if sp.HasLists && f.planarMetadata() {
 		sp.OverBudget = structural.OverLevelBudget(d, sp.HasFSLLayer)
