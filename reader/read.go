@@ -282,23 +282,23 @@ func emptyProjected(types []arrow.DataType, path []structural.Step, leafType arr
 // decodePageArray decodes elements [a, b) of one page of a leaf column
 // into the projected array of its path (divided by FSL dimensions). Only
 // windowed pages (see page.windowed) decode part of a page; others need
-// [0, rows).
+// [0, rows). Sparse pages read their structure once (sparseMetaFor) and
+// then only the value bytes of the window.
 func (f *File) decodePageArray(p *page, types []arrow.DataType, path []structural.Step, leafType arrow.DataType, a, b uint64) (arrow.Array, error) {
-	bufs, err := f.pageBuffers(p)
-	if err != nil {
-		return nil, err
-	}
 	var pd *pageData
 	var lds []structural.LayerData
+	var err error
 	switch {
 	case p.sparse != nil:
-		if a != 0 || b != p.rows {
-			return nil, fmt.Errorf("partial decode of a sparse page: %w", ErrUnsupported)
-		}
-		if lds, pd, err = f.decodeSparse(p, bufs, path); err != nil {
+		// Cached structure, and only the value bytes of the window.
+		if lds, pd, err = f.decodeSparseWindow(p, path, a, b); err != nil {
 			return nil, err
 		}
 	default:
+		bufs, err := f.pageBuffers(p)
+		if err != nil {
+			return nil, err
+		}
 		if c := p.layout.GetConstantLayout(); c != nil {
 			pd, err = decodeConstantWindow(c, bufs, p.rows, a, b)
 		} else if a != 0 || b != p.rows {
