@@ -15,18 +15,26 @@ func (f *File) ReadAll() (arrow.RecordBatch, error) { return f.ReadRange(0, f.nu
 
 // ReadRange reads rows [start, start+n).
 func (f *File) ReadRange(start, n int64) (arrow.RecordBatch, error) {
-	c := pageCache{}
+	c := newPageCache()
 	defer c.release()
 	rec, err := f.readRange(start, n, c)
 	return rec, classify(err)
 }
 
 // pageCache holds the decoded pages of one call, so that a Take touching a
-// page several times decodes it once.
-type pageCache map[[2]int]arrow.Array
+// page several times decodes it once, and the value chunks and dictionary
+// items of sparse pages the call fetched, so that it fetches each once.
+type pageCache struct {
+	arrays  map[[2]int]arrow.Array
+	fetched map[fetchKey][]byte
+}
+
+func newPageCache() pageCache {
+	return pageCache{arrays: map[[2]int]arrow.Array{}, fetched: map[fetchKey][]byte{}}
+}
 
 func (c pageCache) release() {
-	for _, a := range c {
+	for _, a := range c.arrays {
 		a.Release()
 	}
 }
@@ -82,7 +90,7 @@ func (f *File) take(indices []int64) (arrow.RecordBatch, error) {
 		runs = append(runs, run{i, i + 1})
 	}
 	parts := make([]arrow.RecordBatch, 0, len(runs))
-	cache := pageCache{}
+	cache := newPageCache()
 	defer cache.release()
 	defer func() {
 		for _, p := range parts {
@@ -220,20 +228,20 @@ func (f *File) readLeaf(top arrow.DataType, path []structural.Step, ci int, star
 		// The elements of the page the read covers.
 		a, b := max(es, p.firstRow)-p.firstRow, min(ee, p.firstRow+p.rows)-p.firstRow
 		if p.windowed() {
-			part, err := f.decodePageArray(p, types, path, leafType, a, b)
+			part, err := f.decodePageArray(p, types, path, leafType, a, b, cache)
 			if err != nil {
 				return nil, fmt.Errorf("page %d: %w", pi, err)
 			}
 			chunks = append(chunks, part)
 			continue
 		}
-		whole, ok := cache[[2]int{ci, pi}]
+		whole, ok := cache.arrays[[2]int{ci, pi}]
 		if !ok {
 			var err error
-			if whole, err = f.decodePageArray(p, types, path, leafType, 0, p.rows); err != nil {
+			if whole, err = f.decodePageArray(p, types, path, leafType, 0, p.rows, cache); err != nil {
 				return nil, fmt.Errorf("page %d: %w", pi, err)
 			}
-			cache[[2]int{ci, pi}] = whole
+			cache.arrays[[2]int{ci, pi}] = whole
 		}
 		if uint64(whole.Len()) != p.rows/ud {
 			return nil, fmt.Errorf("page %d decoded to %d rows, holds %d: %w", pi, whole.Len(), p.rows/ud, ErrCorrupt)
@@ -284,14 +292,14 @@ func emptyProjected(types []arrow.DataType, path []structural.Step, leafType arr
 // windowed pages (see page.windowed) decode part of a page; others need
 // [0, rows). Sparse pages read their structure once (sparseMetaFor) and
 // then only the value bytes of the window.
-func (f *File) decodePageArray(p *page, types []arrow.DataType, path []structural.Step, leafType arrow.DataType, a, b uint64) (arrow.Array, error) {
+func (f *File) decodePageArray(p *page, types []arrow.DataType, path []structural.Step, leafType arrow.DataType, a, b uint64, cache pageCache) (arrow.Array, error) {
 	var pd *pageData
 	var lds []structural.LayerData
 	var err error
 	switch {
 	case p.sparse != nil:
 		// Cached structure, and only the value bytes of the window.
-		if lds, pd, err = f.decodeSparseWindow(p, path, a, b); err != nil {
+		if lds, pd, err = f.decodeSparseWindow(p, path, a, b, cache); err != nil {
 			return nil, err
 		}
 	default:

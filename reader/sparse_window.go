@@ -14,7 +14,7 @@ import (
 // structure sliced to the window's top-level slots, and the values of the
 // leaf slots inside, fetched by value ordinal (zipped), by chunk (chunked)
 // or by item (indexed).
-func (f *File) decodeSparseWindow(p *page, path []structural.Step, a, b uint64) ([]structural.LayerData, *pageData, error) {
+func (f *File) decodeSparseWindow(p *page, path []structural.Step, a, b uint64, cache pageCache) ([]structural.LayerData, *pageData, error) {
 	m, err := f.sparseMetaFor(p, path)
 	if err != nil {
 		return nil, nil, err
@@ -23,7 +23,7 @@ func (f *File) decodeSparseWindow(p *page, path []structural.Step, a, b uint64) 
 		return nil, nil, fmt.Errorf("window [%d, %d) of a sparse page of %d elements in rows of %d: %w", a, b, p.rows, m.scale, ErrCorrupt)
 	}
 	lds, s0, s1 := windowLayers(m.layers, int(a/m.scale), int(b/m.scale))
-	pd, err := f.windowValues(p, m, s0, s1)
+	pd, err := f.windowValues(p, m, s0, s1, cache)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -57,7 +57,7 @@ func windowLayers(all []structural.LayerData, lo, hi int) ([]structural.LayerDat
 }
 
 // windowValues decodes the values of leaf slots [s0, s1) of a sparse page.
-func (f *File) windowValues(p *page, m *sparseMeta, s0, s1 int) (*pageData, error) {
+func (f *File) windowValues(p *page, m *sparseMeta, s0, s1 int, cache pageCache) (*pageData, error) {
 	pd := &pageData{numVisible: s1 - s0}
 	var err error
 	switch c := p.sparse.GetValues().GetCodec().(type) {
@@ -78,11 +78,11 @@ func (f *File) windowValues(p *page, m *sparseMeta, s0, s1 int) (*pageData, erro
 			pd.allNull = true
 			break
 		}
-		if pd.vals, pd.dict, err = f.chunkedWindow(p, c.Chunked, m, s0, s1); err != nil {
+		if pd.vals, pd.dict, err = f.chunkedWindow(p, c.Chunked, m, s0, s1, cache); err != nil {
 			return nil, err
 		}
 	case *enc23pb.ValuePlane_Indexed:
-		if pd.vals, pd.dict, err = f.indexedWindow(p, m, s0, s1); err != nil {
+		if pd.vals, pd.dict, err = f.indexedWindow(p, m, s0, s1, cache); err != nil {
 			return nil, err
 		}
 	default:
@@ -132,15 +132,23 @@ func zippedRecords(fz *enc21pb.FullZipLayout, data []byte, n, offBits int) (valu
 	return perValueVariable(fz.ValueCompression, values.Block{N: n, Offsets: zp.Offsets, Data: zp.VarData})
 }
 
-// chunkedWindow fetches the chunks holding leaf slots [s0, s1) (one
-// contiguous range of buffer 1), decodes them and keeps those slots.
-func (f *File) chunkedWindow(p *page, ch *enc23pb.ChunkedValues, m *sparseMeta, s0, s1 int) (values.Block, *values.Block, error) {
-	first := func(c values.ChunkRef) int { return c.FirstValue }
-	c0, found := slices.BinarySearchFunc(m.chunks, s0, func(c values.ChunkRef, s int) int { return first(c) - s })
+// fetchKey names one value chunk or one dictionary item of a sparse page.
+type fetchKey struct {
+	p *page
+	k int
+}
+
+// chunkedWindow fetches the chunks holding leaf slots [s0, s1), decodes
+// them and keeps those slots. Chunks the call has not fetched yet are read
+// with one request per contiguous run; the call keeps them (cache), so a
+// take of many rows reads each chunk once.
+func (f *File) chunkedWindow(p *page, ch *enc23pb.ChunkedValues, m *sparseMeta, s0, s1 int, cache pageCache) (values.Block, *values.Block, error) {
+	first := func(c values.ChunkRef, s int) int { return c.FirstValue - s }
+	c0, found := slices.BinarySearchFunc(m.chunks, s0, first)
 	if !found {
 		c0--
 	}
-	c1, found := slices.BinarySearchFunc(m.chunks, s1-1, func(c values.ChunkRef, s int) int { return first(c) - s })
+	c1, found := slices.BinarySearchFunc(m.chunks, s1-1, first)
 	if !found {
 		c1--
 	}
@@ -148,9 +156,31 @@ func (f *File) chunkedWindow(p *page, ch *enc23pb.ChunkedValues, m *sparseMeta, 
 		return values.Block{}, nil, fmt.Errorf("leaf slots [%d, %d) outside the chunks: %w", s0, s1, ErrCorrupt)
 	}
 	lo, last := m.chunks[c0], m.chunks[c1]
-	data, err := f.readAt(p.buffers[1].Position+uint64(lo.Offset), uint64(last.Offset+last.Size-lo.Offset))
-	if err != nil {
-		return values.Block{}, nil, err
+	var data []byte
+	for c := c0; c <= c1; {
+		if b, ok := cache.fetched[fetchKey{p, c}]; ok {
+			data = append(data, b...)
+			c++
+			continue
+		}
+		e := c
+		for e+1 <= c1 && cache.fetched[fetchKey{p, e + 1}] == nil {
+			e++
+		}
+		run, err := f.readAt(p.buffers[1].Position+uint64(m.chunks[c].Offset), uint64(m.chunks[e].Offset+m.chunks[e].Size-m.chunks[c].Offset))
+		if err != nil {
+			return values.Block{}, nil, err
+		}
+		for k := c; k <= e; k++ {
+			at := m.chunks[k].Offset - m.chunks[c].Offset
+			cache.fetched[fetchKey{p, k}] = run[at : at+m.chunks[k].Size]
+		}
+		if c == c0 && e == c1 {
+			data = run // the whole window in one read: no copy
+		} else {
+			data = append(data, run...)
+		}
+		c = e + 1
 	}
 	items := last.FirstValue + last.NumValues - lo.FirstValue
 	mb := &enc21pb.MiniBlockLayout{
@@ -174,10 +204,11 @@ func (f *File) chunkedWindow(p *page, ch *enc23pb.ChunkedValues, m *sparseMeta, 
 }
 
 // indexedWindow returns the indices of leaf slots [s0, s1) and a
-// dictionary of just the items their materialized slots name (item byte
-// ranges fetched once per run of consecutive items), behind an empty item
-// 0 that the other slots name.
-func (f *File) indexedWindow(p *page, m *sparseMeta, s0, s1 int) (values.Block, *values.Block, error) {
+// dictionary of just the items their materialized slots name, behind an
+// empty item 0 that the other slots name. Items the call has not fetched
+// yet are read with one request per run of consecutive items; the call
+// keeps them decoded (cache).
+func (f *File) indexedWindow(p *page, m *sparseMeta, s0, s1 int, cache pageCache) (values.Block, *values.Block, error) {
 	var need []uint32
 	for s := s0; s < s1; s++ {
 		if m.alive[s] {
@@ -186,10 +217,17 @@ func (f *File) indexedWindow(p *page, m *sparseMeta, s0, s1 int) (values.Block, 
 	}
 	slices.Sort(need)
 	need = slices.Compact(need)
-	dict := values.Block{N: 1, Offsets: make([]uint64, 2, len(need)+2)}
+	fetched := func(i int) bool {
+		_, ok := cache.fetched[fetchKey{p, int(need[i])}]
+		return ok
+	}
 	for i := 0; i < len(need); {
+		if fetched(i) {
+			i++
+			continue
+		}
 		j := i + 1
-		for j < len(need) && need[j] == need[j-1]+1 {
+		for j < len(need) && need[j] == need[j-1]+1 && !fetched(j) {
 			j++
 		}
 		lo, hi := m.itemIndex.Offset(int(need[i])), m.itemIndex.Offset(int(need[j-1])+1)
@@ -204,13 +242,15 @@ func (f *File) indexedWindow(p *page, m *sparseMeta, s0, s1 int) (values.Block, 
 		if !run.Variable() || run.N != j-i {
 			return values.Block{}, nil, fmt.Errorf("indexed dictionary items decoded as %d %d-bit values: %w", run.N, run.Bits, ErrCorrupt)
 		}
-		base := uint64(len(dict.Data))
-		dict.Data = append(dict.Data, run.Data...)
-		for _, o := range run.Offsets[1:] {
-			dict.Offsets = append(dict.Offsets, base+o)
+		for k := i; k < j; k++ {
+			cache.fetched[fetchKey{p, int(need[k])}] = run.Data[run.Offsets[k-i]:run.Offsets[k-i+1]]
 		}
-		dict.N += run.N
 		i = j
+	}
+	dict := values.Block{N: 1 + len(need), Offsets: make([]uint64, 2, len(need)+2)}
+	for _, k := range need {
+		dict.Data = append(dict.Data, cache.fetched[fetchKey{p, int(k)}]...)
+		dict.Offsets = append(dict.Offsets, uint64(len(dict.Data)))
 	}
 	idx := values.Block{Bits: 32, N: s1 - s0, Data: make([]byte, 4*(s1-s0))}
 	for s := s0; s < s1; s++ {
