@@ -31,6 +31,8 @@ var sparseGoldens = []sparseGolden{
 	{"str400_null99.lance", "sparse x zipped", 20000, goldenStrings},
 	{"list_int32_100k.lance", "sparse x chunked", 100000, goldenLists},
 	{"lowcard1k_null90.lance", "sparse x indexed", 20000, goldenLowCard},
+	{"struct_str_null99.lance", "sparse x zipped", 20000, goldenStructStrings},
+	{"list_fsl64_100k.lance", "sparse x zipped", 100000, goldenListVectors},
 }
 
 // mix is splitmix64 of x, as in make.py.
@@ -120,6 +122,65 @@ func goldenLowCard(mem memory.Allocator) arrow.Array {
 			bld.Append(pool[h>>8%100])
 		} else {
 			bld.AppendNull()
+		}
+	}
+	return bld.NewArray()
+}
+
+func goldenStructStrings(mem memory.Allocator) arrow.Array {
+	bld := array.NewStructBuilder(mem, arrow.StructOf(
+		arrow.Field{Name: "s", Type: arrow.BinaryTypes.String, Nullable: true},
+		arrow.Field{Name: "x", Type: arrow.PrimitiveTypes.Int64, Nullable: true}))
+	defer bld.Release()
+	sb := bld.FieldBuilder(0).(*array.StringBuilder)
+	xb := bld.FieldBuilder(1).(*array.Int64Builder)
+	for i := uint64(0); i < 20000; i++ {
+		h := mix(i)
+		switch r := h % 100; {
+		case r == 0:
+			bld.Append(true)
+			sb.Append(goldenText(i, 300+int(h>>8%50)))
+			xb.Append(int64(i))
+		case r == 1:
+			bld.Append(true)
+			sb.AppendNull()
+			xb.Append(int64(i))
+		case r < 50:
+			bld.AppendNull()
+		default:
+			bld.Append(true)
+			sb.AppendNull()
+			xb.AppendNull()
+		}
+	}
+	return bld.NewArray()
+}
+
+func goldenListVectors(mem memory.Allocator) arrow.Array {
+	const dim = 64
+	bld := array.NewListBuilder(mem, arrow.FixedSizeListOf(dim, arrow.PrimitiveTypes.Float32))
+	defer bld.Release()
+	fb := bld.ValueBuilder().(*array.FixedSizeListBuilder)
+	vb := fb.ValueBuilder().(*array.Float32Builder)
+	for i := uint64(0); i < 100000; i++ {
+		h := mix(i)
+		switch r := h % 200; {
+		case r < 1:
+			bld.Append(true)
+			for k := uint64(0); k < 1+h>>8%3; k++ {
+				if h>>(k+3)%4 == 0 {
+					fb.AppendNull()
+					continue
+				}
+				fb.Append(true)
+				for j := uint64(0); j < dim; j++ {
+					vb.Append(float32(i + k + j))
+				}
+			}
+		case r < 101:
+			bld.AppendNull()
+		default:
+			bld.Append(true)
 		}
 	}
 	return bld.NewArray()

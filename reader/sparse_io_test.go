@@ -48,6 +48,9 @@ func ioOf(f *reader.File, fn func()) reader.IOStats {
 func TestSparseStructureLoadedOnce(t *testing.T) {
 	mem := memory.NewGoAllocator()
 	for _, g := range sparseGoldens {
+		if _, ok := goldenIO[g.file]; !ok {
+			continue // several columns
+		}
 		t.Run(g.file, func(t *testing.T) {
 			want := g.want(mem)
 			defer want.Release()
@@ -86,6 +89,9 @@ func TestSparseStructureLoadedOnce(t *testing.T) {
 func TestSparseNullTakeReadsNothing(t *testing.T) {
 	mem := memory.NewGoAllocator()
 	for _, g := range sparseGoldens {
+		if _, ok := goldenIO[g.file]; !ok {
+			continue // several columns
+		}
 		t.Run(g.file, func(t *testing.T) {
 			want := g.want(mem)
 			defer want.Release()
@@ -126,6 +132,9 @@ func TestSparseNullTakeReadsNothing(t *testing.T) {
 func TestSparseOneValueRange(t *testing.T) {
 	mem := memory.NewGoAllocator()
 	for _, g := range sparseGoldens {
+		if _, ok := goldenIO[g.file]; !ok {
+			continue // several columns
+		}
 		t.Run(g.file, func(t *testing.T) {
 			want := g.want(mem)
 			defer want.Release()
@@ -200,6 +209,9 @@ func TestSparseOneValueRange(t *testing.T) {
 // a second full read reads only the value bytes.
 func TestSparseScanReadsOnce(t *testing.T) {
 	for _, g := range sparseGoldens {
+		if _, ok := goldenIO[g.file]; !ok {
+			continue // several columns
+		}
 		t.Run(g.file, func(t *testing.T) {
 			f := openCounting(t, g.file)
 			bufs := f.Pages(0)[0].Buffers
@@ -259,6 +271,9 @@ func TestSparseScanReadsOnce(t *testing.T) {
 func TestSparseScatteredTake(t *testing.T) {
 	mem := memory.NewGoAllocator()
 	for _, g := range sparseGoldens {
+		if _, ok := goldenIO[g.file]; !ok {
+			continue // several columns
+		}
 		t.Run(g.file, func(t *testing.T) {
 			want := g.want(mem)
 			defer want.Release()

@@ -89,6 +89,41 @@ def lowcard():
     return pa.array(vals, type=pa.string())
 
 
+def struct_strings():
+    """struct<s: string, x: int64>: half the rows null, the rest mostly
+    all-null structs; 1% hold a ~300-byte string."""
+    vals = []
+    for i in range(20000):
+        h = mix(i)
+        r = h % 100
+        if r == 0:
+            vals.append({"s": text(i, 300 + (h >> 8) % 50), "x": i})
+        elif r == 1:
+            vals.append({"s": None, "x": i})
+        elif r < 50:
+            vals.append(None)
+        else:
+            vals.append({"s": None, "x": None})
+    return pa.array(vals, type=pa.struct([("s", pa.string()), ("x", pa.int64())]))
+
+
+def list_vectors():
+    """list<fixed_size_list<float32, 64>>: 99.5% of rows null or empty, the
+    rest 1-3 vectors, some of them null."""
+    vals = []
+    for i in range(100000):
+        h = mix(i)
+        r = h % 200
+        if r < 1:
+            n = 1 + (h >> 8) % 3
+            vals.append([[float(i + k) + j for j in range(64)] if (h >> (k + 3)) % 4 else None for k in range(n)])
+        elif r < 101:
+            vals.append(None)
+        else:
+            vals.append([])
+    return pa.array(vals, type=pa.list_(pa.list_(pa.float32(), 64)))
+
+
 def write(path, name, arr):
     schema = pa.schema([pa.field(name, arr.type, nullable=True)])
     with LanceFileWriter(path, schema, version="2.3") as w:
@@ -101,6 +136,8 @@ def main(out):
     write(os.path.join(out, "str400_null99.lance"), "s", strings())
     write(os.path.join(out, "list_int32_100k.lance"), "l", lists())
     write(os.path.join(out, "lowcard1k_null90.lance"), "c", lowcard())
+    write(os.path.join(out, "struct_str_null99.lance"), "t", struct_strings())
+    write(os.path.join(out, "list_fsl64_100k.lance"), "l", list_vectors())
 
 
 if __name__ == "__main__":
