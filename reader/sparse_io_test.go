@@ -2,10 +2,10 @@ package reader_test
 
 import (
 	"encoding/binary"
+	"fmt"
 	"math/rand/v2"
 	"testing"
 
-	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
@@ -310,5 +310,50 @@ func TestSparseScatteredTake(t *testing.T) {
 	}
 }
 
-// keep arrow imported for helpers shared with the golden test.
-var _ arrow.Array
+// TestSparseConcurrentReads: goroutines reading one File share the cached
+// structure (loaded once) and get the same rows (run with -race).
+func TestSparseConcurrentReads(t *testing.T) {
+	mem := memory.NewGoAllocator()
+	g := sparseGoldens[1]
+	want := g.want(mem)
+	defer want.Release()
+	f := openCounting(t, g.file)
+	bufs := f.Pages(0)[0].Buffers
+	done := make(chan error)
+	for w := 0; w < 4; w++ {
+		go func(seed uint64) {
+			r := rand.New(rand.NewPCG(seed, 1))
+			for it := 0; it < 20; it++ {
+				row := r.Int64N(int64(g.rows))
+				rec, err := f.Take([]int64{row})
+				if err != nil {
+					done <- err
+					return
+				}
+				exp := array.NewSlice(want, row, row+1)
+				ok := array.Equal(rec.Column(0), exp)
+				exp.Release()
+				rec.Release()
+				if !ok {
+					done <- fmt.Errorf("row %d differs", row)
+					return
+				}
+			}
+			done <- nil
+		}(uint64(w))
+	}
+	for w := 0; w < 4; w++ {
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The offset index and the validity positions were read once: every
+	// other request is one value record.
+	var structure int64
+	for _, b := range bufs[1:] {
+		structure += int64(b.Size)
+	}
+	if s := f.IOStats(); s.Requests > int64(len(bufs)-1)+80 || s.Bytes < structure {
+		t.Errorf("IO %+v for 80 takes (structure %d bytes)", s, structure)
+	}
+}
