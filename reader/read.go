@@ -23,14 +23,16 @@ func (f *File) ReadRange(start, n int64) (arrow.RecordBatch, error) {
 
 // pageCache holds the decoded pages of one call, so that a Take touching a
 // page several times decodes it once, and the value chunks and dictionary
-// items of sparse pages the call fetched, so that it fetches each once.
+// items of sparse pages the call fetched, so that it fetches each once
+// (and, for a take, the values it prefetched).
 type pageCache struct {
 	arrays  map[[2]int]arrow.Array
 	fetched map[fetchKey][]byte
+	spans   map[*page][]valueSpan // values a take prefetched (prefetchSparse)
 }
 
 func newPageCache() pageCache {
-	return pageCache{arrays: map[[2]int]arrow.Array{}, fetched: map[fetchKey][]byte{}}
+	return pageCache{arrays: map[[2]int]arrow.Array{}, fetched: map[fetchKey][]byte{}, spans: map[*page][]valueSpan{}}
 }
 
 func (c pageCache) release() {
@@ -80,14 +82,13 @@ func (f *File) take(indices []int64) (arrow.RecordBatch, error) {
 		return f.ReadRange(0, 0)
 	}
 	// Read each maximal run of consecutive indices once, then stitch.
-	type run struct{ start, end int64 }
-	var runs []run
+	var runs []rowRun
 	for _, i := range indices {
 		if k := len(runs) - 1; k >= 0 && runs[k].end == i {
 			runs[k].end++
 			continue
 		}
-		runs = append(runs, run{i, i + 1})
+		runs = append(runs, rowRun{i, i + 1})
 	}
 	parts := make([]arrow.RecordBatch, 0, len(runs))
 	cache := newPageCache()
@@ -97,6 +98,11 @@ func (f *File) take(indices []int64) (arrow.RecordBatch, error) {
 			p.Release()
 		}
 	}()
+	// The stored values the runs need from sparse zipped pages, fetched
+	// with one request per run of adjacent value ordinals.
+	if err := f.prefetchSparse(runs, cache); err != nil {
+		return nil, err
+	}
 	for _, r := range runs {
 		rec, err := f.readRange(r.start, r.end-r.start, cache)
 		if err != nil {

@@ -357,3 +357,33 @@ func TestSparseConcurrentReads(t *testing.T) {
 		t.Errorf("IO %+v for 80 takes (structure %d bytes)", s, structure)
 	}
 }
+
+// TestSparseTakeCoalesces: a take fetches the values of a sparse zipped
+// page once per run of adjacent value ordinals, whatever null rows lie
+// between the rows and in whatever order they are asked.
+func TestSparseTakeCoalesces(t *testing.T) {
+	mem := memory.NewGoAllocator()
+	g := sparseGoldens[0] // fixed-width zipped, 3072-byte values
+	want := g.want(mem)
+	defer want.Release()
+	valid, null := leafRows(want)
+	f := openCounting(t, g.file)
+	take(t, f, null[0])
+	cases := []struct {
+		name     string
+		idx      []int64
+		requests int64
+		bytes    int64
+	}{
+		{"neighbours in value order", []int64{valid[3], valid[4]}, 1, 2 * 3072},
+		{"neighbours asked in reverse, nulls between", []int64{valid[9], null[5], valid[8], valid[7]}, 1, 3 * 3072},
+		{"the same row twice", []int64{valid[5], null[1], valid[5]}, 1, 3072},
+		{"two apart", []int64{valid[3], valid[10]}, 2, 2 * 3072},
+	}
+	for _, c := range cases {
+		got := ioOf(f, func() { take(t, f, c.idx...) })
+		if got.Requests != c.requests || got.Bytes != c.bytes {
+			t.Errorf("%s: %+v, want %d requests of %d bytes", c.name, got, c.requests, c.bytes)
+		}
+	}
+}

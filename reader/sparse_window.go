@@ -66,7 +66,7 @@ func (f *File) windowValues(p *page, m *sparseMeta, s0, s1 int, cache pageCache)
 	case *enc23pb.ValuePlane_Constant:
 		pd.constant = c.Constant.Scalar
 	case *enc23pb.ValuePlane_Zipped:
-		vals, err := f.zippedWindow(p, m, s0, s1)
+		vals, err := f.zippedWindow(p, m, s0, s1, cache)
 		if err != nil {
 			return nil, err
 		}
@@ -94,30 +94,19 @@ func (f *File) windowValues(p *page, m *sparseMeta, s0, s1 int, cache pageCache)
 // zippedWindow fetches and decodes the stored values of the materialized
 // slots among leaf slots [s0, s1): value ordinals [k0, k1), one contiguous
 // byte range of buffer 0.
-func (f *File) zippedWindow(p *page, m *sparseMeta, s0, s1 int) (values.Block, error) {
+func (f *File) zippedWindow(p *page, m *sparseMeta, s0, s1 int, cache pageCache) (values.Block, error) {
 	k0, k1 := m.ordinal(s0), m.ordinal(s1)
-	n := k1 - k0
-	buf := p.buffers[0]
-	fz := m.zipped
-	if m.width > 0 {
-		var data []byte
-		if n > 0 {
-			var err error
-			if data, err = f.readAt(buf.Position+uint64(k0)*m.width, uint64(n)*m.width); err != nil {
-				return values.Block{}, err
-			}
-		}
-		return perValueFixed(fz.ValueCompression, data, n, int(8*m.width))
-	}
-	lo, hi := m.offsets.Offset(k0), m.offsets.Offset(k1)
-	var data []byte
-	if hi > lo {
+	data, ok := cache.prefetched(p, m, k0, k1)
+	if !ok {
 		var err error
-		if data, err = f.readAt(buf.Position+lo, hi-lo); err != nil {
+		if data, err = f.zippedBytes(p, m, k0, k1); err != nil {
 			return values.Block{}, err
 		}
 	}
-	return zippedRecords(fz, data, n, m.offBits)
+	if m.width > 0 {
+		return perValueFixed(m.zipped.ValueCompression, data, k1-k0, int(8*m.width))
+	}
+	return zippedRecords(m.zipped, data, k1-k0, m.offBits)
 }
 
 // zippedRecords decodes n variable-width zipped records without control
