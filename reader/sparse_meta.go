@@ -38,6 +38,7 @@ type sparseMeta struct {
 	width   uint64
 	offsets values.ZipRepIndex
 	offBits int
+	fsst    *values.FsstTable // the per-value FSST table, parsed once
 
 	// Chunked values: the chunk words (buffer 0), their decoded locations
 	// and the dictionary buffer (buffer 2) when there is one.
@@ -50,6 +51,7 @@ type sparseMeta struct {
 	itemZipped *enc21pb.FullZipLayout
 	itemIndex  values.ZipRepIndex
 	itemBits   int
+	itemFsst   *values.FsstTable
 
 	bytes uint64 // memory held, for the cache budget
 }
@@ -211,6 +213,9 @@ func (f *File) loadValueMeta(p *page, m *sparseMeta) error {
 			if m.offsets, err = f.offsetIndex(bufs[1], n, bufs[0].Size); err != nil {
 				return fmt.Errorf("sparse zipped offset index: %w", err)
 			}
+			if m.fsst, err = fsstTable(fz.ValueCompression); err != nil {
+				return err
+			}
 			m.bytes += bufs[1].Size
 		default:
 			return fmt.Errorf("zipped page without addressing: %w", ErrCorrupt)
@@ -287,6 +292,9 @@ func (f *File) loadIndexedMeta(ix *enc23pb.IndexedValues, bufs []format.BufferRa
 		return err
 	}
 	m.itemBits = int(a.BitsPerOffset)
+	if m.itemFsst, err = fsstTable(m.itemZipped.ValueCompression); err != nil {
+		return err
+	}
 	if m.itemIndex, err = f.offsetIndex(bufs[2], int(items.NumItems), bufs[1].Size); err != nil {
 		return fmt.Errorf("indexed dictionary offsets: %w", err)
 	}
@@ -320,4 +328,18 @@ func (f *File) loadIndexedMeta(ix *enc23pb.IndexedValues, bufs []format.BufferRa
 
 func le32(b []byte) uint32 {
 	return uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16 | uint32(b[3])<<24
+}
+
+// fsstTable parses the symbol table of a per-value FSST encoding (nil for
+// other encodings).
+func fsstTable(e *enc21pb.CompressiveEncoding) (*values.FsstTable, error) {
+	c := e.GetFsst()
+	if c == nil {
+		return nil, nil
+	}
+	t, err := values.ParseFsstTable(c.SymbolTable)
+	if err != nil {
+		return nil, fmt.Errorf("per-value fsst: %w", err)
+	}
+	return t, nil
 }

@@ -93,7 +93,7 @@ func (f *File) windowValues(p *page, m *sparseMeta, s0, s1 int, cache pageCache)
 
 // zippedWindow fetches and decodes the stored values of the materialized
 // slots among leaf slots [s0, s1): value ordinals [k0, k1), one contiguous
-// byte range of buffer 0.
+// byte range of buffer 0 (taken from what a take prefetched when it can).
 func (f *File) zippedWindow(p *page, m *sparseMeta, s0, s1 int, cache pageCache) (values.Block, error) {
 	k0, k1 := m.ordinal(s0), m.ordinal(s1)
 	data, ok := cache.prefetched(p, m, k0, k1)
@@ -106,19 +106,24 @@ func (f *File) zippedWindow(p *page, m *sparseMeta, s0, s1 int, cache pageCache)
 	if m.width > 0 {
 		return perValueFixed(m.zipped.ValueCompression, data, k1-k0, int(8*m.width))
 	}
-	return zippedRecords(m.zipped, data, k1-k0, m.offBits)
+	return zippedRecords(m.zipped, m.fsst, data, k1-k0, m.offBits)
 }
 
 // zippedRecords decodes n variable-width zipped records without control
 // words (a length prefix of offBits bits, then the value as stored) and
-// undoes their per-value codec.
-func zippedRecords(fz *enc21pb.FullZipLayout, data []byte, n, offBits int) (values.Block, error) {
+// undoes their per-value codec (with fsst, when not nil, the page's parsed
+// FSST table).
+func zippedRecords(fz *enc21pb.FullZipLayout, fsst *values.FsstTable, data []byte, n, offBits int) (values.Block, error) {
 	lv := values.ZipLevels{MaxVisibleDef: structural.MaxVisibleDef(fz.Layers)}
 	zp, err := values.ParseZippedVariable(data, nil, lv, n, n, n, offBits)
 	if err != nil {
 		return values.Block{}, err
 	}
-	return perValueVariable(fz.ValueCompression, values.Block{N: n, Offsets: zp.Offsets, Data: zp.VarData})
+	in := values.Block{N: n, Offsets: zp.Offsets, Data: zp.VarData}
+	if fsst != nil {
+		return fsst.DecodeBlock(in)
+	}
+	return perValueVariable(fz.ValueCompression, in)
 }
 
 // fetchKey names one value chunk or one dictionary item of a sparse page.
@@ -224,7 +229,7 @@ func (f *File) indexedWindow(p *page, m *sparseMeta, s0, s1 int, cache pageCache
 		if err != nil {
 			return values.Block{}, nil, err
 		}
-		run, err := zippedRecords(m.itemZipped, data, j-i, m.itemBits)
+		run, err := zippedRecords(m.itemZipped, m.itemFsst, data, j-i, m.itemBits)
 		if err != nil {
 			return values.Block{}, nil, fmt.Errorf("indexed dictionary items: %w", err)
 		}
