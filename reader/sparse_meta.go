@@ -64,8 +64,9 @@ type sparseCache struct {
 }
 
 // sparseCacheAllowance is what the cache may hold beyond twice the file's
-// size: entries past the budget are used for one read and not kept.
-const sparseCacheAllowance = 64 << 20
+// size: entries past the budget are used for one read and not kept (a
+// variable for tests).
+var sparseCacheAllowance uint64 = 64 << 20
 
 // sparseMetaFor returns the metadata of a sparse page, loading it on first
 // use.

@@ -217,3 +217,48 @@ func equalU64(a, b []uint64) bool {
 	}
 	return true
 }
+
+// TestSparseCacheBudget: the structure cache keeps each sparse page's
+// metadata once within its budget; past the budget, reads still work and
+// load the metadata each time.
+func TestSparseCacheBudget(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("testdata", "sparse", "list_int32_100k.lance"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	read := func(f *File) IOStats {
+		before := f.IOStats()
+		for range 2 {
+			rec, err := f.Take([]int64{5, 70000})
+			if err != nil {
+				t.Fatal(err)
+			}
+			rec.Release()
+		}
+		return f.IOStats().Sub(before)
+	}
+	f, err := Open(bytes.NewReader(b), int64(len(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cached := read(f)
+	if n := len(f.sparseCache.pages); n != 1 || f.sparseCache.bytes == 0 || f.sparseCache.bytes > 2*uint64(len(b))+sparseCacheAllowance {
+		t.Errorf("cache of %d pages, %d bytes", n, f.sparseCache.bytes)
+	}
+
+	defer func(a uint64) { sparseCacheAllowance = a }(sparseCacheAllowance)
+	sparseCacheAllowance = 0 // the page's metadata (100,000 rows) exceeds twice the 42 KB file
+	g, err := Open(bytes.NewReader(b), int64(len(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	uncached := read(g)
+	if len(g.sparseCache.pages) != 0 || g.sparseCache.bytes != 0 {
+		t.Errorf("over budget: cache of %d pages, %d bytes", len(g.sparseCache.pages), g.sparseCache.bytes)
+	}
+	// A load reads 4 buffers (3 structural sets, the chunk words): once
+	// cached, for each of the 4 windows (2 takes of 2 runs) uncached.
+	if d := uncached.Requests - cached.Requests; d != 3*4 {
+		t.Errorf("uncached %+v, cached %+v", uncached, cached)
+	}
+}
