@@ -15,6 +15,13 @@
 // the errors of the caller's io.ReaderAt. It does not panic on any input
 // bytes.
 //
+// Sparse pages are read by row window: the first read of a page loads its
+// structural buffers and its value codec's addressing data (offset index,
+// chunk words, dictionary indices and item offsets) once and caches the
+// decoded structure in the File; every read then fetches only the value
+// bytes of the rows it asks for (a row with no leaf value reads none).
+// IOStats counts the requests and bytes.
+//
 // Allocations are bounded by the file's size or by the rows a read asks for:
 // counts that size an allocation must be backed by the page's bytes (beyond
 // a fixed allowance), and pages that store no values (constant and all-null

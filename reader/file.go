@@ -50,6 +50,8 @@ type File struct {
 	columns [][]*page
 	closer  io.Closer
 	io      ioCounter
+	// sparseCache holds the structure of the sparse pages read so far.
+	sparseCache sparseCache
 }
 
 // Open reads and validates the metadata of a Lance file of the given size.

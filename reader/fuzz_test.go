@@ -133,7 +133,8 @@ func FuzzOpen(f *testing.F) {
 
 // FuzzOpenNested is FuzzOpen seeded with small files of every nested type of
 // the corpus (chunked pages with lists, zipped pages, sparse pages,
-// dictionaries), so that mutations reach the nested decoders.
+// dictionaries) and the small pylance sparse golden files, so that
+// mutations reach the nested and windowed decoders.
 func FuzzOpenNested(f *testing.F) {
 	mem := memory.NewGoAllocator()
 	for i, c := range corpus.NestedWritable(12) {
@@ -144,6 +145,10 @@ func FuzzOpenNested(f *testing.F) {
 		ff := formats[i%len(formats)]
 		f.Add(writeFile(f, rec, writer.WithFormat(ff), writer.WithMaxPageBytes(256)))
 		rec.Release()
+	}
+	// Pylance's sparse pages (zipped, chunked, indexed), read by windows.
+	for _, name := range smallSparseGoldens {
+		f.Add(readGolden(f, name))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		r, err := reader.Open(bytes.NewReader(b), int64(len(b)))

@@ -22,10 +22,11 @@ type page struct {
 }
 
 // windowed reports whether reads decode only the rows they ask for of the
-// page (its rows are not backed by stored values, so it is never decoded
-// whole): dense constant and no-values pages.
+// page rather than the whole page: dense constant and no-values pages
+// (their rows are not backed by stored values, so they are never decoded
+// whole) and sparse pages (whose cached structure addresses single values).
 func (p *page) windowed() bool {
-	return p.sparse == nil && p.layout.GetConstantLayout() != nil
+	return p.sparse != nil || p.layout.GetConstantLayout() != nil
 }
 
 func (p *page) cell() string {

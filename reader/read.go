@@ -15,18 +15,28 @@ func (f *File) ReadAll() (arrow.RecordBatch, error) { return f.ReadRange(0, f.nu
 
 // ReadRange reads rows [start, start+n).
 func (f *File) ReadRange(start, n int64) (arrow.RecordBatch, error) {
-	c := pageCache{}
+	c := newPageCache()
 	defer c.release()
 	rec, err := f.readRange(start, n, c)
 	return rec, classify(err)
 }
 
 // pageCache holds the decoded pages of one call, so that a Take touching a
-// page several times decodes it once.
-type pageCache map[[2]int]arrow.Array
+// page several times decodes it once, and the value chunks and dictionary
+// items of sparse pages the call fetched, so that it fetches each once
+// (and, for a take, the values it prefetched).
+type pageCache struct {
+	arrays  map[[2]int]arrow.Array
+	fetched map[fetchKey][]byte
+	spans   map[*page][]valueSpan // values a take prefetched (prefetchSparse)
+}
+
+func newPageCache() pageCache {
+	return pageCache{arrays: map[[2]int]arrow.Array{}, fetched: map[fetchKey][]byte{}, spans: map[*page][]valueSpan{}}
+}
 
 func (c pageCache) release() {
-	for _, a := range c {
+	for _, a := range c.arrays {
 		a.Release()
 	}
 }
@@ -72,23 +82,27 @@ func (f *File) take(indices []int64) (arrow.RecordBatch, error) {
 		return f.ReadRange(0, 0)
 	}
 	// Read each maximal run of consecutive indices once, then stitch.
-	type run struct{ start, end int64 }
-	var runs []run
+	var runs []rowRun
 	for _, i := range indices {
 		if k := len(runs) - 1; k >= 0 && runs[k].end == i {
 			runs[k].end++
 			continue
 		}
-		runs = append(runs, run{i, i + 1})
+		runs = append(runs, rowRun{i, i + 1})
 	}
 	parts := make([]arrow.RecordBatch, 0, len(runs))
-	cache := pageCache{}
+	cache := newPageCache()
 	defer cache.release()
 	defer func() {
 		for _, p := range parts {
 			p.Release()
 		}
 	}()
+	// The stored values the runs need from sparse zipped pages, fetched
+	// with one request per run of adjacent value ordinals.
+	if err := f.prefetchSparse(runs, cache); err != nil {
+		return nil, err
+	}
 	for _, r := range runs {
 		rec, err := f.readRange(r.start, r.end-r.start, cache)
 		if err != nil {
@@ -220,20 +234,20 @@ func (f *File) readLeaf(top arrow.DataType, path []structural.Step, ci int, star
 		// The elements of the page the read covers.
 		a, b := max(es, p.firstRow)-p.firstRow, min(ee, p.firstRow+p.rows)-p.firstRow
 		if p.windowed() {
-			part, err := f.decodePageArray(p, types, path, leafType, a, b)
+			part, err := f.decodePageArray(p, types, path, leafType, a, b, cache)
 			if err != nil {
 				return nil, fmt.Errorf("page %d: %w", pi, err)
 			}
 			chunks = append(chunks, part)
 			continue
 		}
-		whole, ok := cache[[2]int{ci, pi}]
+		whole, ok := cache.arrays[[2]int{ci, pi}]
 		if !ok {
 			var err error
-			if whole, err = f.decodePageArray(p, types, path, leafType, 0, p.rows); err != nil {
+			if whole, err = f.decodePageArray(p, types, path, leafType, 0, p.rows, cache); err != nil {
 				return nil, fmt.Errorf("page %d: %w", pi, err)
 			}
-			cache[[2]int{ci, pi}] = whole
+			cache.arrays[[2]int{ci, pi}] = whole
 		}
 		if uint64(whole.Len()) != p.rows/ud {
 			return nil, fmt.Errorf("page %d decoded to %d rows, holds %d: %w", pi, whole.Len(), p.rows/ud, ErrCorrupt)
@@ -282,23 +296,23 @@ func emptyProjected(types []arrow.DataType, path []structural.Step, leafType arr
 // decodePageArray decodes elements [a, b) of one page of a leaf column
 // into the projected array of its path (divided by FSL dimensions). Only
 // windowed pages (see page.windowed) decode part of a page; others need
-// [0, rows).
-func (f *File) decodePageArray(p *page, types []arrow.DataType, path []structural.Step, leafType arrow.DataType, a, b uint64) (arrow.Array, error) {
-	bufs, err := f.pageBuffers(p)
-	if err != nil {
-		return nil, err
-	}
+// [0, rows). Sparse pages read their structure once (sparseMetaFor) and
+// then only the value bytes of the window.
+func (f *File) decodePageArray(p *page, types []arrow.DataType, path []structural.Step, leafType arrow.DataType, a, b uint64, cache pageCache) (arrow.Array, error) {
 	var pd *pageData
 	var lds []structural.LayerData
+	var err error
 	switch {
 	case p.sparse != nil:
-		if a != 0 || b != p.rows {
-			return nil, fmt.Errorf("partial decode of a sparse page: %w", ErrUnsupported)
-		}
-		if lds, pd, err = f.decodeSparse(p, bufs, path); err != nil {
+		// Cached structure, and only the value bytes of the window.
+		if lds, pd, err = f.decodeSparseWindow(p, path, a, b, cache); err != nil {
 			return nil, err
 		}
 	default:
+		bufs, err := f.pageBuffers(p)
+		if err != nil {
+			return nil, err
+		}
 		if c := p.layout.GetConstantLayout(); c != nil {
 			pd, err = decodeConstantWindow(c, bufs, p.rows, a, b)
 		} else if a != 0 || b != p.rows {

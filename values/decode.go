@@ -753,6 +753,16 @@ func FsstDecodeBlock(table []byte, in Block) (Block, error) {
 	if err != nil {
 		return Block{}, err
 	}
+	return t.DecodeBlock(in)
+}
+
+// DecodeBlock decodes every value of a variable-width block of FSST codes
+// with the table (parsed once by the caller, for many blocks).
+func (t *FsstTable) DecodeBlock(in Block) (Block, error) {
+	if !in.Variable() {
+		return Block{}, fmt.Errorf("fsst over a fixed-width block: %w", ErrCorrupt)
+	}
+	var err error
 	out := Block{N: in.N, Offsets: make([]uint64, 1, in.N+1), Data: make([]byte, 0, 2*len(in.Data))}
 	for i := 0; i < in.N; i++ {
 		a, b := in.Offsets[i], in.Offsets[i+1]

@@ -1,0 +1,346 @@
+package reader
+
+import (
+	"errors"
+	"fmt"
+	"math/bits"
+	"sync"
+
+	"github.com/planarlance/planar/internal/format"
+	"github.com/planarlance/planar/proto/enc21pb"
+	"github.com/planarlance/planar/proto/enc23pb"
+	"github.com/planarlance/planar/structural"
+	"github.com/planarlance/planar/values"
+)
+
+// A sparse page is read in two steps. The first read of the page loads its
+// metadata once and keeps it for the File's lifetime (sparseMeta): the
+// decoded structure, the materialized leaf slots with a rank index, and
+// whatever the value codec needs to address single values. Every read of
+// the page, the first included, then fetches only the value bytes of the
+// rows it asks for (sparse_window.go).
+
+// sparseMeta is the cached metadata of one sparse page.
+type sparseMeta struct {
+	layers    []structural.LayerData // whole-page structure, outer first
+	scale     uint64                 // page elements per top-level slot (structural FSL dimensions)
+	leafSlots int
+
+	// Materialized leaf slots (zipped and indexed values): alive[s] when
+	// leaf slot s and every ancestor slot are valid. rank[i] counts the
+	// alive slots before slot 64*i.
+	alive []bool
+	rank  []uint32
+
+	// Zipped values: the FullZip form of the description, the record width
+	// in bytes (fixed-width addressing) or the offset index (variable).
+	zipped  *enc21pb.FullZipLayout
+	width   uint64
+	offsets values.ZipRepIndex
+	offBits int
+	fsst    *values.FsstTable // the per-value FSST table, parsed once
+
+	// Chunked values: the chunk words (buffer 0), their decoded locations
+	// and the dictionary buffer (buffer 2) when there is one.
+	chunkWords []byte
+	chunks     []values.ChunkRef
+	chunkDict  []byte
+
+	// Indexed values: one index per leaf slot and the item offset index.
+	indices    values.Block
+	itemZipped *enc21pb.FullZipLayout
+	itemIndex  values.ZipRepIndex
+	itemBits   int
+	itemFsst   *values.FsstTable
+
+	bytes uint64 // memory held, for the cache budget
+}
+
+// sparseCache holds the metadata of the sparse pages read so far.
+type sparseCache struct {
+	mu    sync.Mutex
+	pages map[*page]*sparseMeta
+	bytes uint64
+}
+
+// sparseCacheAllowance is what the cache may hold beyond twice the file's
+// size: entries past the budget are used for one read and not kept (a
+// variable for tests).
+var sparseCacheAllowance uint64 = 64 << 20
+
+// sparseMetaFor returns the metadata of a sparse page, loading it on first
+// use.
+func (f *File) sparseMetaFor(p *page, path []structural.Step) (*sparseMeta, error) {
+	c := &f.sparseCache
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if m, ok := c.pages[p]; ok {
+		return m, nil
+	}
+	m, err := f.loadSparseMeta(p, path)
+	if err != nil {
+		return nil, err
+	}
+	if c.bytes+m.bytes <= 2*uint64(f.size)+sparseCacheAllowance {
+		if c.pages == nil {
+			c.pages = make(map[*page]*sparseMeta)
+		}
+		c.pages[p] = m
+		c.bytes += m.bytes
+	}
+	return m, nil
+}
+
+// loadSparseMeta reads the structural buffers and the value codec's
+// addressing buffers of a sparse page (no value bytes).
+func (f *File) loadSparseMeta(p *page, path []structural.Step) (*sparseMeta, error) {
+	vb, err := sparseValueBuffers(p.sparse.GetValues())
+	if err != nil {
+		return nil, err
+	}
+	if vb > len(p.buffers) {
+		return nil, fmt.Errorf("sparse page has %d buffers, values need %d: %w", len(p.buffers), vb, ErrCorrupt)
+	}
+	bufs := make([][]byte, len(p.buffers))
+	for i := vb; i < len(p.buffers); i++ {
+		if bufs[i], err = f.readAt(p.buffers[i].Position, p.buffers[i].Size); err != nil {
+			return nil, err
+		}
+	}
+	lds, err := sparseLayers(p, bufs, path)
+	if err != nil && vb > 0 && errors.Is(err, ErrCorrupt) {
+		// The structure's slots must be backed by the whole page's bytes:
+		// a large page whose structure is mostly metadata-only passes that
+		// check only with its value buffers counted. Read them then.
+		for i := 0; i < vb; i++ {
+			if bufs[i], err = f.readAt(p.buffers[i].Position, p.buffers[i].Size); err != nil {
+				return nil, err
+			}
+		}
+		lds, err = sparseLayers(p, bufs, path)
+	}
+	if err != nil {
+		return nil, err
+	}
+	m := &sparseMeta{layers: lds, scale: 1}
+	for _, ld := range lds {
+		m.bytes += uint64(len(ld.Valid)) + 4*uint64(len(ld.Offsets))
+		if ld.Dim > 0 {
+			// Page lengths count elements: rows times every structural
+			// fixed-size-list dimension of the path (see readLeaf).
+			m.scale *= uint64(ld.Dim)
+		}
+	}
+	if m.scale*uint64(lds[0].Len) != p.rows {
+		return nil, fmt.Errorf("sparse page of %d elements has %d top-level slots of %d: %w", p.rows, lds[0].Len, m.scale, ErrCorrupt)
+	}
+	last := lds[len(lds)-1]
+	m.leafSlots = last.Len
+	switch {
+	case last.Offsets != nil:
+		m.leafSlots = int(last.Offsets[last.Len])
+	case last.Dim > 0:
+		m.leafSlots = last.Len * last.Dim
+	}
+	if err := f.loadValueMeta(p, m); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// loadAlive computes the materialized leaf slots and their rank index.
+func (m *sparseMeta) loadAlive() int {
+	m.alive = materialized(m.layers)
+	m.rank = make([]uint32, len(m.alive)/64+1)
+	n := 0
+	for i, a := range m.alive {
+		if i%64 == 0 {
+			m.rank[i/64] = uint32(n)
+		}
+		if a {
+			n++
+		}
+	}
+	if len(m.alive)%64 == 0 {
+		m.rank[len(m.alive)/64] = uint32(n)
+	}
+	m.bytes += uint64(len(m.alive)) + 4*uint64(len(m.rank))
+	return n
+}
+
+// ordinal returns the number of materialized leaf slots before slot s (the
+// value ordinal of slot s when it is materialized), 0 ≤ s ≤ leaf slots.
+func (m *sparseMeta) ordinal(s int) int {
+	n := int(m.rank[s/64])
+	for _, a := range m.alive[s&^63 : s] {
+		if a {
+			n++
+		}
+	}
+	return n
+}
+
+// loadValueMeta reads and checks what the value codec needs to address
+// values: nothing for fixed-width zipped, none and constant values.
+func (f *File) loadValueMeta(p *page, m *sparseMeta) error {
+	bufs := p.buffers
+	switch c := p.sparse.GetValues().GetCodec().(type) {
+	case *enc23pb.ValuePlane_None, *enc23pb.ValuePlane_Constant:
+	case *enc23pb.ValuePlane_Zipped:
+		n := m.loadAlive()
+		z := c.Zipped
+		if z.NumItems != uint64(n) || z.NumVisibleItems != uint64(n) {
+			return fmt.Errorf("sparse zipped page stores %d values, %d materialized: %w", z.NumItems, n, ErrCorrupt)
+		}
+		fz, err := format21Zipped(z)
+		if err != nil {
+			return err
+		}
+		m.zipped = fz
+		switch d := fz.Details.(type) {
+		case *enc21pb.FullZipLayout_BitsPerValue:
+			if d.BitsPerValue == 0 || d.BitsPerValue%8 != 0 {
+				return fmt.Errorf("zipped values of %d bits: %w", d.BitsPerValue, ErrCorrupt)
+			}
+			m.width = uint64(d.BitsPerValue / 8)
+			if hi, lo := bits.Mul64(m.width, uint64(n)); hi != 0 || lo != bufs[0].Size {
+				return fmt.Errorf("sparse zipped page of %d bytes for %d values of %d bytes: %w", bufs[0].Size, n, m.width, ErrCorrupt)
+			}
+		case *enc21pb.FullZipLayout_BitsPerOffset:
+			if d.BitsPerOffset != 32 && d.BitsPerOffset != 64 {
+				return fmt.Errorf("zipped length prefix of %d bits: %w", d.BitsPerOffset, ErrCorrupt)
+			}
+			m.offBits = int(d.BitsPerOffset)
+			if m.offsets, err = f.offsetIndex(bufs[1], n, bufs[0].Size); err != nil {
+				return fmt.Errorf("sparse zipped offset index: %w", err)
+			}
+			if m.fsst, err = fsstTable(fz.ValueCompression); err != nil {
+				return err
+			}
+			m.bytes += bufs[1].Size
+		default:
+			return fmt.Errorf("zipped page without addressing: %w", ErrCorrupt)
+		}
+	case *enc23pb.ValuePlane_Chunked:
+		ch := c.Chunked
+		if ch.Levels != nil {
+			return fmt.Errorf("sparse chunked values with dense levels: %w", ErrCorrupt)
+		}
+		words, err := f.readAt(bufs[0].Position, bufs[0].Size)
+		if err != nil {
+			return err
+		}
+		if m.chunks, err = values.ParseChunkMeta(words, true, int(bufs[1].Size), uint64(m.leafSlots)); err != nil {
+			return err
+		}
+		m.chunkWords = words
+		m.bytes += uint64(len(words)) + 32*uint64(len(m.chunks))
+		if ch.Dictionary != nil {
+			if m.chunkDict, err = f.readAt(bufs[2].Position, bufs[2].Size); err != nil {
+				return err
+			}
+			m.bytes += bufs[2].Size
+		}
+	case *enc23pb.ValuePlane_Indexed:
+		return f.loadIndexedMeta(c.Indexed, bufs, m)
+	default:
+		return fmt.Errorf("sparse value codec %T: %w", c, ErrUnsupported)
+	}
+	return nil
+}
+
+// offsetIndex reads and validates the offset index of n zipped values
+// stored in dataLen bytes: n+1 entries, the last one dataLen.
+func (f *File) offsetIndex(r format.BufferRange, n int, dataLen uint64) (values.ZipRepIndex, error) {
+	b, err := f.readAt(r.Position, r.Size)
+	if err != nil {
+		return values.ZipRepIndex{}, err
+	}
+	if dataLen > 1<<62 {
+		return values.ZipRepIndex{}, fmt.Errorf("%d data bytes: %w", dataLen, ErrCorrupt)
+	}
+	x, err := values.ParseZipRepIndex(b, n, int(dataLen))
+	if err != nil {
+		return values.ZipRepIndex{}, err
+	}
+	if x.Offset(n) != dataLen {
+		return values.ZipRepIndex{}, fmt.Errorf("offset index ends at %d, data has %d bytes: %w", x.Offset(n), dataLen, ErrCorrupt)
+	}
+	return x, nil
+}
+
+// loadIndexedMeta decodes the indices of an indexed value plane (buffer 0)
+// and reads its item offset index (buffer 2); the items stay on disk.
+func (f *File) loadIndexedMeta(ix *enc23pb.IndexedValues, bufs []format.BufferRange, m *sparseMeta) error {
+	m.loadAlive()
+	idxEnc, items := ix.GetIndices(), ix.GetItems()
+	if idxEnc == nil || items == nil {
+		return fmt.Errorf("indexed values without indices or items: %w", ErrCorrupt)
+	}
+	if items.NumItems == 0 || items.NumItems > 0xFFFFFFFF || items.NumItems != items.NumVisibleItems || items.Levels != nil {
+		return fmt.Errorf("indexed dictionary of %d items (%d visible, levels %v): %w", items.NumItems, items.NumVisibleItems, items.Levels != nil, ErrCorrupt)
+	}
+	a, ok := items.Addressing.(*enc23pb.ZippedValues_BitsPerOffset)
+	if !ok || (a.BitsPerOffset != 32 && a.BitsPerOffset != 64) {
+		return fmt.Errorf("indexed dictionary items not addressed by 32- or 64-bit lengths: %w", ErrCorrupt)
+	}
+	// Every item has at least its length prefix.
+	if items.NumItems > bufs[1].Size/uint64(a.BitsPerOffset/8) {
+		return fmt.Errorf("indexed dictionary of %d items in %d bytes: %w", items.NumItems, bufs[1].Size, ErrCorrupt)
+	}
+	var err error
+	if m.itemZipped, err = format21Zipped(items); err != nil {
+		return err
+	}
+	m.itemBits = int(a.BitsPerOffset)
+	if m.itemFsst, err = fsstTable(m.itemZipped.ValueCompression); err != nil {
+		return err
+	}
+	if m.itemIndex, err = f.offsetIndex(bufs[2], int(items.NumItems), bufs[1].Size); err != nil {
+		return fmt.Errorf("indexed dictionary offsets: %w", err)
+	}
+	payload, err := f.readAt(bufs[0].Position, bufs[0].Size)
+	if err != nil {
+		return err
+	}
+	if values.HasPayload(idxEnc) != (len(payload) > 0) {
+		return fmt.Errorf("indexed values: index payload of %d bytes for %s: %w", len(payload), values.EncodingName(idxEnc), ErrCorrupt)
+	}
+	if len(payload) == 0 {
+		payload = nil
+	}
+	slots := m.leafSlots
+	idx, err := values.DecodeBlock(idxEnc, payload, slots)
+	if err != nil {
+		return fmt.Errorf("indexed values indices: %w", err)
+	}
+	if idx.Bits != 32 || idx.N != slots || len(idx.Data) < 4*slots {
+		return fmt.Errorf("indexed values indices decoded as %d %d-bit values, want %d u32: %w", idx.N, idx.Bits, slots, ErrCorrupt)
+	}
+	for i := 0; i < slots; i++ {
+		if k := le32(idx.Data[4*i:]); uint64(k) >= items.NumItems {
+			return fmt.Errorf("indexed values: slot %d names item %d of %d: %w", i, k, items.NumItems, ErrCorrupt)
+		}
+	}
+	m.indices = idx
+	m.bytes += uint64(len(idx.Data)) + bufs[2].Size
+	return nil
+}
+
+func le32(b []byte) uint32 {
+	return uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16 | uint32(b[3])<<24
+}
+
+// fsstTable parses the symbol table of a per-value FSST encoding (nil for
+// other encodings).
+func fsstTable(e *enc21pb.CompressiveEncoding) (*values.FsstTable, error) {
+	c := e.GetFsst()
+	if c == nil {
+		return nil, nil
+	}
+	t, err := values.ParseFsstTable(c.SymbolTable)
+	if err != nil {
+		return nil, fmt.Errorf("per-value fsst: %w", err)
+	}
+	return t, nil
+}

@@ -1,0 +1,148 @@
+package reader
+
+import (
+	"slices"
+	"sort"
+
+	"github.com/planarlance/planar/structural"
+)
+
+// A take reads each run of consecutive rows as one window. Before that, the
+// value ordinals every run needs from each sparse zipped page are gathered
+// and fetched once, one request per run of adjacent ordinals: two rows whose
+// values are neighbours in the page cost one request even when null rows lie
+// between them.
+
+// rowRun is rows [start, end) of a take.
+type rowRun struct{ start, end int64 }
+
+// valueSpan holds the stored bytes of value ordinals [k0, k1) of a sparse
+// zipped page.
+type valueSpan struct {
+	k0, k1 int
+	data   []byte
+}
+
+// prefetchSparse fetches the stored values that runs need from the sparse
+// zipped pages of every column.
+func (f *File) prefetchSparse(runs []rowRun, cache pageCache) error {
+	layout, err := f.fieldLayout()
+	if err != nil {
+		return err
+	}
+	for _, fc := range layout {
+		for k, ci := range fc.cols {
+			if err := f.prefetchColumn(ci, fc.paths[k], runs, cache); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (f *File) prefetchColumn(ci int, path []structural.Step, runs []rowRun, cache pageCache) error {
+	pages := f.columns[ci]
+	dims := uint64(1)
+	for _, s := range path {
+		if s.Kind == structural.StepFSL {
+			dims *= uint64(s.Dim)
+		}
+	}
+	type plan struct {
+		m  *sparseMeta
+		ks [][2]int // ordinal ranges of the runs
+	}
+	need := map[*page]*plan{}
+	var order []*page
+	for _, r := range runs {
+		es, ee := uint64(r.start)*dims, uint64(r.end)*dims
+		first := sort.Search(len(pages), func(k int) bool { return pages[k].firstRow+pages[k].rows > es })
+		for pi := first; pi < len(pages) && pages[pi].firstRow < ee; pi++ {
+			p := pages[pi]
+			if p.sparse == nil || p.sparse.GetValues().GetZipped() == nil {
+				continue
+			}
+			m, err := f.sparseMetaFor(p, path)
+			if err != nil {
+				return err
+			}
+			a, b := max(es, p.firstRow)-p.firstRow, min(ee, p.firstRow+p.rows)-p.firstRow
+			if a%m.scale != 0 || b%m.scale != 0 {
+				continue // the read reports it
+			}
+			s0, s1 := m.leafRange(int(a/m.scale), int(b/m.scale))
+			if k0, k1 := m.ordinal(s0), m.ordinal(s1); k0 < k1 {
+				if need[p] == nil {
+					need[p] = &plan{m: m}
+					order = append(order, p)
+				}
+				need[p].ks = append(need[p].ks, [2]int{k0, k1})
+			}
+		}
+	}
+	for _, p := range order {
+		ks := need[p].ks
+		if len(ks) < 2 {
+			continue // one window reads its own range
+		}
+		slices.SortFunc(ks, func(x, y [2]int) int { return x[0] - y[0] })
+		merged := ks[:1]
+		for _, x := range ks[1:] {
+			if last := &merged[len(merged)-1]; x[0] <= last[1] {
+				last[1] = max(last[1], x[1])
+				continue
+			}
+			merged = append(merged, x)
+		}
+		for _, x := range merged {
+			data, err := f.zippedBytes(p, need[p].m, x[0], x[1])
+			if err != nil {
+				return err
+			}
+			cache.spans[p] = append(cache.spans[p], valueSpan{k0: x[0], k1: x[1], data: data})
+		}
+	}
+	return nil
+}
+
+// leafRange returns the leaf slots under top-level slots [lo, hi).
+func (m *sparseMeta) leafRange(lo, hi int) (int, int) {
+	for _, ld := range m.layers {
+		switch {
+		case ld.Offsets != nil:
+			lo, hi = int(ld.Offsets[lo]), int(ld.Offsets[hi])
+		case ld.Dim > 0:
+			lo, hi = lo*ld.Dim, hi*ld.Dim
+		}
+	}
+	return lo, hi
+}
+
+// prefetched returns the stored bytes of value ordinals [k0, k1) when a
+// prefetched span holds them.
+func (c pageCache) prefetched(p *page, m *sparseMeta, k0, k1 int) ([]byte, bool) {
+	for _, s := range c.spans[p] {
+		if s.k0 <= k0 && k1 <= s.k1 {
+			lo, hi := m.zippedOffset(k0)-m.zippedOffset(s.k0), m.zippedOffset(k1)-m.zippedOffset(s.k0)
+			return s.data[lo:hi:hi], true
+		}
+	}
+	return nil, false
+}
+
+// zippedOffset is the byte offset of value ordinal k in buffer 0.
+func (m *sparseMeta) zippedOffset(k int) uint64 {
+	if m.width > 0 {
+		return uint64(k) * m.width
+	}
+	return m.offsets.Offset(k)
+}
+
+// zippedBytes reads the stored bytes of value ordinals [k0, k1).
+func (f *File) zippedBytes(p *page, m *sparseMeta, k0, k1 int) ([]byte, error) {
+	lo, hi := m.zippedOffset(k0), m.zippedOffset(k1)
+	if hi <= lo {
+		return nil, nil
+	}
+	return f.readAt(p.buffers[0].Position+lo, hi-lo)
+}
