@@ -93,28 +93,36 @@ func prepare(c benchCase, rows int, seed uint64, dir string) (preparedCase, erro
 	return p, f.Close()
 }
 
-// readIPC returns the batches of an IPC file.
-func readIPC(path string) (*arrow.Schema, []arrow.RecordBatch, error) {
-	f, err := os.Open(path)
+// readIPC returns the batches of an IPC file, which reference the file's
+// mapped bytes: call release when done with them.
+func readIPC(path string) (*arrow.Schema, []arrow.RecordBatch, func(), error) {
+	data, unmap, err := mapFile(path)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	defer f.Close()
-	r, err := ipc.NewFileReader(f)
+	r, err := ipc.NewMappedFileReader(data)
 	if err != nil {
-		return nil, nil, err
+		unmap()
+		return nil, nil, nil, fmt.Errorf("%s: %w", path, err)
 	}
 	defer r.Close()
 	recs := make([]arrow.RecordBatch, 0, r.NumRecords())
+	release := func() {
+		for _, rec := range recs {
+			rec.Release()
+		}
+		unmap()
+	}
 	for i := range r.NumRecords() {
 		rec, err := r.RecordBatch(i)
 		if err != nil {
-			return nil, nil, err
+			release()
+			return nil, nil, nil, fmt.Errorf("%s: %w", path, err)
 		}
 		rec.Retain()
 		recs = append(recs, rec)
 	}
-	return r.Schema(), recs, nil
+	return r.Schema(), recs, release, nil
 }
 
 // arrowBytes is the size of a batch's Arrow buffers.

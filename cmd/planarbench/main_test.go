@@ -170,10 +170,11 @@ func TestPrepareExactNulls(t *testing.T) {
 			t.Fatal(err)
 		}
 		wantNulls := int(float64(rows)*c.Null + 0.5)
-		_, recs, err := readIPC(p.IPC)
+		_, recs, release, err := readIPC(p.IPC)
 		if err != nil {
 			t.Fatal(err)
 		}
+		defer release()
 		col, err := array.Concatenate(columns(recs), memory.NewGoAllocator())
 		if err != nil {
 			t.Fatal(err)
@@ -194,10 +195,11 @@ func TestPrepareExactNulls(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, recs2, err := readIPC(again.IPC)
+		_, recs2, release2, err := readIPC(again.IPC)
 		if err != nil {
 			t.Fatal(err)
 		}
+		defer release2()
 		if got := compare(array.NewRecordBatch(recs[0].Schema(), []arrow.Array{col}, int64(rows)), recs2); got != "ok" || again != withIPC(p, again.IPC) {
 			t.Errorf("%s: not deterministic: %s, %+v vs %+v", c.Name, got, p, again)
 		}

@@ -53,6 +53,9 @@ type measurement struct {
 	// ReadBack is "ok" when the writer's own reader read the file back
 	// equal to the input, else what differed.
 	ReadBack string `json:"read_back"`
+	// MaxRSSKB is the process's peak resident memory (write, ReadAll and
+	// takes together; the mapped input counts where touched).
+	MaxRSSKB int64  `json:"max_rss_kb,omitempty"`
 	Error    string `json:"error,omitempty"`
 }
 
@@ -70,6 +73,7 @@ func workerMain(args []string, stdout io.Writer) int {
 	if err != nil {
 		m.Error = err.Error()
 	}
+	m.MaxRSSKB = maxRSSKB()
 	if err := json.NewEncoder(stdout).Encode(m); err != nil {
 		fmt.Fprintln(os.Stderr, "planarbench:", err)
 		return 1
@@ -79,15 +83,11 @@ func workerMain(args []string, stdout io.Writer) int {
 
 func measurePlanar(j job) (measurement, error) {
 	var m measurement
-	schema, recs, err := readIPC(j.IPC)
+	schema, recs, release, err := readIPC(j.IPC)
 	if err != nil {
 		return m, err
 	}
-	defer func() {
-		for _, r := range recs {
-			r.Release()
-		}
-	}()
+	defer release()
 	opts := []writer.Option{}
 	switch j.Policy {
 	case "cost":
