@@ -29,9 +29,9 @@ func pylance(t *testing.T) string {
 	py, version, err := findPylance("")
 	if err != nil {
 		if os.Getenv("CI") == "true" {
-			t.Fatal("CI: ", err)
+			t.Fatalf("CI: %v", err)
 		}
-		t.Skip("!!!!! SKIPPING planarbench's pylance test: ", err, " !!!!!")
+		t.Skipf("!!!!! SKIPPING planarbench's pylance test: %v !!!!!", err)
 	}
 	t.Logf("pylance %s at %s", version, py)
 	return py

@@ -108,7 +108,7 @@ func fileCell(s sideResult) string {
 	if lo == hi {
 		return human(lo)
 	}
-	return human(lo) + "–" + human(hi) + " (varies)"
+	return thousands(lo) + "–" + thousands(hi) + " B (varies)"
 }
 
 func failureLines(c caseResult) []string {

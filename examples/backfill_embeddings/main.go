@@ -393,6 +393,7 @@ func printResult(w io.Writer, cfg config, res *result) {
 		fmt.Fprintf(tw, "pqarrow (Parquet)\t %s\t \t \t \t \t \n", mb(p.size))
 	}
 	tw.Flush()
+	fmt.Fprintln(w, "write: the WriteBatch calls and Close (writer.Create syncs the file); take: planar's reader, after a warm-up take")
 	fmt.Fprintln(w, "\ncells (pages per cell):")
 	for _, f := range res.files {
 		fmt.Fprintf(w, "  %s: %s\n", f.name, strings.Join(f.cells, "; "))
