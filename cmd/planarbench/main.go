@@ -1,0 +1,241 @@
+// Command planarbench measures planar side by side with pylance on the same
+// data and prints one Markdown table per suite.
+//
+//	go run ./cmd/planarbench -suite sparse [-reps 3] [-out results.json] [-big] [-pylance22]
+//
+// Each case's rows are generated once into an Arrow IPC file in a work
+// directory; every measurement (one writer, one repetition) runs in a
+// process of its own: this binary run again for planar, the interop venv's
+// python with pylance_bench.py for pylance. Repetitions are interleaved
+// (A B C A B C) and throughputs are reported as the median and the range.
+//
+// Per case and writer it reports the file size, the cells of its pages (read
+// with planar's reader), write MB/s (Arrow input bytes over the wall time of
+// the write alone), ReadAll MB/s (open and read every row, with the writer's
+// own reader), and the IO (requests, bytes) of a one-row take of a valid
+// and of a null row after a warm-up take, both with planar's reader and with
+// Lance's reader (a pylance dataset over the file). Every file is read back
+// and compared with the input by its own reader, and planar's files also by
+// pylance; a difference marks the case MISMATCH and the exit status 1.
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"sort"
+	"strings"
+	"time"
+
+	_ "embed"
+)
+
+//go:embed pylance_bench.py
+var pylanceScript []byte
+
+// errUsage marks a command line that could not be understood (exit 2).
+var errUsage = errors.New("usage")
+
+func main() {
+	if len(os.Args) > 1 && os.Args[1] == workerFlag {
+		os.Exit(workerMain(os.Args[2:], os.Stdout))
+	}
+	err := run(os.Args[1:], os.Stdout, os.Stderr)
+	switch {
+	case err == nil:
+	case errors.Is(err, errUsage):
+		fmt.Fprintln(os.Stderr, "planarbench:", err)
+		os.Exit(2)
+	default:
+		fmt.Fprintln(os.Stderr, "planarbench:", err)
+		os.Exit(1)
+	}
+}
+
+// errFailed means the table was printed but a file was wrong or a
+// measurement failed.
+var errFailed = errors.New("some cases failed (MISMATCH or errors above)")
+
+func run(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("planarbench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	suite := fs.String("suite", "sparse", "suite to run: "+strings.Join(suiteNames(), ", "))
+	reps := fs.Int("reps", 3, "repetitions of every measurement (interleaved across writers)")
+	out := fs.String("out", "", "also write the results as JSON to this file")
+	work := fs.String("work", "", "work directory for the data and files (default: a temporary directory, removed at the end)")
+	keep := fs.Bool("keep", false, "keep the data and the written files")
+	rows := fs.Int("rows", 0, "rows of every case (0: each case's own size)")
+	big := fs.Bool("big", false, "also run the slow cases (1M rows)")
+	match := fs.String("cases", "", "run only the cases whose name matches this regular expression")
+	seed := fs.Uint64("seed", 1, "random seed of the data")
+	withPylance := fs.Bool("pylance", true, "measure pylance and check planar's files with it (needs the interop venv)")
+	pylance22 := fs.Bool("pylance22", false, "also measure pylance writing format 2.2")
+	python := fs.String("python", "", "python with pylance (default: $PLANAR_PYTHON, else interop/.venv/bin/python in this or a parent directory)")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
+		return fmt.Errorf("%v: %w", err, errUsage)
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected arguments %q: %w", fs.Args(), errUsage)
+	}
+	mk, ok := suites[*suite]
+	if !ok {
+		return fmt.Errorf("suite %q (have %s): %w", *suite, strings.Join(suiteNames(), ", "), errUsage)
+	}
+	if *reps < 1 || *rows < 0 {
+		return fmt.Errorf("-reps must be at least 1 and -rows not negative: %w", errUsage)
+	}
+	var re *regexp.Regexp
+	if *match != "" {
+		var err error
+		if re, err = regexp.Compile(*match); err != nil {
+			return fmt.Errorf("-cases: %v: %w", err, errUsage)
+		}
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	r := &runner{self: self, reps: *reps, keep: *keep}
+	env := environment{GOOS: runtime.GOOS, GOARCH: runtime.GOARCH, CPUs: runtime.NumCPU(), Go: runtime.Version(),
+		Suite: *suite, Reps: *reps, Seed: *seed, Started: time.Now().UTC().Format(time.RFC3339)}
+	if *withPylance {
+		if r.python, env.Pylance, err = findPylance(*python); err != nil {
+			return fmt.Errorf("%w (or run with -pylance=false to measure planar alone)", err)
+		}
+	}
+	r.sides = sides(*withPylance, *pylance22)
+
+	r.work = *work
+	if r.work == "" {
+		if r.work, err = os.MkdirTemp("", "planarbench-"); err != nil {
+			return err
+		}
+		if !*keep {
+			defer os.RemoveAll(r.work)
+		}
+	} else if err := os.MkdirAll(r.work, 0o755); err != nil {
+		return err
+	}
+	if r.python != "" {
+		r.script = filepath.Join(r.work, "pylance_bench.py")
+		if err := os.WriteFile(r.script, pylanceScript, 0o644); err != nil {
+			return err
+		}
+	}
+
+	var results []caseResult
+	for _, c := range mk() {
+		if c.Big && !*big || re != nil && !re.MatchString(c.Name) {
+			continue
+		}
+		n := c.Rows
+		if *rows > 0 {
+			n = *rows
+		}
+		t0 := time.Now()
+		p, err := prepare(c, n, *seed, r.work)
+		if err != nil {
+			return fmt.Errorf("%s: generating the data: %w", c.Name, err)
+		}
+		res := r.runCase(p)
+		if !*keep {
+			os.Remove(p.IPC)
+		}
+		status := "ok"
+		if res.Failed() {
+			status = "FAILED"
+		}
+		fmt.Fprintf(stderr, "%-45s %6.1f s  %s\n", c.Name, time.Since(t0).Seconds(), status)
+		results = append(results, res)
+	}
+	if len(results) == 0 {
+		return fmt.Errorf("no case of suite %q matches: %w", *suite, errUsage)
+	}
+	printMarkdown(stdout, env, r.sides, results)
+	if *out != "" {
+		doc := struct {
+			Environment environment  `json:"environment"`
+			Sides       []side       `json:"sides"`
+			Cases       []caseResult `json:"cases"`
+		}{env, r.sides, results}
+		b, err := json.MarshalIndent(doc, "", "  ")
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(*out, append(b, '\n'), 0o644); err != nil {
+			return err
+		}
+	}
+	for _, c := range results {
+		if c.Failed() {
+			return errFailed
+		}
+	}
+	return nil
+}
+
+func suiteNames() []string {
+	var s []string
+	for k := range suites {
+		s = append(s, k)
+	}
+	sort.Strings(s)
+	return s
+}
+
+// environment records where the numbers come from.
+type environment struct {
+	GOOS    string `json:"goos"`
+	GOARCH  string `json:"goarch"`
+	CPUs    int    `json:"cpus"`
+	Go      string `json:"go"`
+	Pylance string `json:"pylance,omitempty"`
+	Suite   string `json:"suite"`
+	Reps    int    `json:"reps"`
+	Seed    uint64 `json:"seed"`
+	Started string `json:"started"`
+}
+
+// errNoPylance means no python with pylance was found.
+var errNoPylance = errors.New("pylance not available")
+
+// findPylance returns the python to use and pylance's version.
+func findPylance(flagPy string) (string, string, error) {
+	py := flagPy
+	if py == "" {
+		py = os.Getenv("PLANAR_PYTHON")
+	}
+	if py == "" {
+		dir, _ := os.Getwd()
+		for {
+			cand := filepath.Join(dir, "interop", ".venv", "bin", "python")
+			if _, err := os.Stat(cand); err == nil {
+				py = cand
+				break
+			}
+			parent := filepath.Dir(dir)
+			if parent == dir {
+				break
+			}
+			dir = parent
+		}
+	}
+	if py == "" {
+		return "", "", fmt.Errorf("%w: no interop/.venv/bin/python here or above (run `sh interop/setup.sh`)", errNoPylance)
+	}
+	out, err := exec.Command(py, "-c", "import lance, pyarrow; print(lance.__version__)").CombinedOutput()
+	if err != nil {
+		return "", "", fmt.Errorf("%w at %s: %v: %s (run `sh interop/setup.sh`)", errNoPylance, py, err, strings.TrimSpace(string(out)))
+	}
+	return py, strings.TrimSpace(string(out)), nil
+}

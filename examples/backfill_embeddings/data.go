@@ -1,0 +1,100 @@
+package main
+
+import (
+	"math/rand/v2"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/bitutil"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+)
+
+// dim is the embedding width.
+const dim = 768
+
+// baseSchema is the job's table: an id and a nullable embedding.
+func baseSchema(embMeta map[string]string) *arrow.Schema {
+	emb := arrow.Field{Name: "embedding", Type: arrow.FixedSizeListOf(dim, arrow.PrimitiveTypes.Float32), Nullable: true}
+	if len(embMeta) > 0 {
+		emb.Metadata = arrow.MetadataFrom(embMeta)
+	}
+	return arrow.NewSchema([]arrow.Field{{Name: "id", Type: arrow.PrimitiveTypes.Int64}, emb}, nil)
+}
+
+// batchGen produces the job's rows batch by batch. Batch k depends only on
+// (seed, k), so any batch can be produced again to check a file against it
+// without holding the whole table.
+type batchGen struct {
+	rows, batch int
+	valid       float64
+	seed        uint64
+}
+
+func (g batchGen) numBatches() int { return (g.rows + g.batch - 1) / g.batch }
+
+// span returns the first row and the row count of batch k.
+func (g batchGen) span(k int) (int, int) {
+	start := k * g.batch
+	return start, min(g.batch, g.rows-start)
+}
+
+// gen builds batch k under schema (which carries the field metadata of the
+// variant being written). The embedding's values are one float32 buffer of
+// n·dim values, zero under null rows (as a vector store or numpy hands them
+// over); the returned slice lists the rows (file row numbers) that have a
+// vector.
+func (g batchGen) gen(schema *arrow.Schema, k int) (arrow.RecordBatch, []int64) {
+	start, n := g.span(k)
+	rng := rand.New(rand.NewPCG(g.seed, uint64(k)))
+	ids := make([]int64, n)
+	vals := make([]float32, n*dim)
+	validity := make([]byte, bitutil.BytesForBits(int64(n)))
+	var validRows []int64
+	for i := range n {
+		ids[i] = int64(start + i)
+		if rng.Float64() >= g.valid {
+			continue
+		}
+		bitutil.SetBit(validity, i)
+		validRows = append(validRows, int64(start+i))
+		v := vals[i*dim : (i+1)*dim]
+		for j := range v {
+			v[j] = rng.Float32()*2 - 1
+		}
+	}
+	nulls := n - len(validRows)
+	idData := array.NewData(arrow.PrimitiveTypes.Int64, n,
+		[]*memory.Buffer{nil, memory.NewBufferBytes(arrow.Int64Traits.CastToBytes(ids))}, nil, 0, 0)
+	valData := array.NewData(arrow.PrimitiveTypes.Float32, n*dim,
+		[]*memory.Buffer{nil, memory.NewBufferBytes(arrow.Float32Traits.CastToBytes(vals))}, nil, 0, 0)
+	embData := array.NewData(schema.Field(1).Type, n,
+		[]*memory.Buffer{memory.NewBufferBytes(validity)}, []arrow.ArrayData{valData}, nulls, 0)
+	idArr, embArr := array.MakeFromData(idData), array.MakeFromData(embData)
+	idData.Release()
+	valData.Release()
+	embData.Release()
+	defer idArr.Release()
+	defer embArr.Release()
+	return array.NewRecordBatch(schema, []arrow.Array{idArr, embArr}, int64(n)), validRows
+}
+
+// arrowBytes is the size of a batch's Arrow buffers: the input the writer
+// is given.
+func arrowBytes(rec arrow.RecordBatch) int64 {
+	var n int64
+	var walk func(d arrow.ArrayData)
+	walk = func(d arrow.ArrayData) {
+		for _, b := range d.Buffers() {
+			if b != nil {
+				n += int64(b.Len())
+			}
+		}
+		for _, c := range d.Children() {
+			walk(c)
+		}
+	}
+	for _, c := range rec.Columns() {
+		walk(c.Data())
+	}
+	return n
+}
