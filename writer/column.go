@@ -7,6 +7,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/bitutil"
 
 	"github.com/planarlance/planar/internal/format"
 	"github.com/planarlance/planar/proto/enc21pb"
@@ -68,6 +69,7 @@ type column struct {
 	firstRow    int64      // element number of the first pending element
 	onePage     bool       // never cut pages (columns below a structural FSL)
 	sparse      bool       // sparse cells only (a structural FSL and a list on the path)
+	pendArrow   int64      // Arrow bytes covered by the pending arrays (null rows' items included)
 	hasLists    bool       // a list layer on the path
 	fslScale    int        // product of the structural FSL dimensions on the path (1: none)
 	pages       []*file2pb.ColumnMetadata_Page
@@ -135,16 +137,16 @@ func newColumn(leaf format.Column, top arrow.Field, ti int, path []structural.St
 // [offset, offset+len) of each array, following list offsets down, not the
 // whole buffers behind a slice (issue #9). It is O(number of arrays in the
 // type), not O(values). At least 1.
-func coveredBytes(a arrow.Array) int64 {
+func coveredBytes(a arrow.Array, full bool) int64 {
 	if a.Len() == 0 {
 		return 1
 	}
-	return max(1, (coveredBits(a.Data(), 0, a.Len())+7)/8)
+	return max(1, (coveredBits(a.Data(), 0, a.Len(), full)+7)/8)
 }
 
 // coveredBits is coveredBytes in bits for logical slots [s, e) of d (a
 // validated array).
-func coveredBits(d arrow.ArrayData, s, e int) int64 {
+func coveredBits(d arrow.ArrayData, s, e int, full bool) int64 {
 	n := int64(e - s)
 	if n <= 0 {
 		return 0
@@ -180,20 +182,38 @@ func coveredBits(d arrow.ArrayData, s, e int) int64 {
 			w = 64
 		}
 		lo, hi := offsets(w)
-		bits += (n+1)*int64(w) + coveredBits(d.Children()[0], lo, hi)
+		bits += (n+1)*int64(w) + coveredBits(d.Children()[0], lo, hi, full)
 	case *arrow.FixedSizeListType:
 		dim := int(t.Len())
-		bits += coveredBits(d.Children()[0], (off+s)*dim, (off+e)*dim)
+		vb := validity(d)
+		if full || vb == nil || d.NullN() == 0 {
+			bits += coveredBits(d.Children()[0], (off+s)*dim, (off+e)*dim, full)
+			break
+		}
+		// The items of null rows are no data: a page that may be stored
+		// sparse holds only the valid rows' items.
+		for i := s; i < e; {
+			if !bitutil.BitIsSet(vb, off+i) {
+				i++
+				continue
+			}
+			j := i + 1
+			for j < e && bitutil.BitIsSet(vb, off+j) {
+				j++
+			}
+			bits += coveredBits(d.Children()[0], (off+i)*dim, (off+j)*dim, full)
+			i = j
+		}
 	case *arrow.StructType:
 		for _, c := range d.Children() {
-			bits += coveredBits(c, off+s, off+e)
+			bits += coveredBits(c, off+s, off+e, full)
 		}
 	case *arrow.DictionaryType:
 		bits += n * int64(t.IndexType.(arrow.FixedWidthDataType).BitWidth())
 		// The dictionary is stored once per page; n slots reference at most
 		// n of its entries.
 		if dict := d.Dictionary(); dict.Len() > 0 {
-			db := coveredBits(dict, 0, dict.Len())
+			db := coveredBits(dict, 0, dict.Len(), full)
 			if n < int64(dict.Len()) {
 				db = db * n / int64(dict.Len())
 			}
@@ -207,7 +227,15 @@ func coveredBits(d arrow.ArrayData, s, e int) int64 {
 
 func (c *column) append(a arrow.Array, w *Writer) error {
 	rows := int64(a.Len())
-	total := coveredBytes(a)
+	// Pages that may be stored sparse (2.3, no dense encoding asked) are
+	// cut on the items of valid fixed-size-list rows only, as those are
+	// what a sparse page stores.
+	full := !c.cfg.format.planarMetadata() || c.opts.Structural == selector.StructuralMiniBlock || c.opts.Structural == selector.StructuralFullZip
+	total := coveredBytes(a, full)
+	arrowBytes := total
+	if !full {
+		arrowBytes = coveredBytes(a, true)
+	}
 	// bytesOf is the share of total of k rows (rounded up, so that every
 	// row counts).
 	bytesOf := func(k int64) int64 {
@@ -234,8 +262,13 @@ func (c *column) append(a arrow.Array, w *Writer) error {
 		}
 		c.pending = append(c.pending, part)
 		c.pendBytes += bytesOf(take)
+		c.pendArrow += int64(math.Ceil(float64(arrowBytes) * float64(take) / float64(rows)))
 		off += take
-		if c.pendBytes >= c.cfg.maxPageBytes && !c.onePage {
+		// A page also ends when the Arrow data it holds reaches
+		// pendingArrowFactor budgets (null rows of wide values that a
+		// sparse page does not store still take memory until it is
+		// written).
+		if (c.pendBytes >= c.cfg.maxPageBytes || c.pendArrow >= pendingArrowFactor*c.cfg.maxPageBytes) && !c.onePage {
 			if err := c.flush(w); err != nil {
 				return err
 			}
@@ -365,7 +398,7 @@ func (c *column) flush(w *Writer) error {
 	}
 	c.pages = append(c.pages, page)
 	c.firstRow += int64(dense.NumRows)
-	c.pendBytes = 0
+	c.pendBytes, c.pendArrow = 0, 0
 	return nil
 }
 
@@ -396,3 +429,7 @@ func pageEncoding(enc encoded, f Format) (*file2pb.Encoding, error) {
 }
 
 var _ = values.ErrCorrupt
+
+// pendingArrowFactor bounds the Arrow bytes a page may hold, in page
+// budgets, when its budget counts only the values a sparse page stores.
+const pendingArrowFactor = 32

@@ -338,6 +338,9 @@ var zeroes [64]byte
 // children have no null, or, with visibleOnly, none outside a null ancestor
 // (those are never read).
 func gatherFSL(data []byte, valid [][]byte, segs []structural.Segment, li leafInfo, visibleOnly bool) ([]byte, [][]byte) {
+	if out, ok := gatherFSLBulk(data, segs, li, visibleOnly); ok {
+		return out, nil
+	}
 	L := len(li.dims)
 	valid = slices.Grow(valid[:0], L)[:L]
 	for k := range valid {
@@ -358,6 +361,61 @@ func gatherFSL(data []byte, valid [][]byte, segs []structural.Segment, li leafIn
 		}
 	}
 	return g.data, g.valid
+}
+
+// gatherFSLBulk gathers one-level fixed-size lists of byte-aligned items
+// whose item validity is not stored (no null item in a row that counts:
+// any row, or only valid rows when visibleOnly): runs of valid rows are
+// copied in bulk, null rows are zeroed. It reports false, having written
+// nothing, when the rows need the item-by-item walk.
+func gatherFSLBulk(data []byte, segs []structural.Segment, li leafInfo, visibleOnly bool) ([]byte, bool) {
+	if len(li.dims) != 1 || li.itemType.ID() == arrow.BOOL || li.bits%8 != 0 {
+		return data, false
+	}
+	dim, bw := li.dims[0], li.bits/8
+	rb := dim * bw
+	for _, s := range segs {
+		child := s.Arr.(*array.FixedSizeList).ListValues()
+		cd := child.Data()
+		cv := validity(cd)
+		if cv == nil || child.NullN() == 0 {
+			continue
+		}
+		off := s.Arr.Data().Offset()
+		for i := s.Start; i < s.End; i++ {
+			if visibleOnly && s.Arr.IsNull(i) {
+				continue
+			}
+			lo := cd.Offset() + (off+i)*dim
+			if bitutil.CountSetBits(cv, lo, dim) != dim {
+				return data, false
+			}
+		}
+	}
+	data = data[:0]
+	for _, s := range segs {
+		a := s.Arr.(*array.FixedSizeList)
+		cd := a.ListValues().Data()
+		vals := cd.Buffers()[1].Bytes()
+		off := a.Data().Offset()
+		base := (cd.Offset() + off*dim) * bw
+		for i := s.Start; i < s.End; {
+			if a.IsNull(i) {
+				data = slices.Grow(data, rb)
+				data = data[:len(data)+rb]
+				clear(data[len(data)-rb:])
+				i++
+				continue
+			}
+			j := i + 1
+			for j < s.End && a.IsValid(j) {
+				j++
+			}
+			data = append(data, vals[base+i*rb:base+j*rb]...)
+			i = j
+		}
+	}
+	return data, true
 }
 
 // fslGather is the state of gatherFSL.

@@ -180,11 +180,17 @@ func checkPageIdentity(t *testing.T, rec arrow.RecordBatch) {
 	opt := writer.WithMaxPageBytes(64 << 10)
 	f22 := open(t, writeAll(t, rec.Schema(), []arrow.RecordBatch{rec}, writer.WithFormat(writer.Format2_2), opt))
 	f23 := open(t, writeAll(t, rec.Schema(), []arrow.RecordBatch{rec}, writer.WithFormat(writer.Format2_3), opt))
-	pages, sparse, generic := 0, 0, 0
+	pages, sparse, generic, recut := 0, 0, 0, 0
 	for c := 0; c < f22.NumColumns(); c++ {
 		p22, p23 := f22.Pages(c), f23.Pages(c)
-		if len(p22) != len(p23) {
-			t.Fatalf("column %d: %d vs %d pages", c, len(p22), len(p23))
+		if !samePageRows(p22, p23) {
+			// 2.3 cuts the pages of columns with fixed-size-list rows
+			// that may be stored sparse on the valid rows' items only.
+			if !strings.Contains(f23.ColumnPath(c), "fsl") && !strings.Contains(f23.ColumnPath(c), "vec") {
+				t.Errorf("column %d (%s): %d vs %d pages", c, f23.ColumnPath(c), len(p22), len(p23))
+			}
+			recut++
+			continue
 		}
 		for i := range p22 {
 			if p22[i].Planar || !p23[i].Planar {
@@ -219,7 +225,10 @@ func checkPageIdentity(t *testing.T, rec arrow.RecordBatch) {
 	if pages+generic+sparse < f22.NumColumns() || pages < f22.NumColumns()/2 {
 		t.Fatalf("compared %d pages for %d columns", pages, f22.NumColumns())
 	}
-	t.Logf("%d dense pages byte-identical, %d sparse pages, %d with 2.3 generic offsets", pages, sparse, generic)
+	if recut > f22.NumColumns()/10 {
+		t.Errorf("%d of %d columns cut into different pages", recut, f22.NumColumns())
+	}
+	t.Logf("%d dense pages byte-identical, %d sparse pages, %d with 2.3 generic offsets, %d columns cut differently", pages, sparse, generic, recut)
 }
 
 func TestBadInput(t *testing.T) {
@@ -442,4 +451,17 @@ func abs(t *testing.T, p string) string {
 		t.Fatal(err)
 	}
 	return a
+}
+
+// samePageRows reports whether two columns are cut into the same pages.
+func samePageRows(a, b []reader.PageInfo) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].Rows != b[i].Rows {
+			return false
+		}
+	}
+	return true
 }
