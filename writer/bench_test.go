@@ -29,30 +29,11 @@ func benchRecord() arrow.RecordBatch {
 	}, 42)
 }
 
-func arrowBytes(rec arrow.RecordBatch) int64 {
-	var n int64
-	var walk func(d arrow.ArrayData)
-	walk = func(d arrow.ArrayData) {
-		for _, b := range d.Buffers() {
-			if b != nil {
-				n += int64(b.Len())
-			}
-		}
-		for _, c := range d.Children() {
-			walk(c)
-		}
-	}
-	for _, c := range rec.Columns() {
-		walk(c.Data())
-	}
-	return n
-}
-
 // Run with: go test ./writer -run '^$' -bench Write -benchtime 5x
 func BenchmarkWrite(b *testing.B) {
 	rec := benchRecord()
 	defer rec.Release()
-	in := arrowBytes(rec)
+	in := corpus.ArrowBytes(rec)
 	for _, pol := range []selector.Policy{selector.PolicyCost, selector.PolicyLance} {
 		b.Run("planar/"+pol.String(), func(b *testing.B) { benchPlanar(b, rec, in, writer.WithPolicy(pol)) })
 	}
@@ -139,7 +120,7 @@ func BenchmarkWriteStrings(b *testing.B) {
 		if mb {
 			name = "multibyte"
 		}
-		b.Run(name, func(b *testing.B) { benchPlanar(b, rec, arrowBytes(rec)) })
+		b.Run(name, func(b *testing.B) { benchPlanar(b, rec, corpus.ArrowBytes(rec)) })
 		rec.Release()
 	}
 }

@@ -28,7 +28,7 @@ func BenchmarkCodecs(b *testing.B) {
 	seen := map[string]bool{}
 	for _, c := range corpus.CodecCases(rows) {
 		rec := c.Record(mem)
-		in := arrowBytes(rec)
+		in := corpus.ArrowBytes(rec)
 		var out []byte
 		b.Run("encode/"+c.Name(), func(b *testing.B) {
 			b.SetBytes(in)

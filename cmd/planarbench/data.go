@@ -11,6 +11,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/planarlance/planar/internal/corpus"
 )
 
 // batchRows is the rows per Arrow batch of the generated data; every writer
@@ -80,7 +81,7 @@ func prepare(c benchCase, rows int, seed uint64, dir string) (preparedCase, erro
 		col := c.Col.build(mem, rng, kinds[lo:hi])
 		rec := array.NewRecordBatch(schema, []arrow.Array{col}, int64(hi-lo))
 		col.Release()
-		p.ArrowBytes += arrowBytes(rec)
+		p.ArrowBytes += corpus.ArrowBytes(rec)
 		err := w.Write(rec)
 		rec.Release()
 		if err != nil {
@@ -123,24 +124,4 @@ func readIPC(path string) (*arrow.Schema, []arrow.RecordBatch, func(), error) {
 		recs = append(recs, rec)
 	}
 	return r.Schema(), recs, release, nil
-}
-
-// arrowBytes is the size of a batch's Arrow buffers.
-func arrowBytes(rec arrow.RecordBatch) int64 {
-	var n int64
-	var walk func(d arrow.ArrayData)
-	walk = func(d arrow.ArrayData) {
-		for _, b := range d.Buffers() {
-			if b != nil {
-				n += int64(b.Len())
-			}
-		}
-		for _, c := range d.Children() {
-			walk(c)
-		}
-	}
-	for _, c := range rec.Columns() {
-		walk(c.Data())
-	}
-	return n
 }

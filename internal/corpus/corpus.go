@@ -241,3 +241,24 @@ func record[C column](mem memory.Allocator, cases []C, seed uint64) arrow.Record
 	}
 	return rec
 }
+
+// ArrowBytes is the size of a batch's Arrow buffers (children included):
+// the input size throughput figures are quoted against.
+func ArrowBytes(rec arrow.RecordBatch) int64 {
+	var n int64
+	var walk func(d arrow.ArrayData)
+	walk = func(d arrow.ArrayData) {
+		for _, b := range d.Buffers() {
+			if b != nil {
+				n += int64(b.Len())
+			}
+		}
+		for _, c := range d.Children() {
+			walk(c)
+		}
+	}
+	for _, c := range rec.Columns() {
+		walk(c.Data())
+	}
+	return n
+}
