@@ -230,7 +230,16 @@ func (c *column) append(a arrow.Array, w *Writer) error {
 	// Pages that may be stored sparse (2.3, no dense encoding asked) are
 	// cut on the items of valid fixed-size-list rows only, as those are
 	// what a sparse page stores.
-	full := !c.cfg.format.planarMetadata() || c.opts.Structural == selector.StructuralMiniBlock || c.opts.Structural == selector.StructuralFullZip
+	// Under the lance policy pages are cut as Lance cuts them: arrays are
+	// not split (a page ends once it holds the budget, whole arrays, up to
+	// pendingArrowFactor budgets of Arrow data), and every row counts at its
+	// full Arrow size.
+	lance := c.opts.Policy == selector.PolicyLance
+	full := lance || !c.cfg.format.planarMetadata() || c.opts.Structural == selector.StructuralMiniBlock || c.opts.Structural == selector.StructuralFullZip
+	split := c.cfg.maxPageBytes
+	if lance {
+		split = pendingArrowFactor * c.cfg.maxPageBytes
+	}
 	total := coveredBytes(a, full)
 	arrowBytes := total
 	if !full {
@@ -242,7 +251,7 @@ func (c *column) append(a arrow.Array, w *Writer) error {
 		return int64(math.Ceil(float64(total) * float64(k) / float64(rows)))
 	}
 	for off := int64(0); off < rows; {
-		room := int64(float64(c.cfg.maxPageBytes-c.pendBytes) * float64(rows) / float64(total))
+		room := int64(float64(split-c.pendBytes) * float64(rows) / float64(total))
 		if room < 1 {
 			room = 1
 		}
