@@ -259,6 +259,14 @@ func (f *File) readLeaf(top arrow.DataType, path []structural.Step, ci int, star
 	case 0:
 		// No rows: an empty array of the projected type.
 		return emptyProjected(types, path, leafType)
+	case 1:
+		if noOffsets(chunks[0].DataType()) && chunks[0].Data().Offset() == 0 {
+			// One page, no offsets to normalize: no copy.
+			chunks[0].Retain()
+			out = chunks[0]
+			break
+		}
+		fallthrough
 	default:
 		// Concatenate also normalizes offsets, so that every leaf of a
 		// field lines up.
@@ -341,4 +349,25 @@ func (f *File) decodePageArray(p *page, types []arrow.DataType, path []structura
 	}
 	defer d.Release()
 	return array.MakeFromData(d), nil
+}
+
+// noOffsets reports whether arrays of dt hold no offsets at any depth
+// (fixed-width values, fixed-size lists and structs of them).
+func noOffsets(dt arrow.DataType) bool {
+	switch t := dt.(type) {
+	case *arrow.FixedSizeListType:
+		return noOffsets(t.Elem())
+	case *arrow.StructType:
+		for _, f := range t.Fields() {
+			if !noOffsets(f.Type) {
+				return false
+			}
+		}
+		return true
+	case *arrow.DictionaryType:
+		return false
+	case arrow.FixedWidthDataType:
+		return true
+	}
+	return false
 }
