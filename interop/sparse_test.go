@@ -115,8 +115,6 @@ func pagesCells(ps []filePage) string {
 // knownSparseDiff lists the sparse corpus columns where the lance policy
 // does not choose what pylance 14.0.2 chooses, with the reason.
 func knownSparseDiff(name string) (string, bool) {
-	why, ok := map[string]string{
-		"emb768_null99": "(open) Lance's sequence codec choice for these positions differs (flat vs delta over bit packing)",
-	}[name]
+	why, ok := map[string]string{}[name]
 	return why, ok
 }
