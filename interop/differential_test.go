@@ -879,6 +879,8 @@ var regressionSeeds = []uint64{
 	505459, // Arrow dictionary under half valid below a struct's FSL<struct>: Lance's sparse_wide
 	502699, // the same with int64 keys
 	501805, // cost policy below a struct's FSL<struct>: pylance reads only Lance's layout
+	602025, // whole-row dictionary of boolean fixed-size lists (Lance keys byte-aligned rows only)
+	601147, // fixed-size list of booleans under half valid: sparse_wide in Lance (no length statistic)
 }
 
 // TestDifferential runs the differential fuzzer over a fixed set of seeds

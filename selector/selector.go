@@ -154,10 +154,11 @@ type Page struct {
 	ValidLeaves int
 	// ValidBytes is the size of those values (variable-width: their bytes).
 	ValidBytes int
-	// ArrowDict: the column is an Arrow dictionary array. Lance 14 has no
-	// length statistic for such pages, so its narrow test fails and they
-	// count as wide values for sparse_wide.
-	ArrowDict bool
+	// NoLengthStat: Lance 14 keeps no length statistic for pages of these
+	// values (Arrow dictionary arrays, fixed-size lists of booleans: checked
+	// with pylance), so its narrow test fails and they count as wide values
+	// for sparse_wide.
+	NoLengthStat bool
 	// LanceStructure: choose dense or sparse by Lance's rules whatever the
 	// policy (columns below a structural fixed-size list: pylance 14 reads
 	// a struct holding one beside other children only as its own writer

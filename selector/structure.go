@@ -41,7 +41,7 @@ func sparseStructure(p Page, o Options) (bool, string) {
 		return true, "levels over the mini-block level budget"
 	case p.Scalar != nil:
 		return true, "every value equal under non-trivial structure"
-	case lance && !requested && p.ValidLeaves < p.NumVisible/2 && (p.MaxValueBytes >= WideValueBytes || p.ArrowDict):
+	case lance && !requested && p.ValidLeaves < p.NumVisible/2 && (p.MaxValueBytes >= WideValueBytes || p.NoLengthStat):
 		return true, fmt.Sprintf("wide values, %d of %d valid (< half)", p.ValidLeaves, p.NumVisible)
 	}
 	return false, ""

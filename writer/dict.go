@@ -320,7 +320,8 @@ const (
 // them). It returns the dictionary and the u32 index of every row.
 func (c *column) autoDictFSL(pv pageValues, fallback int) (*pageDict, []byte, bool) {
 	n := pv.n
-	if n < 100 || fallback <= 0 {
+	if n < 100 || fallback <= 0 || pv.info.bits%8 != 0 {
+		// (Lance keys rows only over byte-aligned items: no booleans.)
 		return nil, nil, false
 	}
 	w, recs := c.zipRecords(pv)

@@ -295,7 +295,7 @@ func (c *column) page(d structural.Dense, pv pageValues, f Format) selector.Page
 		NumLevels:      d.NumItems,
 		HasLists:       c.hasLists,
 		HasFSLLayer:    c.fslScale > 1,
-		ArrowDict:      pv.info.kind == kindDict,
+		NoLengthStat:   pv.info.kind == kindDict || (pv.info.kind == kindFSL && pv.info.bits%8 != 0),
 		LanceStructure: c.fslScale > 1,
 	}
 	if sp.HasLists && f.planarMetadata() {
