@@ -2,6 +2,7 @@ package writer
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"slices"
@@ -385,6 +386,11 @@ func (c *column) encodePlan(d structural.Dense, pv pageValues, sp selector.Page,
 func (c *column) encodeDictPage(d structural.Dense, pv pageValues, sp selector.Page, pd *pageDict, idx []byte, sparse bool, f Format) (encoded, error) {
 	saved := pv.info
 	pv.info = leafInfo{kind: kindDict, bits: 32, dict: &saved}
+	if c.opts.Policy == selector.PolicyCost {
+		// A null slot's index is never read: the cost policy repeats the
+		// index before it, so nulls extend runs instead of breaking them.
+		idx = fillNullIndices(idx, pv.nulls[:pv.n])
+	}
 	pv.fixed, pv.dict, pv.offsets = idx, pd, nil
 	c.describeValues(&sp, pv)
 	sp.MaxValueBytes, sp.CanZip = 4, false
@@ -594,3 +600,21 @@ func (l leafInfo) packBits() int {
 }
 
 type levelPacker func(dst []byte, levels []uint16) ([]byte, error)
+
+// fillNullIndices gives every null slot the u32 index of the slot before it
+// (the first slots, if null, that of the first valid slot), in place.
+func fillNullIndices(idx []byte, nulls []bool) []byte {
+	first := slices.Index(nulls, false)
+	if first < 0 {
+		return idx
+	}
+	prev := binary.LittleEndian.Uint32(idx[4*first:])
+	for i, null := range nulls {
+		if null {
+			binary.LittleEndian.PutUint32(idx[4*i:], prev)
+		} else {
+			prev = binary.LittleEndian.Uint32(idx[4*i:])
+		}
+	}
+	return idx
+}
