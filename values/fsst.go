@@ -1,6 +1,7 @@
 package values
 
 import (
+	"cmp"
 	"encoding/binary"
 	"fmt"
 	"slices"
@@ -239,6 +240,12 @@ func (s fsstSym) concat(o fsstSym) (fsstSym, bool) {
 	return fsstSym{v: s.v | o.v<<(8*uint(s.l)), l: s.l + o.l}, true
 }
 
+// fsstCand is a training candidate symbol with its gain.
+type fsstCand struct {
+	s fsstSym
+	g int
+}
+
 // FsstTrainBytes caps how much of the sample is used for training.
 const FsstTrainBytes = 16 << 10
 
@@ -316,29 +323,30 @@ func BuildFsstTable(sample [][]byte) *FsstTable {
 				}
 			}
 		}
-		cands := make([]fsstSym, 0, len(gain))
-		for s := range gain {
-			cands = append(cands, s)
+		// Highest gain first (then longer, then smaller value: a total
+		// order, so the table does not depend on map iteration).
+		cands := make([]fsstCand, 0, len(gain))
+		for s, g := range gain {
+			cands = append(cands, fsstCand{s, g})
 		}
-		sort.Slice(cands, func(i, j int) bool {
-			gi, gj := gain[cands[i]], gain[cands[j]]
-			if gi != gj {
-				return gi > gj
+		slices.SortFunc(cands, func(a, b fsstCand) int {
+			if a.g != b.g {
+				return cmp.Compare(b.g, a.g)
 			}
-			if cands[i].l != cands[j].l {
-				return cands[i].l > cands[j].l
+			if a.s.l != b.s.l {
+				return cmp.Compare(b.s.l, a.s.l)
 			}
-			return cands[i].v < cands[j].v
+			return cmp.Compare(a.s.v, b.s.v)
 		})
 		cands = cands[:min(len(cands), fsstMaxSymbols)]
 		// Longer symbols first, as the reference implementation orders codes.
-		sort.SliceStable(cands, func(i, j int) bool { return cands[i].l > cands[j].l })
+		slices.SortStableFunc(cands, func(a, b fsstCand) int { return cmp.Compare(b.s.l, a.s.l) })
 		t.n = len(cands)
 		clear(t.sym[:])
 		clear(t.lens[:])
-		for i, s := range cands {
-			t.sym[i] = s.v
-			t.lens[i] = s.l
+		for i, c := range cands {
+			t.sym[i] = c.s.v
+			t.lens[i] = c.s.l
 		}
 		t.index()
 	}
