@@ -546,7 +546,9 @@ func (c *column) trainFsst(pv pageValues) *values.FsstTable {
 	sample := make([][]byte, 0, 1024)
 	if total <= values.FsstTrainBytes {
 		for i := 0; i < n; i++ {
-			sample = append(sample, pv.fixed[pv.offsets[i]:pv.offsets[i+1]])
+			if pv.offsets[i+1] > pv.offsets[i] { // (empty values, null slots among them, teach nothing)
+				sample = append(sample, pv.fixed[pv.offsets[i]:pv.offsets[i+1]])
+			}
 		}
 		return values.BuildFsstTable(sample)
 	}
