@@ -1,0 +1,244 @@
+package interop
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	lds "github.com/planarlance/planar/dataset"
+)
+
+// dsSchema has flat, nested and vector columns (a nullable fsl<f32,8>).
+var dsSchema = arrow.NewSchema([]arrow.Field{
+	{Name: "id", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
+	{Name: "name", Type: arrow.BinaryTypes.String, Nullable: true},
+	{Name: "tags", Type: arrow.ListOf(arrow.PrimitiveTypes.Int32), Nullable: true},
+	{Name: "st", Type: arrow.StructOf(
+		arrow.Field{Name: "a", Type: arrow.PrimitiveTypes.Int32, Nullable: true},
+		arrow.Field{Name: "b", Type: arrow.BinaryTypes.String, Nullable: true},
+	), Nullable: true},
+	{Name: "emb", Type: arrow.FixedSizeListOf(8, arrow.PrimitiveTypes.Float32), Nullable: true},
+}, nil)
+
+// dsBatch builds rows first..first+n-1; every value is a function of id.
+func dsBatch(first, n int64) arrow.RecordBatch {
+	b := array.NewRecordBuilder(memory.DefaultAllocator, dsSchema)
+	defer b.Release()
+	id := b.Field(0).(*array.Int64Builder)
+	name := b.Field(1).(*array.StringBuilder)
+	tags := b.Field(2).(*array.ListBuilder)
+	tv := tags.ValueBuilder().(*array.Int32Builder)
+	st := b.Field(3).(*array.StructBuilder)
+	sa := st.FieldBuilder(0).(*array.Int32Builder)
+	sb := st.FieldBuilder(1).(*array.StringBuilder)
+	emb := b.Field(4).(*array.FixedSizeListBuilder)
+	ev := emb.ValueBuilder().(*array.Float32Builder)
+	for i := first; i < first+n; i++ {
+		id.Append(i)
+		if i%7 == 3 {
+			name.AppendNull()
+		} else {
+			name.Append(fmt.Sprintf("row-%d", i))
+		}
+		if i%5 == 0 {
+			tags.AppendNull()
+		} else {
+			tags.Append(true)
+			for k := int64(0); k < i%4; k++ {
+				tv.Append(int32(i + k))
+			}
+		}
+		if i%11 == 0 {
+			st.AppendNull()
+		} else {
+			st.Append(true)
+			sa.Append(int32(i * 3))
+			sb.Append(fmt.Sprintf("s%d", i%13))
+		}
+		if i%3 == 1 {
+			emb.AppendNull()
+		} else {
+			emb.Append(true)
+			for k := 0; k < 8; k++ {
+				ev.Append(float32(i) + float32(k)/8)
+			}
+		}
+	}
+	return b.NewRecordBatch()
+}
+
+// writeDatasetIPC writes rows 0..n-1 (as dsBatch gives them) to an Arrow IPC file.
+func writeDatasetIPC(t *testing.T, path string, first, n int64) {
+	t.Helper()
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	w, err := ipc.NewFileWriter(f, ipc.WithSchema(dsSchema))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := dsBatch(first, n)
+	defer rec.Release()
+	if err := w.Write(rec); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// pyDataset runs dataset_check.py and decodes its JSON line.
+func pyDataset(t *testing.T, py string, args ...string) map[string]any {
+	t.Helper()
+	cmd := exec.Command(py, append([]string{"dataset_check.py"}, args...)...)
+	out, err := cmd.Output()
+	if err != nil {
+		var stderr string
+		if ee, ok := err.(*exec.ExitError); ok {
+			stderr = string(ee.Stderr)
+		}
+		t.Fatalf("dataset_check.py %s: %v\n%s%s", strings.Join(args, " "), err, out, stderr)
+	}
+	var res map[string]any
+	if err := json.Unmarshal(out, &res); err != nil {
+		t.Fatalf("dataset_check.py output %q: %v", out, err)
+	}
+	return res
+}
+
+func planarWrite(t *testing.T, w *lds.Writer, first, n, batch int64) *lds.Dataset {
+	t.Helper()
+	for at := first; at < first+n; at += batch {
+		rec := dsBatch(at, min(batch, first+n-at))
+		err := w.Write(rec)
+		rec.Release()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	d, err := w.Commit(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// planarCheck reads version v in planar and compares it with rows 0..n-1.
+func planarCheck(t *testing.T, uri string, v uint64, n int64) {
+	t.Helper()
+	d, err := lds.OpenVersion(context.Background(), uri, v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := d.ReadAll(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer got.Release()
+	want := dsBatch(0, n)
+	defer want.Release()
+	if got.NumRows() != n || d.CountRows() != n {
+		t.Fatalf("planar: version %d has %d rows (count %d), want %d", v, got.NumRows(), d.CountRows(), n)
+	}
+	for i := range want.NumCols() {
+		if !array.Equal(got.Column(int(i)), want.Column(int(i))) {
+			t.Fatalf("planar: version %d column %s differs", v, want.ColumnName(int(i)))
+		}
+	}
+}
+
+// TestDatasetPlanarToPylance: planar creates and appends; pylance opens
+// every version (to_table, count_rows, take, filter), appends itself, and
+// planar reads pylance's version.
+func TestDatasetPlanarToPylance(t *testing.T) {
+	py := python(t)
+	ctx := context.Background()
+	for _, sv := range []string{lds.StorageVersion2_2, lds.StorageVersion2_3} {
+		t.Run(sv, func(t *testing.T) {
+			dir := t.TempDir()
+			uri := filepath.Join(dir, "ds")
+			w, err := lds.Create(ctx, uri, dsSchema, lds.WithStorageVersion(sv), lds.WithMaxRowsPerFile(3000))
+			if err != nil {
+				t.Fatal(err)
+			}
+			planarWrite(t, w, 0, 5000, 1024)
+			if w, err = lds.Append(ctx, uri, lds.WithMaxRowsPerFile(3000)); err != nil {
+				t.Fatal(err)
+			}
+			planarWrite(t, w, 5000, 4000, 1000)
+			for v, n := range map[uint64]int64{1: 5000, 2: 9000} {
+				arrow := filepath.Join(dir, fmt.Sprintf("v%d.arrow", v))
+				writeDatasetIPC(t, arrow, 0, n)
+				res := pyDataset(t, py, "check", uri, arrow, fmt.Sprint(v))
+				if res["storage"] != sv {
+					t.Fatalf("pylance sees storage %v, want %s", res["storage"], sv)
+				}
+			}
+			tail := filepath.Join(dir, "tail.arrow")
+			writeDatasetIPC(t, tail, 9000, 1500)
+			if res := pyDataset(t, py, "append", uri, tail); res["version"] != 3.0 {
+				t.Fatalf("pylance appended version %v", res["version"])
+			}
+			planarCheck(t, uri, 3, 10500)
+			// planar appends over pylance's version, and pylance reads it.
+			if w, err = lds.Append(ctx, uri); err != nil {
+				t.Fatal(err)
+			}
+			planarWrite(t, w, 10500, 500, 500)
+			all := filepath.Join(dir, "all.arrow")
+			writeDatasetIPC(t, all, 0, 11000)
+			res := pyDataset(t, py, "check", uri, all, "4")
+			if vs, _ := res["versions"].([]any); len(vs) != 4 {
+				t.Fatalf("pylance lists versions %v", res["versions"])
+			}
+		})
+	}
+}
+
+// TestDatasetPylanceToPlanar: pylance creates a dataset (2.2 and 2.3);
+// planar reads it, appends to it, and pylance reads planar's version.
+func TestDatasetPylanceToPlanar(t *testing.T) {
+	py := python(t)
+	ctx := context.Background()
+	for _, sv := range []string{lds.StorageVersion2_2, lds.StorageVersion2_3} {
+		t.Run(sv, func(t *testing.T) {
+			dir := t.TempDir()
+			uri := filepath.Join(dir, "ds")
+			head := filepath.Join(dir, "head.arrow")
+			writeDatasetIPC(t, head, 0, 3000)
+			pyDataset(t, py, "create", uri, head, sv)
+			planarCheck(t, uri, 1, 3000)
+			other := lds.StorageVersion2_3
+			if sv == other {
+				other = lds.StorageVersion2_2
+			}
+			if _, err := lds.Append(ctx, uri, lds.WithStorageVersion(other)); err == nil {
+				t.Fatalf("appending %s to a %s dataset succeeded", other, sv)
+			}
+			w, err := lds.Append(ctx, uri)
+			if err != nil {
+				t.Fatal(err)
+			}
+			d := planarWrite(t, w, 3000, 2000, 700)
+			if d.Version() != 2 || d.StorageVersion() != sv {
+				t.Fatalf("planar appended version %d storage %s", d.Version(), d.StorageVersion())
+			}
+			all := filepath.Join(dir, "all.arrow")
+			writeDatasetIPC(t, all, 0, 5000)
+			pyDataset(t, py, "check", uri, all, "2")
+			planarCheck(t, uri, 2, 5000)
+		})
+	}
+}
