@@ -4,6 +4,7 @@ usage:
   dataset_check.py check  URI ARROW VERSION   open VERSION, compare with ARROW
   dataset_check.py append URI ARROW           append ARROW with pylance
   dataset_check.py create URI ARROW STORAGE   create a dataset of ARROW
+  dataset_check.py stale_append URI ARROW V   commit an append read at V
 Prints one JSON line; exits non-zero with the reason on a mismatch.
 """
 import json
@@ -55,6 +56,11 @@ def main():
         check(uri, arrow, sys.argv[4])
     elif cmd == "append":
         ds = lance.write_dataset(load(arrow), uri, mode="append")
+        print(json.dumps({"version": ds.version}))
+    elif cmd == "stale_append":
+        storage = lance.dataset(uri).data_storage_version
+        frag = lance.fragment.LanceFragment.create(uri, load(arrow), data_storage_version=storage)
+        ds = lance.LanceDataset.commit(uri, lance.LanceOperation.Append([frag]), read_version=int(sys.argv[4]))
         print(json.dumps({"version": ds.version}))
     elif cmd == "create":
         ds = lance.write_dataset(load(arrow), uri, data_storage_version=sys.argv[4])

@@ -77,8 +77,9 @@ func dsBatch(first, n int64) arrow.RecordBatch {
 	return b.NewRecordBatch()
 }
 
-// writeDatasetIPC writes rows 0..n-1 (as dsBatch gives them) to an Arrow IPC file.
-func writeDatasetIPC(t *testing.T, path string, first, n int64) {
+// writeDatasetIPC writes the rows dsBatch gives for each {first, n} range,
+// in order, to an Arrow IPC file.
+func writeDatasetIPC(t *testing.T, path string, ranges ...[2]int64) {
 	t.Helper()
 	f, err := os.Create(path)
 	if err != nil {
@@ -89,10 +90,13 @@ func writeDatasetIPC(t *testing.T, path string, first, n int64) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec := dsBatch(first, n)
-	defer rec.Release()
-	if err := w.Write(rec); err != nil {
-		t.Fatal(err)
+	for _, r := range ranges {
+		rec := dsBatch(r[0], r[1])
+		err := w.Write(rec)
+		rec.Release()
+		if err != nil {
+			t.Fatal(err)
+		}
 	}
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
@@ -135,8 +139,9 @@ func planarWrite(t *testing.T, w *lds.Writer, first, n, batch int64) *lds.Datase
 	return d
 }
 
-// planarCheck reads version v in planar and compares it with rows 0..n-1.
-func planarCheck(t *testing.T, uri string, v uint64, n int64) {
+// planarCheck reads version v in planar and compares it with rows 0..n-1,
+// or with the given ranges of rows in order.
+func planarCheck(t *testing.T, uri string, v uint64, n int64, ranges ...[2]int64) {
 	t.Helper()
 	d, err := lds.OpenVersion(context.Background(), uri, v)
 	if err != nil {
@@ -147,7 +152,10 @@ func planarCheck(t *testing.T, uri string, v uint64, n int64) {
 		t.Fatal(err)
 	}
 	defer got.Release()
-	want := dsBatch(0, n)
+	if len(ranges) == 0 {
+		ranges = [][2]int64{{0, n}}
+	}
+	want := dsConcat(t, ranges)
 	defer want.Release()
 	if got.NumRows() != n || d.CountRows() != n {
 		t.Fatalf("planar: version %d has %d rows (count %d), want %d", v, got.NumRows(), d.CountRows(), n)
@@ -180,14 +188,14 @@ func TestDatasetPlanarToPylance(t *testing.T) {
 			planarWrite(t, w, 5000, 4000, 1000)
 			for v, n := range map[uint64]int64{1: 5000, 2: 9000} {
 				arrow := filepath.Join(dir, fmt.Sprintf("v%d.arrow", v))
-				writeDatasetIPC(t, arrow, 0, n)
+				writeDatasetIPC(t, arrow, [2]int64{0, n})
 				res := pyDataset(t, py, "check", uri, arrow, fmt.Sprint(v))
 				if res["storage"] != sv {
 					t.Fatalf("pylance sees storage %v, want %s", res["storage"], sv)
 				}
 			}
 			tail := filepath.Join(dir, "tail.arrow")
-			writeDatasetIPC(t, tail, 9000, 1500)
+			writeDatasetIPC(t, tail, [2]int64{9000, 1500})
 			if res := pyDataset(t, py, "append", uri, tail); res["version"] != 3.0 {
 				t.Fatalf("pylance appended version %v", res["version"])
 			}
@@ -198,7 +206,7 @@ func TestDatasetPlanarToPylance(t *testing.T) {
 			}
 			planarWrite(t, w, 10500, 500, 500)
 			all := filepath.Join(dir, "all.arrow")
-			writeDatasetIPC(t, all, 0, 11000)
+			writeDatasetIPC(t, all, [2]int64{0, 11000})
 			res := pyDataset(t, py, "check", uri, all, "4")
 			if vs, _ := res["versions"].([]any); len(vs) != 4 {
 				t.Fatalf("pylance lists versions %v", res["versions"])
@@ -217,7 +225,7 @@ func TestDatasetPylanceToPlanar(t *testing.T) {
 			dir := t.TempDir()
 			uri := filepath.Join(dir, "ds")
 			head := filepath.Join(dir, "head.arrow")
-			writeDatasetIPC(t, head, 0, 3000)
+			writeDatasetIPC(t, head, [2]int64{0, 3000})
 			pyDataset(t, py, "create", uri, head, sv)
 			planarCheck(t, uri, 1, 3000)
 			other := lds.StorageVersion2_3
@@ -236,9 +244,121 @@ func TestDatasetPylanceToPlanar(t *testing.T) {
 				t.Fatalf("planar appended version %d storage %s", d.Version(), d.StorageVersion())
 			}
 			all := filepath.Join(dir, "all.arrow")
-			writeDatasetIPC(t, all, 0, 5000)
+			writeDatasetIPC(t, all, [2]int64{0, 5000})
 			pyDataset(t, py, "check", uri, all, "2")
 			planarCheck(t, uri, 2, 5000)
 		})
 	}
+}
+
+// dsConcat builds one batch of the given ranges of rows, in order.
+func dsConcat(t *testing.T, ranges [][2]int64) arrow.RecordBatch {
+	t.Helper()
+	recs := make([]arrow.RecordBatch, len(ranges))
+	for i, r := range ranges {
+		recs[i] = dsBatch(r[0], r[1])
+		defer recs[i].Release()
+	}
+	cols := make([]arrow.Array, dsSchema.NumFields())
+	var n int64
+	for _, r := range recs {
+		n += r.NumRows()
+	}
+	for c := range cols {
+		parts := make([]arrow.Array, len(recs))
+		for i, r := range recs {
+			parts[i] = r.Column(c)
+		}
+		a, err := array.Concatenate(parts, memory.DefaultAllocator)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer a.Release()
+		cols[c] = a
+	}
+	return array.NewRecordBatch(dsSchema, cols, n)
+}
+
+// TestDatasetConcurrentAppends: a planar append and a pylance append start
+// from the same version; each commits after the other's commit and rebases
+// over it (pylance reading planar's transaction file, planar reading
+// pylance's). Then a writer dies mid-write: its data file and a temporary
+// manifest are left behind, and both libraries still open the last version.
+func TestDatasetConcurrentAppends(t *testing.T) {
+	py := python(t)
+	ctx := context.Background()
+	dir := t.TempDir()
+	uri := filepath.Join(dir, "ds")
+	w, err := lds.Create(ctx, uri, dsSchema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	planarWrite(t, w, 0, 1000, 1000)
+	// planar's append reads version 1 ...
+	pw, err := lds.Append(ctx, uri)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := dsBatch(1000, 500)
+	err = pw.Write(rec)
+	rec.Release()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// ... pylance commits version 2 meanwhile ...
+	b := filepath.Join(dir, "b.arrow")
+	writeDatasetIPC(t, b, [2]int64{1500, 500})
+	pyDataset(t, py, "append", uri, b)
+	// ... and planar's commit rebases over it.
+	d, err := pw.Commit(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Version() != 3 {
+		t.Fatalf("planar committed version %d, want 3", d.Version())
+	}
+	// pylance commits an append read at version 1: it rebases over
+	// pylance's version 2 and planar's version 3.
+	c := filepath.Join(dir, "c.arrow")
+	writeDatasetIPC(t, c, [2]int64{2000, 500})
+	if res := pyDataset(t, py, "stale_append", uri, c, "1"); res["version"] != 4.0 {
+		t.Fatalf("pylance's stale append committed version %v", res["version"])
+	}
+	order := [][2]int64{{0, 1000}, {1500, 500}, {1000, 500}, {2000, 500}}
+	all := filepath.Join(dir, "all.arrow")
+	writeDatasetIPC(t, all, order...)
+	pyDataset(t, py, "check", uri, all, "4")
+	planarCheck(t, uri, 4, 2500, order...)
+
+	// A writer dies after writing a data file and a temporary manifest.
+	dead, err := lds.Append(ctx, uri)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec = dsBatch(2500, 100)
+	err = dead.Write(rec)
+	rec.Release()
+	if err != nil {
+		t.Fatal(err)
+	}
+	junk := filepath.Join(uri, "_versions", ".18446744073709551610.manifest.deadbeef.tmp")
+	if err := os.WriteFile(junk, []byte("half a manifest"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	pyDataset(t, py, "check", uri, all, "4")
+	planarCheck(t, uri, 4, 2500, order...)
+	latest, err := lds.Open(ctx, uri)
+	if err != nil || latest.Version() != 4 {
+		t.Fatalf("latest version after the crash: %v %v", latest, err)
+	}
+	// Both keep appending.
+	pyDataset(t, py, "append", uri, c)
+	if w, err = lds.Append(ctx, uri); err != nil {
+		t.Fatal(err)
+	}
+	planarWrite(t, w, 0, 10, 10)
+	order = append(order, [2]int64{2000, 500}, [2]int64{0, 10})
+	writeDatasetIPC(t, all, order...)
+	pyDataset(t, py, "check", uri, all, "6")
+	planarCheck(t, uri, 6, 3010, order...)
 }
