@@ -18,8 +18,13 @@ import (
 	"github.com/planarlance/planar/reader"
 )
 
-// DefaultScanBatchRows is the largest batch Scan yields.
-const DefaultScanBatchRows = 64 << 10
+// DefaultScanBatchRows is the largest batch Scan yields by default: a whole
+// data file at Lance's default rows per file. Smaller batches bound memory
+// but cost decode time, because each read of reader.File decodes the whole
+// pages it touches (8 MiB per column by default) and keeps none across calls:
+// 1M rows of the test schema scan in 0.27 s as one batch and in 2.3 s as
+// 64K-row batches.
+const DefaultScanBatchRows = 1 << 20
 
 // Dataset is one version of a Lance dataset, opened for reading. It holds no
 // open files; every read opens the data files it needs.
