@@ -116,6 +116,7 @@ func encodeManifestFile(m *tablepb.Manifest, txn *txnpb.Transaction, indexSectio
 		out = append(out, indexSection...)
 	}
 	m.TransactionSection = nil
+	m.TransactionSectionDeprecated = nil
 	if txn != nil {
 		tb, err := proto.Marshal(txn)
 		if err != nil {

@@ -114,12 +114,16 @@ func Append(ctx context.Context, uri string, opts ...Option) (*Writer, error) {
 	if o.storageVersion != "" && o.storageVersion != d.storage {
 		return nil, fmt.Errorf("append to %s: data storage version %s, asked for %s: %w", uri, d.storage, o.storageVersion, ErrVersionMismatch)
 	}
+	m := d.mf.m
+	if f := m.ReaderFeatureFlags | m.WriterFeatureFlags; f&^knownFeatureFlags != 0 {
+		return nil, fmt.Errorf("append to %s: feature flags %#x: %w", uri, f, ErrUnsupported)
+	}
 	w := &Writer{root: d.root, schema: d.schema, base: d.mf, opts: o}
 	for _, c := range d.cols {
 		w.leafIDs = append(w.leafIDs, c.ID)
 	}
 	if err := w.setStorage(d.storage); err != nil {
-		return nil, fmt.Errorf("append to %s: %w", uri, err)
+		return nil, fmt.Errorf("append to %s: data storage version %q: %w", uri, d.storage, ErrUnsupported)
 	}
 	return w, nil
 }
