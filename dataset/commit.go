@@ -42,6 +42,9 @@ type commitSpec struct {
 	// follows (nil when creating). It must not modify prev.
 	build      func(prev *tablepb.Manifest) (*tablepb.Manifest, error)
 	maxRetries int
+	// keepIndex carries prev's index section over (appends); an overwrite
+	// drops it, its indices being of data that is gone.
+	keepIndex bool
 }
 
 // commit writes the transaction file, then the next version's manifest with
@@ -72,7 +75,10 @@ func commit(ctx context.Context, s commitSpec, prev *manifestFile) (*manifestFil
 		var index []byte
 		next := uint64(1)
 		if prev != nil {
-			pm, index = prev.m, prev.indexSection
+			pm = prev.m
+			if s.keepIndex {
+				index = prev.indexSection
+			}
 			next = pm.Version + 1
 			if f := pm.ReaderFeatureFlags | pm.WriterFeatureFlags; f&^knownFeatureFlags != 0 {
 				return nil, fmt.Errorf("dataset %s version %d: feature flags %#x: %w", s.root, pm.Version, f, ErrUnsupported)

@@ -32,7 +32,8 @@ type Writer struct {
 	format   writer.Format
 	version  [2]uint32
 	storage  string
-	base     *manifestFile // the version appended to; nil for Create
+	base     *manifestFile // the version read; nil when creating
+	replace  bool          // an Overwrite: the new version replaces the data and schema
 	opts     options
 
 	cur     *dataFile
@@ -124,6 +125,42 @@ func Append(ctx context.Context, uri string, opts ...Option) (*Writer, error) {
 	}
 	if err := w.setStorage(d.storage); err != nil {
 		return nil, fmt.Errorf("append to %s: data storage version %q: %w", uri, d.storage, ErrUnsupported)
+	}
+	return w, nil
+}
+
+// Overwrite starts a new version of the dataset at uri that replaces its
+// data and schema (earlier versions stay readable). Without a dataset there
+// it creates one, like Create. The storage version is the option's, else the
+// dataset's. It fails with ErrConflict if any other commit lands first.
+func Overwrite(ctx context.Context, uri string, schema *arrow.Schema, opts ...Option) (*Writer, error) {
+	o, err := applyOptions(opts)
+	if err != nil {
+		return nil, err
+	}
+	d, err := Open(ctx, uri)
+	if errors.Is(err, ErrNotFound) {
+		return Create(ctx, uri, schema, opts...)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if o.storageVersion != "" {
+		d.storage = o.storageVersion
+	}
+	if schema == nil {
+		return nil, fmt.Errorf("overwrite %s: nil schema: %w", uri, ErrInvalidOption)
+	}
+	ls, cols, err := format.SchemaToLance(schema)
+	if err != nil {
+		return nil, fmt.Errorf("overwrite %s: %w", uri, err)
+	}
+	w := &Writer{root: d.root, schema: schema, fields: ls.Fields, metadata: ls.Metadata, base: d.mf, replace: true, opts: o}
+	for _, c := range cols {
+		w.leafIDs = append(w.leafIDs, c.ID)
+	}
+	if err := w.setStorage(d.storage); err != nil {
+		return nil, fmt.Errorf("overwrite %s: data storage version %q: %w", uri, d.storage, ErrUnsupported)
 	}
 	return w, nil
 }
@@ -281,14 +318,16 @@ func (w *Writer) Commit(ctx context.Context) (*Dataset, error) {
 	syncDir(filepath.Join(w.root, dataDir))
 	u := newUUID()
 	txn := &txnpb.Transaction{Uuid: uuidString(u)}
-	spec := commitSpec{root: w.root, txn: txn, maxRetries: w.opts.maxRetries}
-	if w.base == nil {
+	spec := commitSpec{root: w.root, txn: txn, maxRetries: w.opts.maxRetries, keepIndex: !w.replace}
+	if w.base != nil {
+		txn.ReadVersion = w.base.m.Version
+	}
+	if w.base == nil || w.replace {
 		txn.Operation = &txnpb.Transaction_Overwrite_{Overwrite: &txnpb.Transaction_Overwrite{
 			Fragments: w.frags, Schema: w.fields, SchemaMetadata: w.metadata,
 		}}
-		spec.build = w.buildCreate
+		spec.build = w.buildOverwrite
 	} else {
-		txn.ReadVersion = w.base.m.Version
 		txn.Operation = &txnpb.Transaction_Append_{Append: &txnpb.Transaction_Append{Fragments: w.frags}}
 		spec.build = w.buildAppend
 	}
@@ -300,15 +339,21 @@ func (w *Writer) Commit(ctx context.Context) (*Dataset, error) {
 	return newDataset(w.root, mf)
 }
 
-func (w *Writer) buildCreate(prev *tablepb.Manifest) (*tablepb.Manifest, error) {
-	m := &tablepb.Manifest{
-		Fields:         w.fields,
-		SchemaMetadata: w.metadata,
-		Fragments:      withFragmentIDs(w.frags, 0),
-		DataFormat:     &tablepb.Manifest_DataStorageFormat{FileFormat: "lance", Version: w.storage},
+// buildOverwrite makes the manifest of a new dataset, or of a version that
+// replaces prev's data and schema. Fragment ids keep growing across
+// overwrites, as in Lance; the config and table metadata stay.
+func (w *Writer) buildOverwrite(prev *tablepb.Manifest) (*tablepb.Manifest, error) {
+	m := &tablepb.Manifest{}
+	if prev != nil {
+		m = proto.Clone(prev).(*tablepb.Manifest)
 	}
+	first := nextFragmentID(prev)
+	m.Fields = w.fields
+	m.SchemaMetadata = w.metadata
+	m.Fragments = withFragmentIDs(w.frags, first)
+	m.DataFormat = &tablepb.Manifest_DataStorageFormat{FileFormat: "lance", Version: w.storage}
 	if n := len(w.frags); n > 0 {
-		id := uint32(n - 1)
+		id := uint32(first + uint64(n) - 1)
 		m.MaxFragmentId = &id
 	}
 	return m, nil

@@ -362,3 +362,31 @@ func TestDatasetConcurrentAppends(t *testing.T) {
 	pyDataset(t, py, "check", uri, all, "6")
 	planarCheck(t, uri, 6, 3010, order...)
 }
+
+// TestDatasetOverwrite: planar overwrites a dataset; pylance reads the new
+// version and the old one, and appends over planar's overwrite.
+func TestDatasetOverwrite(t *testing.T) {
+	py := python(t)
+	ctx := context.Background()
+	dir := t.TempDir()
+	uri := filepath.Join(dir, "ds")
+	w, err := lds.Create(ctx, uri, dsSchema, lds.WithMaxRowsPerFile(400))
+	if err != nil {
+		t.Fatal(err)
+	}
+	planarWrite(t, w, 0, 1000, 1000)
+	if w, err = lds.Overwrite(ctx, uri, dsSchema); err != nil {
+		t.Fatal(err)
+	}
+	planarWrite(t, w, 5000, 300, 300)
+	v1 := filepath.Join(dir, "v1.arrow")
+	writeDatasetIPC(t, v1, [2]int64{0, 1000})
+	pyDataset(t, py, "check", uri, v1, "1")
+	v2 := filepath.Join(dir, "v2.arrow")
+	writeDatasetIPC(t, v2, [2]int64{5000, 300})
+	pyDataset(t, py, "check", uri, v2, "2")
+	tail := filepath.Join(dir, "tail.arrow")
+	writeDatasetIPC(t, tail, [2]int64{0, 10})
+	pyDataset(t, py, "append", uri, tail)
+	planarCheck(t, uri, 3, 310, [2]int64{5000, 300}, [2]int64{0, 10})
+}
