@@ -187,6 +187,16 @@ func (w *Writer) setStorage(v string) error {
 	return nil
 }
 
+// ReadVersion is the version the writer started from (0 when creating).
+// Commit may land later than ReadVersion+1 when it rebased over concurrent
+// appends.
+func (w *Writer) ReadVersion() uint64 {
+	if w.base == nil {
+		return 0
+	}
+	return w.base.m.Version
+}
+
 // Schema is the schema batches must have.
 func (w *Writer) Schema() *arrow.Schema { return w.schema }
 

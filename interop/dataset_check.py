@@ -5,6 +5,8 @@ usage:
   dataset_check.py append URI ARROW           append ARROW with pylance
   dataset_check.py create URI ARROW STORAGE   create a dataset of ARROW
   dataset_check.py stale_append URI ARROW V   commit an append read at V
+  dataset_check.py append_loop URI ARROW N    append ARROW in N slices, one commit each
+  dataset_check.py ids URI N                  the ids are 0..N-1, each once
 Prints one JSON line; exits non-zero with the reason on a mismatch.
 """
 import json
@@ -62,6 +64,18 @@ def main():
         frag = lance.fragment.LanceFragment.create(uri, load(arrow), data_storage_version=storage)
         ds = lance.LanceDataset.commit(uri, lance.LanceOperation.Append([frag]), read_version=int(sys.argv[4]))
         print(json.dumps({"version": ds.version}))
+    elif cmd == "append_loop":
+        tbl, rounds = load(arrow), int(sys.argv[4])
+        step = tbl.num_rows // rounds
+        for r in range(rounds):
+            lance.write_dataset(tbl.slice(r * step, step), uri, mode="append")
+        print(json.dumps({"version": lance.dataset(uri).version}))
+    elif cmd == "ids":
+        ids = sorted(lance.dataset(uri).to_table(columns=["id"]).column("id").to_pylist())
+        n = int(arrow)
+        if ids != list(range(n)):
+            sys.exit(f"ids: {len(ids)} rows, {len(set(ids))} distinct, want 0..{n - 1} once each")
+        print(json.dumps({"rows": len(ids), "version": lance.dataset(uri).version}))
     elif cmd == "create":
         ds = lance.write_dataset(load(arrow), uri, data_storage_version=sys.argv[4])
         print(json.dumps({"version": ds.version}))

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -389,4 +390,102 @@ func TestDatasetOverwrite(t *testing.T) {
 	writeDatasetIPC(t, tail, [2]int64{0, 10})
 	pyDataset(t, py, "append", uri, tail)
 	planarCheck(t, uri, 3, 310, [2]int64{5000, 300}, [2]int64{0, 10})
+}
+
+// TestDatasetConcurrentWriters: two planar writers (goroutines) and one
+// pylance process append at the same time, many rounds each; every row of
+// every append is there exactly once, in pylance's view and planar's.
+func TestDatasetConcurrentWriters(t *testing.T) {
+	py := python(t)
+	ctx := context.Background()
+	dir := t.TempDir()
+	uri := filepath.Join(dir, "ds")
+	w, err := lds.Create(ctx, uri, dsSchema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	planarWrite(t, w, 0, 100, 100)
+	const rounds, rows = 20, 50
+	pyRows := filepath.Join(dir, "py.arrow")
+	writeDatasetIPC(t, pyRows, [2]int64{100, rounds * rows})
+	pyDone := make(chan error, 1)
+	go func() {
+		out, err := exec.Command(py, "dataset_check.py", "append_loop", uri, pyRows, fmt.Sprint(rounds)).CombinedOutput()
+		if err != nil {
+			err = fmt.Errorf("pylance append loop: %v\n%s", err, out)
+		}
+		pyDone <- err
+	}()
+	// The planar writers start once pylance has committed its first append,
+	// so that the three overlap.
+	for start := time.Now(); ; time.Sleep(time.Millisecond) {
+		if d, err := lds.Open(ctx, uri); err == nil && d.Version() > 1 {
+			break
+		}
+		if time.Since(start) > time.Minute {
+			t.Fatal("pylance did not commit within a minute")
+		}
+	}
+	goDone := make(chan error, 2)
+	var retried [2]int
+	for g := range 2 {
+		go func() {
+			for r := range rounds {
+				a, err := lds.Append(ctx, uri, lds.WithMaxCommitRetries(100))
+				if err == nil {
+					first := int64(100 + (1+g)*rounds*rows + r*rows)
+					rec := dsBatch(first, rows)
+					err = a.Write(rec)
+					rec.Release()
+				}
+				if err == nil {
+					var d *lds.Dataset
+					if d, err = a.Commit(ctx); err == nil && d.Version() > a.ReadVersion()+1 {
+						retried[g]++
+					}
+				}
+				if err != nil {
+					goDone <- fmt.Errorf("planar writer %d round %d: %w", g, r, err)
+					return
+				}
+			}
+			goDone <- nil
+		}()
+	}
+	for range 2 {
+		if err := <-goDone; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := <-pyDone; err != nil {
+		t.Fatal(err)
+	}
+	const total = 100 + 3*rounds*rows
+	res := pyDataset(t, py, "ids", uri, fmt.Sprint(total))
+	if res["version"] != float64(1+3*rounds) {
+		t.Fatalf("pylance sees version %v, want %d", res["version"], 1+3*rounds)
+	}
+	d, err := lds.Open(ctx, uri)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := make([]bool, total)
+	for rec, err := range d.Scan(ctx, 0) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids := rec.Column(0).(*array.Int64)
+		for i := range ids.Len() {
+			if id := ids.Value(i); seen[id] {
+				t.Fatalf("row %d twice", id)
+			} else {
+				seen[id] = true
+			}
+		}
+		rec.Release()
+	}
+	if d.CountRows() != total {
+		t.Fatalf("planar counts %d rows, want %d", d.CountRows(), total)
+	}
+	t.Logf("%d versions; planar commits that rebased: %v", d.Version(), retried)
 }
