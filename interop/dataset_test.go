@@ -489,3 +489,85 @@ func TestDatasetConcurrentWriters(t *testing.T) {
 	}
 	t.Logf("%d versions; planar commits that rebased: %v", d.Version(), retried)
 }
+
+// TestDatasetKilledWriter runs a planar writer in a child process that
+// appends in a loop and kills it (SIGKILL) at several moments; after each
+// kill, pylance and planar open the latest committed version and read every
+// row of it, and both keep appending.
+func TestDatasetKilledWriter(t *testing.T) {
+	if uri := os.Getenv("PLANAR_DATASET_KILLED_WRITER"); uri != "" {
+		killedWriterChild(uri)
+		return
+	}
+	py := python(t)
+	ctx := context.Background()
+	dir := t.TempDir()
+	uri := filepath.Join(dir, "ds")
+	w, err := lds.Create(ctx, uri, dsSchema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	planarWrite(t, w, 0, killedBatch, killedBatch)
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for round, delay := range []time.Duration{150, 400, 900} {
+		cmd := exec.Command(exe, "-test.run=^TestDatasetKilledWriter$")
+		cmd.Env = append(os.Environ(), "PLANAR_DATASET_KILLED_WRITER="+uri)
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(delay * time.Millisecond)
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		d, err := lds.Open(ctx, uri)
+		if err != nil {
+			t.Fatalf("round %d: open after kill: %v", round, err)
+		}
+		// Every version holds whole batches: ids 0..n-1.
+		n := d.CountRows()
+		if n%killedBatch != 0 {
+			t.Fatalf("round %d: %d rows is not whole batches", round, n)
+		}
+		planarCheck(t, uri, d.Version(), n)
+		want := filepath.Join(dir, fmt.Sprintf("r%d.arrow", round))
+		writeDatasetIPC(t, want, [2]int64{0, n})
+		pyDataset(t, py, "check", uri, want, fmt.Sprint(d.Version()))
+		// Both append after the crash: pylance, then planar.
+		tail := filepath.Join(dir, fmt.Sprintf("t%d.arrow", round))
+		writeDatasetIPC(t, tail, [2]int64{n, killedBatch / 2})
+		pyDataset(t, py, "append", uri, tail)
+		if w, err = lds.Append(ctx, uri); err != nil {
+			t.Fatal(err)
+		}
+		planarWrite(t, w, n+killedBatch/2, killedBatch/2, killedBatch)
+		t.Logf("round %d: killed after %v at version %d (%d rows)", round, delay*time.Millisecond, d.Version(), n)
+	}
+}
+
+const killedBatch = 2000
+
+// killedWriterChild appends batches of killedBatch rows until it is killed.
+func killedWriterChild(uri string) {
+	ctx := context.Background()
+	for {
+		d, err := lds.Open(ctx, uri)
+		if err != nil {
+			os.Exit(2)
+		}
+		w, err := lds.Append(ctx, uri, lds.WithMaxRowsPerFile(killedBatch/2))
+		if err != nil {
+			os.Exit(2)
+		}
+		rec := dsBatch(d.CountRows(), killedBatch)
+		err = w.Write(rec)
+		rec.Release()
+		if err != nil {
+			os.Exit(2)
+		}
+		if _, err := w.Commit(ctx); err != nil {
+			os.Exit(2)
+		}
+	}
+}
