@@ -312,7 +312,9 @@ func (w *Writer) closeFile() error {
 
 // Commit finishes the data files and commits them as the next version; it
 // returns the dataset at that version. An Append retries over appends
-// committed concurrently (see WithMaxCommitRetries).
+// committed concurrently (see WithMaxCommitRetries). When Commit fails,
+// nothing is committed; Commit may be called again, or Abort removes the
+// data files.
 func (w *Writer) Commit(ctx context.Context) (*Dataset, error) {
 	if w.done {
 		return nil, ErrClosed
