@@ -3,6 +3,7 @@ package dataset
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,6 +11,8 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+
+	"github.com/planarlance/planar/writer"
 )
 
 func writeDataset(t *testing.T, w *Writer, batches ...[2]int64) *Dataset {
@@ -261,5 +264,45 @@ func TestDatasetNames(t *testing.T) {
 	n := dataFileName()
 	if len(n) != 56 || strings.Trim(n[:24], "01") != "" || !strings.HasSuffix(n, ".lance") {
 		t.Fatal(n)
+	}
+}
+
+// TestDatasetFileCuts: files are cut at the row cap (a batch may span two
+// files) and, checked after each batch, at the byte cap, which counts the
+// bytes the file writer has flushed (small pages here, so it flushes).
+func TestDatasetFileCuts(t *testing.T) {
+	ctx := context.Background()
+	small := WithWriterOptions(writer.WithMaxPageBytes(1 << 10))
+	for _, c := range []struct {
+		name string
+		opts []Option
+		want []uint64 // rows per fragment
+	}{
+		{"default", nil, []uint64{600}},
+		{"rows", []Option{WithMaxRowsPerFile(250)}, []uint64{250, 250, 100}},
+		{"bytes", []Option{WithMaxBytesPerFile(1), small}, []uint64{200, 200, 200}},
+		{"both", []Option{WithMaxBytesPerFile(1), WithMaxRowsPerFile(150), small}, []uint64{150, 50, 150, 50, 150, 50}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			w, err := Create(ctx, filepath.Join(t.TempDir(), "ds"), testSchema, c.opts...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			d := writeDataset(t, w, [2]int64{0, 200}, [2]int64{200, 200}, [2]int64{400, 200})
+			var got []uint64
+			for _, f := range d.manifest().Fragments {
+				got = append(got, f.PhysicalRows)
+			}
+			if fmt.Sprint(got) != fmt.Sprint(c.want) {
+				t.Fatalf("fragments of %v rows, want %v", got, c.want)
+			}
+			checkRows(t, d, 600)
+		})
+	}
+	if _, err := Create(ctx, t.TempDir(), testSchema, WithMaxRowsPerFile(0)); !errors.Is(err, ErrInvalidOption) {
+		t.Fatalf("zero rows per file: %v", err)
+	}
+	if _, err := Create(ctx, t.TempDir(), testSchema, WithStorageVersion("2.1")); !errors.Is(err, ErrInvalidOption) {
+		t.Fatalf("storage 2.1: %v", err)
 	}
 }

@@ -44,9 +44,10 @@ func WithMaxRowsPerFile(n int64) Option {
 	}
 }
 
-// WithMaxBytesPerFile starts a new data file once one has reached n bytes
-// (checked after each batch, so a file can exceed n by up to a batch and the
-// pages the writer buffers).
+// WithMaxBytesPerFile starts a new data file once the bytes written to one
+// have reached n. It is checked after each batch against what the file writer
+// has flushed, so a file can exceed n by a batch plus the pages the writer
+// still buffers (up to the page size per column, 8 MiB by default).
 func WithMaxBytesPerFile(n int64) Option {
 	return func(o *options) error {
 		if n <= 0 {
