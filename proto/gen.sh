@@ -9,4 +9,4 @@ for d in /usr/include /usr/local/include; do
 done
 protoc --plugin=protoc-gen-go="$plugin" -I. $inc \
   --go_out=. --go_opt=module=github.com/planarlance/planar/proto \
-  file.proto file2.proto encodings_v2_0.proto encodings_v2_1.proto encodings_v2_3.proto
+  file.proto file2.proto table.proto transaction.proto encodings_v2_0.proto encodings_v2_1.proto encodings_v2_3.proto

@@ -1,0 +1,220 @@
+package dataset
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	"github.com/planarlance/planar/proto/tablepb"
+	"github.com/planarlance/planar/proto/txnpb"
+)
+
+// DefaultMaxCommitRetries is how many times a commit rebases over versions
+// committed concurrently before giving up with ErrConflict.
+const DefaultMaxCommitRetries = 20
+
+// writerLibrary and writerLibraryVersion are recorded in every manifest.
+const (
+	writerLibrary        = "planar"
+	writerLibraryVersion = "0.1.0"
+)
+
+// Feature flags (Manifest.reader_feature_flags / writer_feature_flags) this
+// package keeps intact when it commits over a version: deletion files (bit
+// 0) and table config (bit 3). Any other flag (stable row ids, multiple base
+// paths, ...) would need work on commit that is not done here.
+const knownFeatureFlags = 1<<0 | 1<<3
+
+// commitSpec describes one commit: its transaction and how the new manifest
+// follows from the one it is based on.
+type commitSpec struct {
+	root string
+	txn  *txnpb.Transaction
+	// build returns the new version's manifest given the manifest it
+	// follows (nil when creating). It must not modify prev.
+	build      func(prev *tablepb.Manifest) (*tablepb.Manifest, error)
+	maxRetries int
+	// keepIndex carries prev's index section over (appends); an overwrite
+	// drops it, its indices being of data that is gone.
+	keepIndex bool
+}
+
+// commit writes the transaction file, then the next version's manifest with
+// put-if-not-exists. prev is the manifest at txn.read_version (nil when
+// creating the dataset). An Append whose version was taken by another Append
+// is rebased and retried; any other lost race is ErrConflict.
+func commit(ctx context.Context, s commitSpec, prev *manifestFile) (*manifestFile, error) {
+	txnName := transactionFileName(s.txn.ReadVersion, s.txn.Uuid)
+	tb, err := proto.Marshal(s.txn)
+	if err != nil {
+		return nil, fmt.Errorf("encode transaction: %w", err)
+	}
+	if err := os.MkdirAll(filepath.Join(s.root, transactionsDir), 0o755); err != nil {
+		return nil, fmt.Errorf("dataset %s: %w", s.root, err)
+	}
+	if err := os.MkdirAll(filepath.Join(s.root, versionsDir), 0o755); err != nil {
+		return nil, fmt.Errorf("dataset %s: %w", s.root, err)
+	}
+	if err := putIfNotExists(filepath.Join(s.root, transactionsDir, txnName), tb); err != nil {
+		return nil, fmt.Errorf("dataset %s: transaction file: %w", s.root, err)
+	}
+	_, isAppend := s.txn.Operation.(*txnpb.Transaction_Append_)
+	for attempt := 0; ; attempt++ {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		var pm *tablepb.Manifest
+		var index []byte
+		next := uint64(1)
+		if prev != nil {
+			pm = prev.m
+			if s.keepIndex {
+				index = prev.indexSection
+			}
+			next = pm.Version + 1
+			if f := pm.ReaderFeatureFlags | pm.WriterFeatureFlags; f&^knownFeatureFlags != 0 {
+				return nil, fmt.Errorf("dataset %s version %d: feature flags %#x: %w", s.root, pm.Version, f, ErrUnsupported)
+			}
+		}
+		m, err := s.build(pm)
+		if err != nil {
+			return nil, err
+		}
+		m.Version = next
+		m.TransactionFile = txnName
+		m.Timestamp = timestamppb.New(time.Now())
+		m.WriterVersion = &tablepb.Manifest_WriterVersion{Library: writerLibrary, Version: writerLibraryVersion}
+		b, err := encodeManifestFile(m, s.txn, index)
+		if err != nil {
+			return nil, err
+		}
+		err = putIfNotExists(filepath.Join(s.root, versionsDir, manifestName(next)), b)
+		if err == nil {
+			writeHint(s.root, next)
+			return &manifestFile{m: m, indexSection: index}, nil
+		}
+		if !errors.Is(err, fs.ErrExist) {
+			return nil, fmt.Errorf("dataset %s: commit version %d: %w", s.root, next, err)
+		}
+		// Another writer committed version next first.
+		if !isAppend || prev == nil {
+			return nil, fmt.Errorf("dataset %s: version %d was committed concurrently: %w", s.root, next, ErrConflict)
+		}
+		if attempt >= s.maxRetries {
+			return nil, fmt.Errorf("dataset %s: version %d taken after %d retries: %w", s.root, next, attempt, ErrConflict)
+		}
+		winner, err := readManifestVersion(s.root, next)
+		if err != nil {
+			return nil, fmt.Errorf("rebase over version %d: %w", next, err)
+		}
+		if err := appendCompatible(s.root, winner.m); err != nil {
+			return nil, err
+		}
+		prev = winner
+	}
+}
+
+// appendCompatible reports whether an Append can be rebased over the version
+// m: only when that version's own transaction is an Append.
+func appendCompatible(root string, m *tablepb.Manifest) error {
+	if m.TransactionFile == "" {
+		return fmt.Errorf("dataset %s: version %d has no transaction file: %w", root, m.Version, ErrConflict)
+	}
+	t, err := readTransaction(root, m.TransactionFile)
+	if err != nil {
+		return fmt.Errorf("dataset %s version %d: %w", root, m.Version, err)
+	}
+	if _, ok := t.Operation.(*txnpb.Transaction_Append_); !ok {
+		return fmt.Errorf("dataset %s: version %d is not an append: %w", root, m.Version, ErrConflict)
+	}
+	return nil
+}
+
+// putIfNotExists writes b to path only if path does not exist, atomically:
+// the bytes go to a temporary file in the same directory, which is synced
+// and then hard linked to path (the link fails with fs.ErrExist when path
+// exists). The temporary file is removed either way.
+func putIfNotExists(path string, b []byte) error {
+	u := newUUID()
+	tmp := filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+"."+uuidString(u)[:8]+".tmp")
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp)
+	if _, err := f.Write(b); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	if err := os.Link(tmp, path); err != nil {
+		return err
+	}
+	syncDir(filepath.Dir(path))
+	return nil
+}
+
+// syncDir makes a directory's new entries durable; best effort.
+func syncDir(dir string) {
+	if d, err := os.Open(dir); err == nil {
+		_ = d.Sync()
+		_ = d.Close()
+	}
+}
+
+// writeHint records the latest version in _versions/latest_version_hint.json,
+// best effort: readers list _versions when it is stale or missing.
+func writeHint(root string, version uint64) {
+	dir := filepath.Join(root, versionsDir)
+	u := newUUID()
+	tmp := filepath.Join(dir, "."+hintFile+"."+uuidString(u)[:8]+".tmp")
+	b := []byte(`{"version":` + strconv.FormatUint(version, 10) + `}`)
+	if err := os.WriteFile(tmp, b, 0o644); err != nil {
+		return
+	}
+	if err := os.Rename(tmp, filepath.Join(dir, hintFile)); err != nil {
+		_ = os.Remove(tmp)
+	}
+}
+
+// nextFragmentID is the id the next new fragment of m gets.
+func nextFragmentID(m *tablepb.Manifest) uint64 {
+	if m == nil {
+		return 0
+	}
+	next := uint64(0)
+	if m.MaxFragmentId != nil {
+		next = uint64(*m.MaxFragmentId) + 1
+	}
+	for _, f := range m.Fragments {
+		if f.Id >= next {
+			next = f.Id + 1
+		}
+	}
+	return next
+}
+
+// withFragmentIDs clones frags and numbers the clones from first.
+func withFragmentIDs(frags []*tablepb.DataFragment, first uint64) []*tablepb.DataFragment {
+	out := make([]*tablepb.DataFragment, len(frags))
+	for i, f := range frags {
+		c := proto.Clone(f).(*tablepb.DataFragment)
+		c.Id = first + uint64(i)
+		out[i] = c
+	}
+	return out
+}

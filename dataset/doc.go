@@ -1,0 +1,20 @@
+// Package dataset reads and writes Lance datasets (the directory form a
+// LanceDB table or pylance's lance.dataset opens) on local disk. It sits on
+// top of writer/ and reader/: writer/ encodes each data file, reader/ decodes
+// them, and this package owns what lies between files: the schema with its
+// field ids, fragments, manifests (one per version, under _versions/ with
+// Lance's V2 naming), transaction files (_transactions/) and the commit
+// protocol.
+//
+// A commit writes its data files, then its transaction file, then the
+// manifest of the new version with put-if-not-exists (a temporary file hard
+// linked to the final name, so an existing manifest is never overwritten).
+// When another writer committed that version first, the commit re-reads the
+// latest version and retries if Lance's conflict rules allow it (an Append
+// over Appends); otherwise it fails with ErrConflict. A crash at any point
+// leaves the last committed version intact: only unreferenced data files and
+// temporary files are left behind.
+//
+// Data files follow the dataset's storage version, 2.2 (the default, as in
+// pylance) or 2.3 (planar's 2.3 page layout, which Lance 14 reads).
+package dataset

@@ -1,0 +1,106 @@
+package dataset
+
+import (
+	"fmt"
+
+	"github.com/planarlance/planar/writer"
+)
+
+// Lance's defaults for cutting data files (pylance write_dataset).
+const (
+	DefaultMaxRowsPerFile  = 1 << 20 // 1,048,576 rows
+	DefaultMaxBytesPerFile = 90 << 30
+)
+
+// Data storage versions: the Lance file version of a dataset's data files.
+const (
+	StorageVersion2_2 = "2.2" // Lance's stable default, as in pylance 14
+	StorageVersion2_3 = "2.3" // planar's 2.3 page layout
+)
+
+type options struct {
+	maxRows        int64
+	maxBytes       int64
+	storageVersion string // "" means: the dataset's, or 2.2 when creating
+	writerOpts     []writer.Option
+	maxRetries     int
+}
+
+func defaultOptions() options {
+	return options{maxRows: DefaultMaxRowsPerFile, maxBytes: DefaultMaxBytesPerFile, maxRetries: DefaultMaxCommitRetries}
+}
+
+// Option configures Create and Append.
+type Option func(*options) error
+
+// WithMaxRowsPerFile caps the rows of one data file (and fragment).
+func WithMaxRowsPerFile(n int64) Option {
+	return func(o *options) error {
+		if n <= 0 {
+			return fmt.Errorf("max rows per file %d: %w", n, ErrInvalidOption)
+		}
+		o.maxRows = n
+		return nil
+	}
+}
+
+// WithMaxBytesPerFile starts a new data file once the bytes written to one
+// have reached n. It is checked after each batch against what the file writer
+// has flushed, so a file can exceed n by a batch plus the pages the writer
+// still buffers (up to the page size per column, 8 MiB by default).
+func WithMaxBytesPerFile(n int64) Option {
+	return func(o *options) error {
+		if n <= 0 {
+			return fmt.Errorf("max bytes per file %d: %w", n, ErrInvalidOption)
+		}
+		o.maxBytes = n
+		return nil
+	}
+}
+
+// WithStorageVersion selects the data storage version, StorageVersion2_2 or
+// StorageVersion2_3. Create records it in the dataset; Append fails with
+// ErrVersionMismatch when it differs from the dataset's.
+func WithStorageVersion(v string) Option {
+	return func(o *options) error {
+		if _, _, err := fileFormat(v); err != nil {
+			return err
+		}
+		o.storageVersion = v
+		return nil
+	}
+}
+
+// WithWriterOptions passes options to the writer of every data file (page
+// size, column encodings, policy). The file format option is set by the
+// storage version and cannot be overridden here.
+func WithWriterOptions(opts ...writer.Option) Option {
+	return func(o *options) error {
+		o.writerOpts = append(o.writerOpts, opts...)
+		return nil
+	}
+}
+
+// WithMaxCommitRetries sets how many concurrent appends a commit rebases
+// over before failing with ErrConflict.
+func WithMaxCommitRetries(n int) Option {
+	return func(o *options) error {
+		if n < 0 {
+			return fmt.Errorf("max commit retries %d: %w", n, ErrInvalidOption)
+		}
+		o.maxRetries = n
+		return nil
+	}
+}
+
+// fileFormat maps a storage version to the writer's format and the data
+// file version recorded in DataFile.
+func fileFormat(v string) (writer.Format, [2]uint32, error) {
+	switch v {
+	case StorageVersion2_2:
+		return writer.Format2_2, [2]uint32{2, 2}, nil
+	case StorageVersion2_3:
+		return writer.Format2_3, [2]uint32{2, 3}, nil
+	}
+	return 0, [2]uint32{}, fmt.Errorf("data storage version %q (want %q or %q): %w", v, StorageVersion2_2, StorageVersion2_3, ErrInvalidOption)
+}

@@ -1,0 +1,428 @@
+package dataset
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/planarlance/planar/internal/format"
+	"github.com/planarlance/planar/proto/filepb"
+	"github.com/planarlance/planar/proto/tablepb"
+	"github.com/planarlance/planar/proto/txnpb"
+	"github.com/planarlance/planar/writer"
+)
+
+// Writer streams record batches into new data files and commits them as one
+// new version of a dataset. It is made by Create or Append; it is not safe
+// for concurrent use. Nothing is visible to readers before Commit.
+type Writer struct {
+	root     string
+	schema   *arrow.Schema
+	fields   []*filepb.Field // the dataset's fields (Create only)
+	metadata map[string][]byte
+	leafIDs  []int32
+	format   writer.Format
+	version  [2]uint32
+	storage  string
+	base     *manifestFile // the version read; nil when creating
+	replace  bool          // an Overwrite: the new version replaces the data and schema
+	opts     options
+
+	cur     *dataFile
+	frags   []*tablepb.DataFragment
+	written []string // data files written, for Abort
+	done    bool
+	err     error
+}
+
+// dataFile is the data file being written.
+type dataFile struct {
+	name string
+	f    *os.File
+	bw   *bufio.Writer
+	n    countingWriter
+	w    *writer.Writer
+	rows int64
+}
+
+type countingWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// Create starts a new dataset at uri with the given schema. The dataset
+// exists (as version 1) once Commit returns; Create fails with ErrExists when
+// a dataset is already there.
+func Create(ctx context.Context, uri string, schema *arrow.Schema, opts ...Option) (*Writer, error) {
+	root, err := localRoot(uri)
+	if err != nil {
+		return nil, err
+	}
+	if schema == nil {
+		return nil, fmt.Errorf("create %s: nil schema: %w", uri, ErrInvalidOption)
+	}
+	o, err := applyOptions(opts)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := latestVersion(root); err == nil {
+		return nil, fmt.Errorf("create %s: %w", uri, ErrExists)
+	} else if !errors.Is(err, ErrNotFound) {
+		return nil, err
+	}
+	if o.storageVersion == "" {
+		o.storageVersion = StorageVersion2_2
+	}
+	ls, cols, err := format.SchemaToLance(schema)
+	if err != nil {
+		return nil, fmt.Errorf("create %s: %w", uri, err)
+	}
+	w := &Writer{root: root, schema: schema, fields: ls.Fields, metadata: ls.Metadata, opts: o}
+	for _, c := range cols {
+		w.leafIDs = append(w.leafIDs, c.ID)
+	}
+	if err := w.setStorage(o.storageVersion); err != nil {
+		return nil, err
+	}
+	return w, nil
+}
+
+// Append starts an append to the latest version of the dataset at uri.
+// Batches must have the dataset's schema (ErrSchemaMismatch otherwise).
+func Append(ctx context.Context, uri string, opts ...Option) (*Writer, error) {
+	o, err := applyOptions(opts)
+	if err != nil {
+		return nil, err
+	}
+	d, err := Open(ctx, uri)
+	if err != nil {
+		return nil, err
+	}
+	if o.storageVersion != "" && o.storageVersion != d.storage {
+		return nil, fmt.Errorf("append to %s: data storage version %s, asked for %s: %w", uri, d.storage, o.storageVersion, ErrVersionMismatch)
+	}
+	m := d.mf.m
+	if f := m.ReaderFeatureFlags | m.WriterFeatureFlags; f&^knownFeatureFlags != 0 {
+		return nil, fmt.Errorf("append to %s: feature flags %#x: %w", uri, f, ErrUnsupported)
+	}
+	w := &Writer{root: d.root, schema: d.schema, base: d.mf, opts: o}
+	for _, c := range d.cols {
+		w.leafIDs = append(w.leafIDs, c.ID)
+	}
+	if err := w.setStorage(d.storage); err != nil {
+		return nil, fmt.Errorf("append to %s: data storage version %q: %w", uri, d.storage, ErrUnsupported)
+	}
+	return w, nil
+}
+
+// Overwrite starts a new version of the dataset at uri that replaces its
+// data and schema (earlier versions stay readable). Without a dataset there
+// it creates one, like Create. The storage version is the option's, else the
+// dataset's. It fails with ErrConflict if any other commit lands first.
+func Overwrite(ctx context.Context, uri string, schema *arrow.Schema, opts ...Option) (*Writer, error) {
+	o, err := applyOptions(opts)
+	if err != nil {
+		return nil, err
+	}
+	d, err := Open(ctx, uri)
+	if errors.Is(err, ErrNotFound) {
+		return Create(ctx, uri, schema, opts...)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if o.storageVersion != "" {
+		d.storage = o.storageVersion
+	}
+	if schema == nil {
+		return nil, fmt.Errorf("overwrite %s: nil schema: %w", uri, ErrInvalidOption)
+	}
+	ls, cols, err := format.SchemaToLance(schema)
+	if err != nil {
+		return nil, fmt.Errorf("overwrite %s: %w", uri, err)
+	}
+	w := &Writer{root: d.root, schema: schema, fields: ls.Fields, metadata: ls.Metadata, base: d.mf, replace: true, opts: o}
+	for _, c := range cols {
+		w.leafIDs = append(w.leafIDs, c.ID)
+	}
+	if err := w.setStorage(d.storage); err != nil {
+		return nil, fmt.Errorf("overwrite %s: data storage version %q: %w", uri, d.storage, ErrUnsupported)
+	}
+	return w, nil
+}
+
+func applyOptions(opts []Option) (options, error) {
+	o := defaultOptions()
+	for _, f := range opts {
+		if f == nil {
+			continue
+		}
+		if err := f(&o); err != nil {
+			return o, err
+		}
+	}
+	return o, nil
+}
+
+func (w *Writer) setStorage(v string) error {
+	f, ver, err := fileFormat(v)
+	if err != nil {
+		return err
+	}
+	w.format, w.version, w.storage = f, ver, v
+	return nil
+}
+
+// ReadVersion is the version the writer started from (0 when creating).
+// Commit may land later than ReadVersion+1 when it rebased over concurrent
+// appends.
+func (w *Writer) ReadVersion() uint64 {
+	if w.base == nil {
+		return 0
+	}
+	return w.base.m.Version
+}
+
+// Schema is the schema batches must have.
+func (w *Writer) Schema() *arrow.Schema { return w.schema }
+
+// Write adds a batch. Data files are cut at the configured rows and bytes
+// per file; a batch may span two files.
+func (w *Writer) Write(rec arrow.RecordBatch) error {
+	if w.done {
+		return ErrClosed
+	}
+	if w.err != nil {
+		return w.err
+	}
+	if err := compatible(w.schema, rec.Schema()); err != nil {
+		return err
+	}
+	if w.schema != rec.Schema() {
+		rec = array.NewRecordBatch(w.schema, rec.Columns(), rec.NumRows())
+	} else {
+		rec.Retain()
+	}
+	defer rec.Release()
+	for off := int64(0); off < rec.NumRows(); {
+		if w.cur == nil {
+			if err := w.openFile(); err != nil {
+				return w.fail(err)
+			}
+		}
+		n := min(rec.NumRows()-off, w.opts.maxRows-w.cur.rows)
+		part := rec
+		if off != 0 || n != rec.NumRows() {
+			part = rec.NewSlice(off, off+n)
+		}
+		err := w.cur.w.WriteBatch(part)
+		if part != rec {
+			part.Release()
+		}
+		if err != nil {
+			return w.fail(fmt.Errorf("data file %s: %w", w.cur.name, err))
+		}
+		w.cur.rows += n
+		off += n
+		if w.cur.rows >= w.opts.maxRows || w.cur.n.n >= w.opts.maxBytes {
+			if err := w.closeFile(); err != nil {
+				return w.fail(err)
+			}
+		}
+	}
+	return nil
+}
+
+func (w *Writer) fail(err error) error {
+	w.err = err
+	return err
+}
+
+func (w *Writer) openFile() error {
+	dir := filepath.Join(w.root, dataDir)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	name := dataFileName()
+	f, err := os.OpenFile(filepath.Join(dir, name), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return err
+	}
+	w.written = append(w.written, name)
+	df := &dataFile{name: name, f: f, bw: bufio.NewWriterSize(f, 1<<20)}
+	df.n.w = df.bw
+	opts := append(append([]writer.Option(nil), w.opts.writerOpts...), writer.WithFormat(w.format))
+	df.w, err = writer.New(&df.n, w.schema, opts...)
+	if err != nil {
+		f.Close()
+		return err
+	}
+	w.cur = df
+	return nil
+}
+
+// closeFile finishes the current data file and records its fragment.
+func (w *Writer) closeFile() error {
+	df := w.cur
+	w.cur = nil
+	err := df.w.Close()
+	if err == nil {
+		err = df.bw.Flush()
+	}
+	if err == nil {
+		err = df.f.Sync()
+	}
+	if cerr := df.f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("data file %s: %w", df.name, err)
+	}
+	cols := make([]int32, len(w.leafIDs))
+	for i := range cols {
+		cols[i] = int32(i)
+	}
+	w.frags = append(w.frags, &tablepb.DataFragment{
+		Files: []*tablepb.DataFile{{
+			Path:             df.name,
+			Fields:           append([]int32(nil), w.leafIDs...),
+			ColumnIndices:    cols,
+			FileMajorVersion: w.version[0],
+			FileMinorVersion: w.version[1],
+			FileSizeBytes:    uint64(df.n.n),
+		}},
+		PhysicalRows: uint64(df.rows),
+	})
+	return nil
+}
+
+// Commit finishes the data files and commits them as the next version; it
+// returns the dataset at that version. An Append retries over appends
+// committed concurrently (see WithMaxCommitRetries). When Commit fails,
+// nothing is committed; Commit may be called again, or Abort removes the
+// data files.
+func (w *Writer) Commit(ctx context.Context) (*Dataset, error) {
+	if w.done {
+		return nil, ErrClosed
+	}
+	if w.err != nil {
+		return nil, w.err
+	}
+	if w.cur != nil {
+		if err := w.closeFile(); err != nil {
+			return nil, w.fail(err)
+		}
+	}
+	syncDir(filepath.Join(w.root, dataDir))
+	u := newUUID()
+	txn := &txnpb.Transaction{Uuid: uuidString(u)}
+	spec := commitSpec{root: w.root, txn: txn, maxRetries: w.opts.maxRetries, keepIndex: !w.replace}
+	if w.base != nil {
+		txn.ReadVersion = w.base.m.Version
+	}
+	if w.base == nil || w.replace {
+		txn.Operation = &txnpb.Transaction_Overwrite_{Overwrite: &txnpb.Transaction_Overwrite{
+			Fragments: w.frags, Schema: w.fields, SchemaMetadata: w.metadata,
+		}}
+		spec.build = w.buildOverwrite
+	} else {
+		txn.Operation = &txnpb.Transaction_Append_{Append: &txnpb.Transaction_Append{Fragments: w.frags}}
+		spec.build = w.buildAppend
+	}
+	mf, err := commit(ctx, spec, w.base)
+	if err != nil {
+		return nil, err
+	}
+	w.done = true
+	return newDataset(w.root, mf)
+}
+
+// buildOverwrite makes the manifest of a new dataset, or of a version that
+// replaces prev's data and schema. Fragment ids keep growing across
+// overwrites, as in Lance; the config and table metadata stay.
+func (w *Writer) buildOverwrite(prev *tablepb.Manifest) (*tablepb.Manifest, error) {
+	m := &tablepb.Manifest{}
+	if prev != nil {
+		m = proto.Clone(prev).(*tablepb.Manifest)
+	}
+	first := nextFragmentID(prev)
+	m.Fields = w.fields
+	m.SchemaMetadata = w.metadata
+	m.Fragments = withFragmentIDs(w.frags, first)
+	m.DataFormat = &tablepb.Manifest_DataStorageFormat{FileFormat: "lance", Version: w.storage}
+	if n := len(w.frags); n > 0 {
+		id := uint32(first + uint64(n) - 1)
+		m.MaxFragmentId = &id
+	}
+	return m, nil
+}
+
+func (w *Writer) buildAppend(prev *tablepb.Manifest) (*tablepb.Manifest, error) {
+	m := proto.Clone(prev).(*tablepb.Manifest)
+	first := nextFragmentID(prev)
+	m.Fragments = append(m.Fragments, withFragmentIDs(w.frags, first)...)
+	if n := len(w.frags); n > 0 {
+		id := uint32(first + uint64(n) - 1)
+		m.MaxFragmentId = &id
+	}
+	return m, nil
+}
+
+// Abort removes the data files written so far; nothing is committed.
+func (w *Writer) Abort() error {
+	if w.done {
+		return ErrClosed
+	}
+	w.done = true
+	if w.cur != nil {
+		_ = w.cur.w.Close()
+		_ = w.cur.f.Close()
+		w.cur = nil
+	}
+	var first error
+	for _, name := range w.written {
+		if err := os.Remove(filepath.Join(w.root, dataDir, name)); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+// compatible checks that batches of schema in can be stored under the
+// dataset schema ds: same field names and types; a nullable input field
+// cannot go into a non-nullable dataset field.
+func compatible(ds, in *arrow.Schema) error {
+	if ds == in {
+		return nil
+	}
+	if ds.NumFields() != in.NumFields() {
+		return fmt.Errorf("%d fields, dataset has %d: %w", in.NumFields(), ds.NumFields(), ErrSchemaMismatch)
+	}
+	for i := range ds.NumFields() {
+		a, b := ds.Field(i), in.Field(i)
+		if a.Name != b.Name {
+			return fmt.Errorf("field %d is %q, dataset has %q: %w", i, b.Name, a.Name, ErrSchemaMismatch)
+		}
+		if !arrow.TypeEqual(a.Type, b.Type) {
+			return fmt.Errorf("field %q is %s, dataset has %s: %w", a.Name, b.Type, a.Type, ErrSchemaMismatch)
+		}
+		if b.Nullable && !a.Nullable {
+			return fmt.Errorf("field %q is nullable, dataset's is not: %w", a.Name, ErrSchemaMismatch)
+		}
+	}
+	return nil
+}
