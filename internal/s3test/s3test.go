@@ -52,6 +52,9 @@ var (
 // startTimeout bounds how long the server may take to answer S3 requests.
 const startTimeout = 90 * time.Second
 
+// stopGrace is how long weed gets to exit on SIGTERM before SIGKILL.
+const stopGrace = 3 * time.Second
+
 // Server is a running S3-compatible server with one empty bucket.
 type Server struct {
 	Endpoint  string // http://127.0.0.1:port
@@ -208,14 +211,18 @@ func start(t testing.TB, weed string) (*Server, error) {
 	exited := make(chan struct{}) // closed when weed has exited
 	var waitErr error
 	go func() { waitErr = cmd.Wait(); logf.Close(); close(exited) }()
+	// The data dir is thrown away, so the stop need not be graceful for
+	// long: SIGTERM, then SIGKILL after a short grace.
 	stop := func() {
+		began := time.Now()
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
 		select {
 		case <-exited:
-		case <-time.After(15 * time.Second):
+		case <-time.After(stopGrace):
 			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 			<-exited
 		}
+		t.Logf("s3test: weed stopped in %v", time.Since(began).Round(time.Millisecond))
 	}
 	s := &Server{
 		Endpoint:  "http://127.0.0.1:" + strconv.Itoa(ports[6]),

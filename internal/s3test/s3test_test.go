@@ -26,12 +26,14 @@ func TestObjectStore(t *testing.T) {
 	defer cancel()
 	bucket := aws.String(srv.Bucket)
 
+	// put makes one attempt (no SDK retries), so the test sees the
+	// server's own answers.
 	put := func(key string, body []byte, ifNoneMatch bool) error {
 		in := &s3.PutObjectInput{Bucket: bucket, Key: aws.String(key), Body: bytes.NewReader(body)}
 		if ifNoneMatch {
 			in.IfNoneMatch = aws.String("*")
 		}
-		_, err := c.PutObject(ctx, in)
+		_, err := c.PutObject(ctx, in, func(o *s3.Options) { o.RetryMaxAttempts = 1 })
 		return err
 	}
 	get := func(key string) ([]byte, error) {
@@ -123,6 +125,11 @@ func TestObjectStore(t *testing.T) {
 
 	t.Run("conditional put race", func(t *testing.T) {
 		const writers, rounds = 8, 5
+		statuses := map[int]int{}
+		began := time.Now()
+		defer func() {
+			t.Logf("%d rounds of %d writers in %v: statuses %v", rounds, writers, time.Since(began), statuses)
+		}()
 		for r := 0; r < rounds; r++ {
 			key := fmt.Sprintf("race/_versions/%d.manifest", r)
 			var wg sync.WaitGroup
@@ -140,6 +147,7 @@ func TestObjectStore(t *testing.T) {
 			wg.Wait()
 			winner := -1
 			for w, err := range errs {
+				statuses[StatusCode(err)]++
 				switch {
 				case err == nil:
 					if winner >= 0 {
