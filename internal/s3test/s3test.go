@@ -223,6 +223,14 @@ func start(t testing.TB, weed string) (*Server, error) {
 			<-exited
 		}
 		t.Logf("s3test: weed stopped in %v", time.Since(began).Round(time.Millisecond))
+		// weed also listens on unix sockets it names after its ports in
+		// /tmp; a killed weed leaves them behind.
+		for _, p := range ports {
+			socks, _ := filepath.Glob(fmt.Sprintf("/tmp/seaweedfs-*-%d.sock", p))
+			for _, sock := range socks {
+				_ = os.Remove(sock)
+			}
+		}
 	}
 	s := &Server{
 		Endpoint:  "http://127.0.0.1:" + strconv.Itoa(ports[6]),
