@@ -6,7 +6,9 @@
 //
 // The `weed` binary is built by interop/s3server.sh (cached). Start looks for
 // it in $PLANAR_WEED, then in the script's cache path, then on $PATH. When it
-// is missing, tests skip loudly, or fail under CI=true.
+// is missing, tests skip loudly, or fail under CI=true. When the server does
+// not come up, its log's tail is in the failure, and $PLANAR_S3TEST_LOG, if
+// set, names a file to keep the whole log in.
 package s3test
 
 import (
