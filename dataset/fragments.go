@@ -15,6 +15,7 @@ import (
 
 	"github.com/planarlance/planar/internal/format"
 	"github.com/planarlance/planar/proto/tablepb"
+	"github.com/planarlance/planar/reader"
 )
 
 // FragmentMetadata describes a fragment written by WriteFragments (or by
@@ -130,8 +131,8 @@ func present(r json.RawMessage) bool {
 // independently and one process commits every worker's fragments with
 // CommitAppend (or CommitOverwrite) in one version. When a dataset exists at
 // uri, batches must match its schema (ErrSchemaMismatch) and the files
-// follow its storage version; otherwise field ids are assigned from schema
-// as Create assigns them. Files are cut as Writer.Write cuts them. On error,
+// follow its storage version; otherwise (or with ForOverwrite) field ids are
+// assigned from schema as Create assigns them. Files are cut as Writer.Write cuts them. On error,
 // the files written so far are removed.
 func WriteFragments(ctx context.Context, uri string, schema *arrow.Schema, batches []arrow.RecordBatch, opts ...Option) ([]FragmentMetadata, error) {
 	w, err := fragmentWriter(ctx, uri, schema, opts)
@@ -181,11 +182,11 @@ func fragmentWriter(ctx context.Context, uri string, schema *arrow.Schema, opts 
 	if schema == nil {
 		return nil, fmt.Errorf("write fragments to %s: nil schema: %w", uri, ErrInvalidOption)
 	}
-	if _, err := Open(ctx, uri); errors.Is(err, ErrNotFound) {
-		o, err := applyOptions(opts)
-		if err != nil {
-			return nil, err
-		}
+	o, err := applyOptions(opts)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := Open(ctx, uri); errors.Is(err, ErrNotFound) || (err == nil && o.forOverwrite) {
 		root, err := localRoot(uri)
 		if err != nil {
 			return nil, err
@@ -372,12 +373,8 @@ func (w *Writer) checkFragments(frags []FragmentMetadata) ([]*tablepb.DataFragme
 		if df.FileMajorVersion != w.version[0] || df.FileMinorVersion != w.version[1] {
 			return nil, fmt.Errorf("fragment %d: data file %s is %d.%d, dataset %s: %w", i, df.Path, df.FileMajorVersion, df.FileMinorVersion, w.storage, ErrVersionMismatch)
 		}
-		st, err := os.Stat(filepath.Join(w.root, dataDir, filepath.FromSlash(df.Path)))
-		if err != nil {
+		if err := checkDataFile(filepath.Join(w.root, dataDir, filepath.FromSlash(df.Path)), df.FileSizeBytes, f.PhysicalRows); err != nil {
 			return nil, fmt.Errorf("fragment %d: data file %s: %w", i, df.Path, err)
-		}
-		if df.FileSizeBytes != 0 && uint64(st.Size()) != df.FileSizeBytes {
-			return nil, fmt.Errorf("fragment %d: data file %s has %d bytes, metadata says %d: %w", i, df.Path, st.Size(), df.FileSizeBytes, ErrCorrupt)
 		}
 		out = append(out, &tablepb.DataFragment{
 			Files: []*tablepb.DataFile{{
@@ -388,4 +385,27 @@ func (w *Writer) checkFragments(frags []FragmentMetadata) ([]*tablepb.DataFragme
 		})
 	}
 	return out, nil
+}
+
+// checkDataFile opens a data file's footer and checks its size (when known)
+// and row count against the fragment's metadata, so that a fragment that does
+// not match its file is refused before it is committed.
+func checkDataFile(path string, size, rows uint64) error {
+	st, err := os.Stat(path)
+	if err != nil {
+		return err
+	}
+	if size != 0 && uint64(st.Size()) != size {
+		return fmt.Errorf("%d bytes, metadata says %d: %w", st.Size(), size, ErrCorrupt)
+	}
+	f, err := reader.OpenPath(path)
+	if err != nil {
+		return fmt.Errorf("%v: %w", err, ErrCorrupt)
+	}
+	n := f.NumRows()
+	f.Close()
+	if n < 0 || uint64(n) != rows {
+		return fmt.Errorf("%d rows, metadata says %d: %w", n, rows, ErrCorrupt)
+	}
+	return nil
 }

@@ -259,6 +259,10 @@ func TestDatasetFragmentErrors(t *testing.T) {
 			_, err := CommitAppend(ctx, uri, mutate(func(f *FragmentMetadata) { f.Files[0].FileSizeBytes++ }))
 			return err
 		}, ErrCorrupt},
+		{"wrong rows", func() error {
+			_, err := CommitAppend(ctx, uri, mutate(func(f *FragmentMetadata) { f.PhysicalRows++ }))
+			return err
+		}, ErrCorrupt},
 		{"two data files", func() error {
 			_, err := CommitAppend(ctx, uri, mutate(func(f *FragmentMetadata) { f.Files = append(f.Files, f.Files[0]) }))
 			return err
@@ -327,4 +331,60 @@ func TestDatasetFragmentJSON(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestDatasetCommitOverwriteExisting: CommitOverwrite over a dataset replaces
+// its rows and schema in a new version; the old version stays readable and
+// fragment ids keep growing.
+func TestDatasetCommitOverwriteExisting(t *testing.T) {
+	ctx := context.Background()
+	uri := filepath.Join(t.TempDir(), "ds")
+	w, err := Create(ctx, uri, testSchema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeDataset(t, w, [2]int64{0, 300})
+	small := arrow.NewSchema([]arrow.Field{{Name: "x", Type: arrow.PrimitiveTypes.Float64, Nullable: true}}, nil)
+	b := array.NewRecordBuilder(memory.DefaultAllocator, small)
+	for i := range 50 {
+		b.Field(0).(*array.Float64Builder).Append(float64(i) / 2)
+	}
+	rec := b.NewRecordBatch()
+	b.Release()
+	defer rec.Release()
+	// The dataset exists with another schema: WriteFragments refuses,
+	// unless the fragments are for an overwrite.
+	if _, err := WriteFragments(ctx, uri, small, []arrow.RecordBatch{rec}); !errors.Is(err, ErrSchemaMismatch) {
+		t.Fatalf("err %v, want ErrSchemaMismatch", err)
+	}
+	frags, err := WriteFragments(ctx, uri, small, []arrow.RecordBatch{rec}, WithMaxRowsPerFile(20), ForOverwrite())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := CommitAppend(ctx, uri, frags); !errors.Is(err, ErrSchemaMismatch) {
+		t.Fatalf("append of overwrite fragments: err %v, want ErrSchemaMismatch", err)
+	}
+	d, err := CommitOverwrite(ctx, uri, small, frags)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Version() != 2 || d.CountRows() != 50 || d.NumFragments() != 3 || !d.Schema().Equal(small) {
+		t.Fatalf("version %d, %d rows in %d fragments, schema %v", d.Version(), d.CountRows(), d.NumFragments(), d.Schema())
+	}
+	if id := d.manifest().Fragments[0].Id; id != 1 {
+		t.Fatalf("first fragment id %d, want 1", id)
+	}
+	got, err := d.ReadAll(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer got.Release()
+	if !array.RecordEqual(got, rec) {
+		t.Fatal("overwritten rows differ")
+	}
+	old, err := OpenVersion(ctx, uri, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkRows(t, old, 300)
 }
