@@ -15,6 +15,17 @@
 // leaves the last committed version intact: only unreferenced data files and
 // temporary files are left behind.
 //
+// Distributed writes follow Lance's pattern: workers call WriteFragments,
+// which writes data files and returns their FragmentMetadata without
+// committing; the metadata marshals to the JSON of pylance's
+// FragmentMetadata.to_json, so it can travel between processes and between
+// Go and pylance. One process then commits every worker's fragments in one
+// version with CommitAppend (rebased over concurrent appends like any other
+// append) or CommitOverwrite (LanceOperation.Overwrite: creates the dataset
+// or replaces its data and schema). Fragments written by pylance's
+// lance.fragment.write_fragments commit the same way, and pylance's
+// LanceDataset.commit accepts the fragments WriteFragments writes.
+//
 // Data files follow the dataset's storage version, 2.2 (the default, as in
 // pylance) or 2.3 (planar's 2.3 page layout, which Lance 14 reads).
 package dataset

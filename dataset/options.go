@@ -24,6 +24,7 @@ type options struct {
 	storageVersion string // "" means: the dataset's, or 2.2 when creating
 	writerOpts     []writer.Option
 	maxRetries     int
+	forOverwrite   bool // WriteFragments: fragments for CommitOverwrite
 }
 
 func defaultOptions() options {
@@ -103,4 +104,15 @@ func fileFormat(v string) (writer.Format, [2]uint32, error) {
 		return writer.Format2_3, [2]uint32{2, 3}, nil
 	}
 	return 0, [2]uint32{}, fmt.Errorf("data storage version %q (want %q or %q): %w", v, StorageVersion2_2, StorageVersion2_3, ErrInvalidOption)
+}
+
+// ForOverwrite makes WriteFragments write fragments for CommitOverwrite, as
+// pylance's write_fragments(mode="overwrite") does: the schema is the new
+// one, its field ids assigned as for a new dataset, whatever dataset is at
+// the URI. Other functions ignore it.
+func ForOverwrite() Option {
+	return func(o *options) error {
+		o.forOverwrite = true
+		return nil
+	}
 }

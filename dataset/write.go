@@ -84,19 +84,9 @@ func Create(ctx context.Context, uri string, schema *arrow.Schema, opts ...Optio
 	} else if !errors.Is(err, ErrNotFound) {
 		return nil, err
 	}
-	if o.storageVersion == "" {
-		o.storageVersion = StorageVersion2_2
-	}
-	ls, cols, err := format.SchemaToLance(schema)
+	w, err := newCreateWriter(root, schema, o)
 	if err != nil {
 		return nil, fmt.Errorf("create %s: %w", uri, err)
-	}
-	w := &Writer{root: root, schema: schema, fields: ls.Fields, metadata: ls.Metadata, opts: o}
-	for _, c := range cols {
-		w.leafIDs = append(w.leafIDs, c.ID)
-	}
-	if err := w.setStorage(o.storageVersion); err != nil {
-		return nil, err
 	}
 	return w, nil
 }

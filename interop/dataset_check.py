@@ -7,6 +7,12 @@ usage:
   dataset_check.py stale_append URI ARROW V   commit an append read at V
   dataset_check.py append_loop URI ARROW N    append ARROW in N slices, one commit each
   dataset_check.py ids URI N                  the ids are 0..N-1, each once
+  dataset_check.py commit_append URI FRAGS    commit the fragments (a JSON list of
+                                              FragmentMetadata.to_json) as one Append
+  dataset_check.py commit_overwrite URI FRAGS ARROW  commit them as an Overwrite with
+                                              ARROW's schema (creates the dataset)
+  dataset_check.py write_fragments URI ARROW OUT MAXROWS STORAGE
+                                              write_fragments, their JSON list to OUT
 Prints one JSON line; exits non-zero with the reason on a mismatch.
 """
 import json
@@ -76,6 +82,26 @@ def main():
         if ids != list(range(n)):
             sys.exit(f"ids: {len(ids)} rows, {len(set(ids))} distinct, want 0..{n - 1} once each")
         print(json.dumps({"rows": len(ids), "version": lance.dataset(uri).version}))
+    elif cmd == "commit_append":
+        with open(arrow) as f:
+            frags = [lance.FragmentMetadata.from_json(json.dumps(d)) for d in json.load(f)]
+        read = lance.dataset(uri).version
+        ds = lance.LanceDataset.commit(uri, lance.LanceOperation.Append(frags), read_version=read)
+        print(json.dumps({"version": ds.version, "read_version": read, "fragments": len(frags)}))
+    elif cmd == "commit_overwrite":
+        with open(arrow) as f:
+            frags = [lance.FragmentMetadata.from_json(json.dumps(d)) for d in json.load(f)]
+        schema = load(sys.argv[4]).schema
+        ds = lance.LanceDataset.commit(uri, lance.LanceOperation.Overwrite(schema, frags))
+        print(json.dumps({"version": ds.version, "storage": ds.data_storage_version,
+                          "fragments": [f.fragment_id for f in ds.get_fragments()]}))
+    elif cmd == "write_fragments":
+        out, max_rows, storage = sys.argv[4], int(sys.argv[5]), sys.argv[6]
+        frags = lance.fragment.write_fragments(load(arrow), uri, max_rows_per_file=max_rows,
+                                               data_storage_version=storage)
+        with open(out, "w") as f:
+            json.dump([fr.to_json() for fr in frags], f)
+        print(json.dumps({"fragments": len(frags)}))
     elif cmd == "create":
         ds = lance.write_dataset(load(arrow), uri, data_storage_version=sys.argv[4])
         print(json.dumps({"version": ds.version}))
