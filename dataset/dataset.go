@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"iter"
-	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -147,41 +145,6 @@ func (d *Dataset) Versions() ([]VersionInfo, error) {
 	return out, nil
 }
 
-// openFragment opens the data file of fragment i.
-func (d *Dataset) openFragment(i int) (*reader.File, error) {
-	frag := d.mf.m.Fragments[i]
-	if frag.DeletionFile != nil {
-		return nil, fmt.Errorf("fragment %d has a deletion file: %w", frag.Id, ErrUnsupported)
-	}
-	if len(frag.Files) != 1 {
-		return nil, fmt.Errorf("fragment %d has %d data files: %w", frag.Id, len(frag.Files), ErrUnsupported)
-	}
-	df := frag.Files[0]
-	if df.BaseId != nil {
-		return nil, fmt.Errorf("fragment %d: data file in another base path: %w", frag.Id, ErrUnsupported)
-	}
-	if df.Path == "" || strings.Contains(df.Path, "..") || filepath.IsAbs(df.Path) {
-		return nil, fmt.Errorf("fragment %d: data file path %q: %w", frag.Id, df.Path, ErrCorrupt)
-	}
-	if len(df.Fields) != len(d.cols) || len(df.ColumnIndices) != len(d.cols) {
-		return nil, fmt.Errorf("fragment %d: data file has %d fields, schema %d columns: %w", frag.Id, len(df.Fields), len(d.cols), ErrUnsupported)
-	}
-	for j, c := range d.cols {
-		if df.Fields[j] != c.ID || df.ColumnIndices[j] != int32(j) {
-			return nil, fmt.Errorf("fragment %d: column %d holds field %d at %d, want field %d: %w", frag.Id, j, df.Fields[j], df.ColumnIndices[j], c.ID, ErrUnsupported)
-		}
-	}
-	f, err := reader.OpenPath(filepath.Join(d.root, dataDir, filepath.FromSlash(df.Path)))
-	if err != nil {
-		return nil, fmt.Errorf("fragment %d: %w", frag.Id, err)
-	}
-	if f.NumRows() != int64(frag.PhysicalRows) {
-		f.Close()
-		return nil, fmt.Errorf("fragment %d: file has %d rows, manifest %d: %w", frag.Id, f.NumRows(), frag.PhysicalRows, ErrCorrupt)
-	}
-	return f, nil
-}
-
 // asDataset gives a batch read from a data file the dataset's schema.
 func (d *Dataset) asDataset(rec arrow.RecordBatch) (arrow.RecordBatch, error) {
 	defer rec.Release()
@@ -269,7 +232,7 @@ func (d *Dataset) Take(ctx context.Context, rows []int64) (arrow.RecordBatch, er
 			r.Release()
 		}
 	}()
-	files := map[int]*reader.File{}
+	files := map[int]*fragmentFiles{}
 	defer func() {
 		for _, f := range files {
 			f.Close()

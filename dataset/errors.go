@@ -32,3 +32,12 @@ var (
 	// ErrClosed is wrapped when a Writer is used after Commit or Abort.
 	ErrClosed = errors.New("planar/dataset: writer closed")
 )
+
+var (
+	// ErrColumnExists is wrapped when AddColumns is asked for a column the
+	// dataset already has.
+	ErrColumnExists = errors.New("planar/dataset: column already exists")
+	// ErrRowCount is wrapped when AddColumns gets more or fewer rows than
+	// the dataset has.
+	ErrRowCount = errors.New("planar/dataset: wrong row count")
+)

@@ -38,6 +38,7 @@ type Transaction struct {
 	//
 	//	*Transaction_Append_
 	//	*Transaction_Overwrite_
+	//	*Transaction_Merge_
 	Operation     isTransaction_Operation `protobuf_oneof:"operation"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -126,6 +127,15 @@ func (x *Transaction) GetOverwrite() *Transaction_Overwrite {
 	return nil
 }
 
+func (x *Transaction) GetMerge() *Transaction_Merge {
+	if x != nil {
+		if x, ok := x.Operation.(*Transaction_Merge_); ok {
+			return x.Merge
+		}
+	}
+	return nil
+}
+
 type isTransaction_Operation interface {
 	isTransaction_Operation()
 }
@@ -138,9 +148,15 @@ type Transaction_Overwrite_ struct {
 	Overwrite *Transaction_Overwrite `protobuf:"bytes,102,opt,name=overwrite,proto3,oneof"`
 }
 
+type Transaction_Merge_ struct {
+	Merge *Transaction_Merge `protobuf:"bytes,105,opt,name=merge,proto3,oneof"`
+}
+
 func (*Transaction_Append_) isTransaction_Operation() {}
 
 func (*Transaction_Overwrite_) isTransaction_Operation() {}
+
+func (*Transaction_Merge_) isTransaction_Operation() {}
 
 type Transaction_Append struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -255,19 +271,94 @@ func (x *Transaction_Overwrite) GetConfigUpsertValues() map[string]string {
 	return nil
 }
 
+// Lance's Merge: what ds.add_columns commits. Every fragment of the new
+// version, keeping its id, with the new columns' data files added; the
+// full new schema.
+type Transaction_Merge struct {
+	state          protoimpl.MessageState  `protogen:"open.v1"`
+	Fragments      []*tablepb.DataFragment `protobuf:"bytes,1,rep,name=fragments,proto3" json:"fragments,omitempty"`
+	Schema         []*filepb.Field         `protobuf:"bytes,2,rep,name=schema,proto3" json:"schema,omitempty"`
+	SchemaMetadata map[string][]byte       `protobuf:"bytes,3,rep,name=schema_metadata,json=schemaMetadata,proto3" json:"schema_metadata,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	// True when the merge adds no field that data staged against the
+	// earlier schema could not omit (every new field nullable).
+	PreservesNullability bool `protobuf:"varint,4,opt,name=preserves_nullability,json=preservesNullability,proto3" json:"preserves_nullability,omitempty"`
+	unknownFields        protoimpl.UnknownFields
+	sizeCache            protoimpl.SizeCache
+}
+
+func (x *Transaction_Merge) Reset() {
+	*x = Transaction_Merge{}
+	mi := &file_transaction_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Transaction_Merge) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Transaction_Merge) ProtoMessage() {}
+
+func (x *Transaction_Merge) ProtoReflect() protoreflect.Message {
+	mi := &file_transaction_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Transaction_Merge.ProtoReflect.Descriptor instead.
+func (*Transaction_Merge) Descriptor() ([]byte, []int) {
+	return file_transaction_proto_rawDescGZIP(), []int{0, 3}
+}
+
+func (x *Transaction_Merge) GetFragments() []*tablepb.DataFragment {
+	if x != nil {
+		return x.Fragments
+	}
+	return nil
+}
+
+func (x *Transaction_Merge) GetSchema() []*filepb.Field {
+	if x != nil {
+		return x.Schema
+	}
+	return nil
+}
+
+func (x *Transaction_Merge) GetSchemaMetadata() map[string][]byte {
+	if x != nil {
+		return x.SchemaMetadata
+	}
+	return nil
+}
+
+func (x *Transaction_Merge) GetPreservesNullability() bool {
+	if x != nil {
+		return x.PreservesNullability
+	}
+	return false
+}
+
 var File_transaction_proto protoreflect.FileDescriptor
 
 const file_transaction_proto_rawDesc = "" +
 	"\n" +
 	"\x11transaction.proto\x12\vlance.table\x1a\n" +
-	"file.proto\x1a\vtable.proto\"\xa6\a\n" +
+	"file.proto\x1a\vtable.proto\"\xa1\n" +
+	"\n" +
 	"\vTransaction\x12!\n" +
 	"\fread_version\x18\x01 \x01(\x04R\vreadVersion\x12\x12\n" +
 	"\x04uuid\x18\x02 \x01(\tR\x04uuid\x12\x10\n" +
 	"\x03tag\x18\x03 \x01(\tR\x03tag\x12j\n" +
 	"\x16transaction_properties\x18\x04 \x03(\v23.lance.table.Transaction.TransactionPropertiesEntryR\x15transactionProperties\x129\n" +
 	"\x06append\x18d \x01(\v2\x1f.lance.table.Transaction.AppendH\x00R\x06append\x12B\n" +
-	"\toverwrite\x18f \x01(\v2\".lance.table.Transaction.OverwriteH\x00R\toverwrite\x1aH\n" +
+	"\toverwrite\x18f \x01(\v2\".lance.table.Transaction.OverwriteH\x00R\toverwrite\x126\n" +
+	"\x05merge\x18i \x01(\v2\x1e.lance.table.Transaction.MergeH\x00R\x05merge\x1aH\n" +
 	"\x1aTransactionPropertiesEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1aA\n" +
@@ -283,7 +374,15 @@ const file_transaction_proto_rawDesc = "" +
 	"\x05value\x18\x02 \x01(\fR\x05value:\x028\x01\x1aE\n" +
 	"\x17ConfigUpsertValuesEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B\v\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1a\xc0\x02\n" +
+	"\x05Merge\x127\n" +
+	"\tfragments\x18\x01 \x03(\v2\x19.lance.table.DataFragmentR\tfragments\x12)\n" +
+	"\x06schema\x18\x02 \x03(\v2\x11.lance.file.FieldR\x06schema\x12[\n" +
+	"\x0fschema_metadata\x18\x03 \x03(\v22.lance.table.Transaction.Merge.SchemaMetadataEntryR\x0eschemaMetadata\x123\n" +
+	"\x15preserves_nullability\x18\x04 \x01(\bR\x14preservesNullability\x1aA\n" +
+	"\x13SchemaMetadataEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\fR\x05value:\x028\x01B\v\n" +
 	"\toperationB+Z)github.com/planarlance/planar/proto/txnpbb\x06proto3"
 
 var (
@@ -298,31 +397,37 @@ func file_transaction_proto_rawDescGZIP() []byte {
 	return file_transaction_proto_rawDescData
 }
 
-var file_transaction_proto_msgTypes = make([]protoimpl.MessageInfo, 6)
+var file_transaction_proto_msgTypes = make([]protoimpl.MessageInfo, 8)
 var file_transaction_proto_goTypes = []any{
 	(*Transaction)(nil),           // 0: lance.table.Transaction
 	nil,                           // 1: lance.table.Transaction.TransactionPropertiesEntry
 	(*Transaction_Append)(nil),    // 2: lance.table.Transaction.Append
 	(*Transaction_Overwrite)(nil), // 3: lance.table.Transaction.Overwrite
-	nil,                           // 4: lance.table.Transaction.Overwrite.SchemaMetadataEntry
-	nil,                           // 5: lance.table.Transaction.Overwrite.ConfigUpsertValuesEntry
-	(*tablepb.DataFragment)(nil),  // 6: lance.table.DataFragment
-	(*filepb.Field)(nil),          // 7: lance.file.Field
+	(*Transaction_Merge)(nil),     // 4: lance.table.Transaction.Merge
+	nil,                           // 5: lance.table.Transaction.Overwrite.SchemaMetadataEntry
+	nil,                           // 6: lance.table.Transaction.Overwrite.ConfigUpsertValuesEntry
+	nil,                           // 7: lance.table.Transaction.Merge.SchemaMetadataEntry
+	(*tablepb.DataFragment)(nil),  // 8: lance.table.DataFragment
+	(*filepb.Field)(nil),          // 9: lance.file.Field
 }
 var file_transaction_proto_depIdxs = []int32{
-	1, // 0: lance.table.Transaction.transaction_properties:type_name -> lance.table.Transaction.TransactionPropertiesEntry
-	2, // 1: lance.table.Transaction.append:type_name -> lance.table.Transaction.Append
-	3, // 2: lance.table.Transaction.overwrite:type_name -> lance.table.Transaction.Overwrite
-	6, // 3: lance.table.Transaction.Append.fragments:type_name -> lance.table.DataFragment
-	6, // 4: lance.table.Transaction.Overwrite.fragments:type_name -> lance.table.DataFragment
-	7, // 5: lance.table.Transaction.Overwrite.schema:type_name -> lance.file.Field
-	4, // 6: lance.table.Transaction.Overwrite.schema_metadata:type_name -> lance.table.Transaction.Overwrite.SchemaMetadataEntry
-	5, // 7: lance.table.Transaction.Overwrite.config_upsert_values:type_name -> lance.table.Transaction.Overwrite.ConfigUpsertValuesEntry
-	8, // [8:8] is the sub-list for method output_type
-	8, // [8:8] is the sub-list for method input_type
-	8, // [8:8] is the sub-list for extension type_name
-	8, // [8:8] is the sub-list for extension extendee
-	0, // [0:8] is the sub-list for field type_name
+	1,  // 0: lance.table.Transaction.transaction_properties:type_name -> lance.table.Transaction.TransactionPropertiesEntry
+	2,  // 1: lance.table.Transaction.append:type_name -> lance.table.Transaction.Append
+	3,  // 2: lance.table.Transaction.overwrite:type_name -> lance.table.Transaction.Overwrite
+	4,  // 3: lance.table.Transaction.merge:type_name -> lance.table.Transaction.Merge
+	8,  // 4: lance.table.Transaction.Append.fragments:type_name -> lance.table.DataFragment
+	8,  // 5: lance.table.Transaction.Overwrite.fragments:type_name -> lance.table.DataFragment
+	9,  // 6: lance.table.Transaction.Overwrite.schema:type_name -> lance.file.Field
+	5,  // 7: lance.table.Transaction.Overwrite.schema_metadata:type_name -> lance.table.Transaction.Overwrite.SchemaMetadataEntry
+	6,  // 8: lance.table.Transaction.Overwrite.config_upsert_values:type_name -> lance.table.Transaction.Overwrite.ConfigUpsertValuesEntry
+	8,  // 9: lance.table.Transaction.Merge.fragments:type_name -> lance.table.DataFragment
+	9,  // 10: lance.table.Transaction.Merge.schema:type_name -> lance.file.Field
+	7,  // 11: lance.table.Transaction.Merge.schema_metadata:type_name -> lance.table.Transaction.Merge.SchemaMetadataEntry
+	12, // [12:12] is the sub-list for method output_type
+	12, // [12:12] is the sub-list for method input_type
+	12, // [12:12] is the sub-list for extension type_name
+	12, // [12:12] is the sub-list for extension extendee
+	0,  // [0:12] is the sub-list for field type_name
 }
 
 func init() { file_transaction_proto_init() }
@@ -333,6 +438,7 @@ func file_transaction_proto_init() {
 	file_transaction_proto_msgTypes[0].OneofWrappers = []any{
 		(*Transaction_Append_)(nil),
 		(*Transaction_Overwrite_)(nil),
+		(*Transaction_Merge_)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
@@ -340,7 +446,7 @@ func file_transaction_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_transaction_proto_rawDesc), len(file_transaction_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   6,
+			NumMessages:   8,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
