@@ -11,6 +11,7 @@ usage:
                                               FragmentMetadata.to_json) as one Append
   dataset_check.py commit_overwrite URI FRAGS ARROW  commit them as an Overwrite with
                                               ARROW's schema (creates the dataset)
+  dataset_check.py add_columns URI -          add_columns({"twice": "id * 2"})
   dataset_check.py write_fragments URI ARROW OUT MAXROWS STORAGE
                                               write_fragments, their JSON list to OUT
 Prints one JSON line; exits non-zero with the reason on a mismatch.
@@ -62,6 +63,9 @@ def main():
     cmd, uri, arrow = sys.argv[1:4]
     if cmd == "check":
         check(uri, arrow, sys.argv[4])
+    elif cmd == "add_columns":
+        lance.dataset(uri).add_columns({"twice": "id * 2"})
+        print(json.dumps({"version": lance.dataset(uri).version}))
     elif cmd == "append":
         ds = lance.write_dataset(load(arrow), uri, mode="append")
         print(json.dumps({"version": ds.version}))
