@@ -205,3 +205,58 @@ func TestDatasetAddColumnsErrors(t *testing.T) {
 		t.Fatalf("missing dataset: %v", err)
 	}
 }
+
+// appendAtEnd is a RecordReader that commits an append to the dataset when
+// its rows run out, so the append lands between AddColumns' read and its
+// commit.
+type appendAtEnd struct {
+	array.RecordReader
+	t   *testing.T
+	uri string
+}
+
+func (a *appendAtEnd) Next() bool {
+	if a.RecordReader.Next() {
+		return true
+	}
+	w, err := Append(context.Background(), a.uri)
+	if err != nil {
+		a.t.Error(err)
+		return false
+	}
+	rec := testBatch(1000, 10)
+	defer rec.Release()
+	if err := w.Write(rec); err != nil {
+		a.t.Error(err)
+	}
+	if _, err := w.Commit(context.Background()); err != nil {
+		a.t.Error(err)
+	}
+	return false
+}
+
+func TestDatasetAddColumnsConflict(t *testing.T) {
+	ctx := context.Background()
+	uri := filepath.Join(t.TempDir(), "ds")
+	w, err := Create(ctx, uri, testSchema, WithMaxRowsPerFile(400))
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeDataset(t, w, [2]int64{0, 1000})
+	r := &appendAtEnd{RecordReader: addReader(1000, 250), t: t, uri: uri}
+	defer r.Release()
+	if _, err := AddColumns(ctx, uri, r); !errors.Is(err, ErrConflict) {
+		t.Fatalf("error %v, want ErrConflict", err)
+	}
+	d, err := Open(ctx, uri)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Version() != 2 || d.Schema().NumFields() != 5 {
+		t.Fatalf("version %d with %d columns", d.Version(), d.Schema().NumFields())
+	}
+	checkRows(t, d, 1010)
+	if n := len(dataFiles(t, uri)); n != 4 {
+		t.Fatalf("%d data files, want 4 (AddColumns' removed)", n)
+	}
+}

@@ -26,6 +26,12 @@
 // lance.fragment.write_fragments commit the same way, and pylance's
 // LanceDataset.commit accepts the fragments WriteFragments writes.
 //
+// AddColumns backfills new columns as pylance's add_columns does: each
+// fragment gets one more data file holding only the new fields, the old
+// files stay as they are, and the version is committed as Lance's Merge.
+// Reads join a fragment's data files column-wise, so fragments written by
+// either planar or pylance's add_columns read back whole.
+//
 // Data files follow the dataset's storage version, 2.2 (the default, as in
 // pylance) or 2.3 (planar's 2.3 page layout, which Lance 14 reads).
 package dataset
