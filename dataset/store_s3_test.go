@@ -1,0 +1,133 @@
+package dataset
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/planarlance/planar/internal/s3test"
+)
+
+// envFunc turns KEY=VALUE pairs into a getenv.
+func envFunc(kv ...string) func(string) string {
+	m := map[string]string{}
+	for _, e := range kv {
+		k, v, _ := strings.Cut(e, "=")
+		m[k] = v
+	}
+	return func(k string) string { return m[k] }
+}
+
+func TestS3Store(t *testing.T) {
+	srv := s3test.Start(t)
+	t.Run("env", func(t *testing.T) {
+		s, err := newS3Store("s3://"+srv.Bucket+"/env/ds", envFunc(srv.Env()...), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		testObjectStore(t, s)
+	})
+	t.Run("storage options", func(t *testing.T) {
+		opts := map[string]string{
+			"aws_access_key_id":     srv.AccessKey,
+			"aws_secret_access_key": srv.SecretKey,
+			"aws_endpoint":          srv.Endpoint,
+			"aws_region":            srv.Region,
+			"allow_http":            "true",
+		}
+		s, err := newS3Store("s3://"+srv.Bucket+"/opts", envFunc(), opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		testObjectStore(t, s)
+		// The prefix confines the store: the other store's keys are unseen.
+		got, err := s.List(t.Context(), "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, o := range got {
+			if strings.Contains(o.Key, "env/") {
+				t.Fatalf("store under opts/ lists %s", o.Key)
+			}
+		}
+	})
+	t.Run("wrong secret", func(t *testing.T) {
+		env := append(srv.Env(), "AWS_SECRET_ACCESS_KEY=wrong")
+		s, err := newS3Store("s3://"+srv.Bucket+"/x", envFunc(env...), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = s.Put(t.Context(), "k", []byte("v"))
+		if err == nil || errors.Is(err, ErrObjectExists) || errors.Is(err, ErrObjectNotFound) {
+			t.Fatalf("put with a wrong secret: %v", err)
+		}
+	})
+}
+
+func TestS3Config(t *testing.T) {
+	tests := []struct {
+		name    string
+		env     []string
+		opts    map[string]string
+		want    s3Config
+		wantErr error
+	}{
+		{name: "defaults", want: s3Config{region: "us-east-1"}},
+		{
+			name: "env",
+			env:  []string{"AWS_ENDPOINT_URL=http://h:1", "AWS_ENDPOINT_URL_S3=http://s3:2", "AWS_DEFAULT_REGION=r1", "AWS_ACCESS_KEY_ID=a", "AWS_SECRET_ACCESS_KEY=s", "AWS_ALLOW_HTTP=true"},
+			want: s3Config{endpoint: "http://s3:2", region: "r1", accessKey: "a", secretKey: "s", allowHTTP: true},
+		},
+		{
+			name: "options override env",
+			env:  []string{"AWS_ENDPOINT_URL=https://h", "AWS_REGION=r1", "AWS_ACCESS_KEY_ID=a", "AWS_SECRET_ACCESS_KEY=s"},
+			opts: map[string]string{"aws_endpoint": "http://o:3", "AWS_REGION": "r2", "aws_access_key_id": "b", "aws_secret_access_key": "t", "allow_http": "true", "aws_session_token": "tok"},
+			want: s3Config{endpoint: "http://o:3", region: "r2", accessKey: "b", secretKey: "t", sessionToken: "tok", allowHTTP: true},
+		},
+		{name: "http without allow_http", env: []string{"AWS_ENDPOINT_URL=http://h:1"}, wantErr: ErrInvalidOption},
+		{name: "bad endpoint", opts: map[string]string{"aws_endpoint": "h:1"}, wantErr: ErrInvalidOption},
+		{name: "bad allow_http", opts: map[string]string{"allow_http": "maybe"}, wantErr: ErrInvalidOption},
+		{name: "unknown option", opts: map[string]string{"aws_nonsense": "1"}, wantErr: ErrInvalidOption},
+		{name: "half credentials", env: []string{"AWS_ACCESS_KEY_ID=a"}, wantErr: ErrInvalidOption},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := s3ConfigFrom(envFunc(tc.env...), tc.opts)
+			if tc.wantErr != nil {
+				if !errors.Is(err, tc.wantErr) {
+					t.Fatalf("err = %v, want %v", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil || got != tc.want {
+				t.Fatalf("got %+v, %v; want %+v", got, err, tc.want)
+			}
+		})
+	}
+}
+
+func TestS3URI(t *testing.T) {
+	tests := []struct {
+		uri, bucket, prefix string
+		wantErr             error
+	}{
+		{uri: "s3://b", bucket: "b"},
+		{uri: "s3://b/", bucket: "b"},
+		{uri: "s3://b/p/q/", bucket: "b", prefix: "p/q/"},
+		{uri: "s3://", wantErr: ErrInvalidOption},
+		{uri: "s3://b/a/../c", wantErr: ErrInvalidOption},
+		{uri: "gs://b/p", wantErr: ErrUnsupportedScheme},
+	}
+	for _, tc := range tests {
+		b, p, err := parseS3URI(tc.uri)
+		if tc.wantErr != nil {
+			if !errors.Is(err, tc.wantErr) {
+				t.Errorf("%s: err %v, want %v", tc.uri, err, tc.wantErr)
+			}
+			continue
+		}
+		if err != nil || b != tc.bucket || p != tc.prefix {
+			t.Errorf("%s = %q, %q, %v; want %q, %q", tc.uri, b, p, err, tc.bucket, tc.prefix)
+		}
+	}
+}
