@@ -3,7 +3,6 @@ package dataset
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -37,7 +36,7 @@ func AddColumns(ctx context.Context, uri string, r array.RecordReader, opts ...O
 	if err != nil {
 		return nil, err
 	}
-	d, err := Open(ctx, uri)
+	d, err := Open(ctx, uri, opts...)
 	if err != nil {
 		return nil, err
 	}
@@ -50,7 +49,7 @@ func AddColumns(ctx context.Context, uri string, r array.RecordReader, opts ...O
 		_ = w.Abort()
 		return nil, fmt.Errorf("add columns to %s: %w", uri, err)
 	}
-	syncDir(filepath.Join(w.root, dataDir))
+	w.root.syncData()
 	prev := d.mf.m
 	frags := make([]*tablepb.DataFragment, len(prev.Fragments))
 	for i, f := range prev.Fragments {

@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
-	"path/filepath"
 	"strconv"
 	"time"
 
@@ -36,7 +34,7 @@ const knownFeatureFlags = 1<<0 | 1<<3
 // commitSpec describes one commit: its transaction and how the new manifest
 // follows from the one it is based on.
 type commitSpec struct {
-	root string
+	root *location
 	txn  *txnpb.Transaction
 	// build returns the new version's manifest given the manifest it
 	// follows (nil when creating). It must not modify prev.
@@ -57,13 +55,7 @@ func commit(ctx context.Context, s commitSpec, prev *manifestFile) (*manifestFil
 	if err != nil {
 		return nil, fmt.Errorf("encode transaction: %w", err)
 	}
-	if err := os.MkdirAll(filepath.Join(s.root, transactionsDir), 0o755); err != nil {
-		return nil, fmt.Errorf("dataset %s: %w", s.root, err)
-	}
-	if err := os.MkdirAll(filepath.Join(s.root, versionsDir), 0o755); err != nil {
-		return nil, fmt.Errorf("dataset %s: %w", s.root, err)
-	}
-	if err := putIfNotExists(filepath.Join(s.root, transactionsDir, txnName), tb); err != nil {
+	if err := s.root.st.PutIfNotExists(ctx, transactionsDir+"/"+txnName, tb); err != nil {
 		return nil, fmt.Errorf("dataset %s: transaction file: %w", s.root, err)
 	}
 	_, isAppend := s.txn.Operation.(*txnpb.Transaction_Append_)
@@ -96,12 +88,12 @@ func commit(ctx context.Context, s commitSpec, prev *manifestFile) (*manifestFil
 		if err != nil {
 			return nil, err
 		}
-		err = putIfNotExists(filepath.Join(s.root, versionsDir, manifestName(next)), b)
+		err = s.root.st.PutIfNotExists(ctx, versionsDir+"/"+manifestName(next), b)
 		if err == nil {
-			writeHint(s.root, next)
+			writeHint(ctx, s.root, next)
 			return &manifestFile{m: m, indexSection: index}, nil
 		}
-		if !errors.Is(err, fs.ErrExist) {
+		if !errors.Is(err, ErrObjectExists) {
 			return nil, fmt.Errorf("dataset %s: commit version %d: %w", s.root, next, err)
 		}
 		// Another writer committed version next first.
@@ -111,11 +103,11 @@ func commit(ctx context.Context, s commitSpec, prev *manifestFile) (*manifestFil
 		if attempt >= s.maxRetries {
 			return nil, fmt.Errorf("dataset %s: version %d taken after %d retries: %w", s.root, next, attempt, ErrConflict)
 		}
-		winner, err := readManifestVersion(s.root, next)
+		winner, err := readManifestVersion(ctx, s.root, next)
 		if err != nil {
 			return nil, fmt.Errorf("rebase over version %d: %w", next, err)
 		}
-		if err := appendCompatible(s.root, winner.m); err != nil {
+		if err := appendCompatible(ctx, s.root, winner.m); err != nil {
 			return nil, err
 		}
 		prev = winner
@@ -124,47 +116,17 @@ func commit(ctx context.Context, s commitSpec, prev *manifestFile) (*manifestFil
 
 // appendCompatible reports whether an Append can be rebased over the version
 // m: only when that version's own transaction is an Append.
-func appendCompatible(root string, m *tablepb.Manifest) error {
+func appendCompatible(ctx context.Context, root *location, m *tablepb.Manifest) error {
 	if m.TransactionFile == "" {
 		return fmt.Errorf("dataset %s: version %d has no transaction file: %w", root, m.Version, ErrConflict)
 	}
-	t, err := readTransaction(root, m.TransactionFile)
+	t, err := readTransaction(ctx, root, m.TransactionFile)
 	if err != nil {
 		return fmt.Errorf("dataset %s version %d: %w", root, m.Version, err)
 	}
 	if _, ok := t.Operation.(*txnpb.Transaction_Append_); !ok {
 		return fmt.Errorf("dataset %s: version %d is not an append: %w", root, m.Version, ErrConflict)
 	}
-	return nil
-}
-
-// putIfNotExists writes b to path only if path does not exist, atomically:
-// the bytes go to a temporary file in the same directory, which is synced
-// and then hard linked to path (the link fails with fs.ErrExist when path
-// exists). The temporary file is removed either way.
-func putIfNotExists(path string, b []byte) error {
-	u := newUUID()
-	tmp := filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+"."+uuidString(u)[:8]+".tmp")
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp)
-	if _, err := f.Write(b); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	if err := os.Link(tmp, path); err != nil {
-		return err
-	}
-	syncDir(filepath.Dir(path))
 	return nil
 }
 
@@ -178,17 +140,9 @@ func syncDir(dir string) {
 
 // writeHint records the latest version in _versions/latest_version_hint.json,
 // best effort: readers list _versions when it is stale or missing.
-func writeHint(root string, version uint64) {
-	dir := filepath.Join(root, versionsDir)
-	u := newUUID()
-	tmp := filepath.Join(dir, "."+hintFile+"."+uuidString(u)[:8]+".tmp")
+func writeHint(ctx context.Context, root *location, version uint64) {
 	b := []byte(`{"version":` + strconv.FormatUint(version, 10) + `}`)
-	if err := os.WriteFile(tmp, b, 0o644); err != nil {
-		return
-	}
-	if err := os.Rename(tmp, filepath.Join(dir, hintFile)); err != nil {
-		_ = os.Remove(tmp)
-	}
+	_ = root.st.Put(ctx, versionsDir+"/"+hintFile, b)
 }
 
 // nextFragmentID is the id the next new fragment of m gets.

@@ -27,7 +27,7 @@ const DefaultScanBatchRows = 1 << 20
 // Dataset is one version of a Lance dataset, opened for reading. It holds no
 // open files; every read opens the data files it needs.
 type Dataset struct {
-	root    string
+	root    *location
 	mf      *manifestFile
 	schema  *arrow.Schema
 	cols    []format.Column
@@ -36,40 +36,48 @@ type Dataset struct {
 }
 
 // Open opens the latest version of the dataset at uri.
-func Open(ctx context.Context, uri string) (*Dataset, error) {
-	root, err := localRoot(uri)
+func Open(ctx context.Context, uri string, opts ...Option) (*Dataset, error) {
+	o, err := applyOptions(opts)
 	if err != nil {
 		return nil, err
 	}
-	v, err := latestVersion(root)
+	root, err := openLocation(uri, o)
 	if err != nil {
 		return nil, err
 	}
-	return openVersion(root, v)
+	v, err := latestVersion(ctx, root)
+	if err != nil {
+		return nil, err
+	}
+	return openVersion(ctx, root, v)
 }
 
 // OpenVersion opens one version of the dataset at uri; ErrNoVersion when it
 // does not exist.
-func OpenVersion(ctx context.Context, uri string, version uint64) (*Dataset, error) {
-	root, err := localRoot(uri)
+func OpenVersion(ctx context.Context, uri string, version uint64, opts ...Option) (*Dataset, error) {
+	o, err := applyOptions(opts)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := listVersions(root); err != nil {
+	root, err := openLocation(uri, o)
+	if err != nil {
 		return nil, err
 	}
-	return openVersion(root, version)
+	if _, err := listVersions(ctx, root); err != nil {
+		return nil, err
+	}
+	return openVersion(ctx, root, version)
 }
 
-func openVersion(root string, v uint64) (*Dataset, error) {
-	mf, err := readManifestVersion(root, v)
+func openVersion(ctx context.Context, root *location, v uint64) (*Dataset, error) {
+	mf, err := readManifestVersion(ctx, root, v)
 	if err != nil {
 		return nil, err
 	}
 	return newDataset(root, mf)
 }
 
-func newDataset(root string, mf *manifestFile) (*Dataset, error) {
+func newDataset(root *location, mf *manifestFile) (*Dataset, error) {
 	m := mf.m
 	s, cols, err := format.SchemaFromLance(&filepb.Schema{Fields: m.Fields, Metadata: m.SchemaMetadata})
 	if err != nil {
@@ -96,7 +104,7 @@ func newDataset(root string, mf *manifestFile) (*Dataset, error) {
 }
 
 // URI is the dataset's directory.
-func (d *Dataset) URI() string { return d.root }
+func (d *Dataset) URI() string { return d.root.uri }
 
 // Version is the version this Dataset shows.
 func (d *Dataset) Version() uint64 { return d.mf.m.Version }
@@ -130,13 +138,14 @@ type VersionInfo struct {
 
 // Versions lists every committed version of the dataset, oldest first.
 func (d *Dataset) Versions() ([]VersionInfo, error) {
-	vs, err := listVersions(d.root)
+	ctx := context.Background()
+	vs, err := listVersions(ctx, d.root)
 	if err != nil {
 		return nil, err
 	}
 	out := make([]VersionInfo, 0, len(vs))
 	for _, v := range vs {
-		mf, err := readManifestVersion(d.root, v)
+		mf, err := readManifestVersion(ctx, d.root, v)
 		if err != nil {
 			return nil, err
 		}

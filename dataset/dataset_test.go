@@ -125,8 +125,11 @@ func TestDatasetErrors(t *testing.T) {
 	if _, err := Open(ctx, uri); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("open missing: %v", err)
 	}
-	if _, err := Create(ctx, "s3://bucket/ds", testSchema); !errors.Is(err, ErrUnsupportedScheme) {
-		t.Fatalf("s3: %v", err)
+	if _, err := Create(ctx, "gs://bucket/ds", testSchema); !errors.Is(err, ErrUnsupportedScheme) {
+		t.Fatalf("gs: %v", err)
+	}
+	if _, err := Create(ctx, "s3://bucket/ds", testSchema, WithStorageOptions(map[string]string{"aws_bogus": "1"})); !errors.Is(err, ErrInvalidOption) {
+		t.Fatalf("s3 with an unknown storage option: %v", err)
 	}
 	w, err := Create(ctx, uri, testSchema)
 	if err != nil {
@@ -203,11 +206,12 @@ func TestDatasetConcurrentAppend(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d4, err := readManifestVersion(filepath.Clean(uri), 3)
+	loc := &location{uri: filepath.Clean(uri), st: newLocalStore(filepath.Clean(uri))}
+	d4, err := readManifestVersion(ctx, loc, 3)
 	if err != nil {
 		t.Fatal(err)
 	}
-	tx, err := readTransaction(uri, d4.m.TransactionFile)
+	tx, err := readTransaction(ctx, loc, d4.m.TransactionFile)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -222,7 +226,7 @@ func TestDatasetConcurrentAppend(t *testing.T) {
 		t.Fatal(err)
 	}
 	bs, _ = encodeManifestFile(d4.m, nil, nil)
-	if err := putIfNotExists(filepath.Join(uri, "_versions", manifestName(4)), bs); err != nil {
+	if err := loc.st.PutIfNotExists(ctx, "_versions/"+manifestName(4), bs); err != nil {
 		t.Fatal(err)
 	}
 	rec := testBatch(200, 5)

@@ -1,5 +1,6 @@
 // Package dataset reads and writes Lance datasets (the directory form a
-// LanceDB table or pylance's lance.dataset opens) on local disk. It sits on
+// LanceDB table or pylance's lance.dataset opens) on local disk or on
+// S3-compatible object storage (s3://bucket/prefix). It sits on
 // top of writer/ and reader/: writer/ encodes each data file, reader/ decodes
 // them, and this package owns what lies between files: the schema with its
 // field ids, fragments, manifests (one per version, under _versions/ with
@@ -7,8 +8,9 @@
 // protocol.
 //
 // A commit writes its data files, then its transaction file, then the
-// manifest of the new version with put-if-not-exists (a temporary file hard
-// linked to the final name, so an existing manifest is never overwritten).
+// manifest of the new version with put-if-not-exists (locally a temporary
+// file hard linked to the final name; on S3 a PUT with If-None-Match: *), so
+// an existing manifest is never overwritten.
 // When another writer committed that version first, the commit re-reads the
 // latest version and retries if Lance's conflict rules allow it (an Append
 // over Appends); otherwise it fails with ErrConflict. A crash at any point
@@ -31,6 +33,16 @@
 // files stay as they are, and the version is committed as Lance's Merge.
 // Reads join a fragment's data files column-wise, so fragments written by
 // either planar or pylance's add_columns read back whole.
+//
+// Storage goes through a small object-store layer (list, get, ranged get,
+// put, put-if-not-exists, delete). On S3 a data file is buffered in memory and
+// put whole when it is finished, and read through ranged GETs. The endpoint,
+// region and credentials come from the AWS environment variables
+// (AWS_ENDPOINT_URL_S3 or AWS_ENDPOINT_URL, AWS_REGION, AWS_ACCESS_KEY_ID,
+// AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN, AWS_ALLOW_HTTP), overridden by
+// WithStorageOptions with the keys pylance's storage_options take; a custom
+// endpoint is addressed path-style. Requests answered 503 or 409 are retried
+// with backoff.
 //
 // Data files follow the dataset's storage version, 2.2 (the default, as in
 // pylance) or 2.3 (planar's 2.3 page layout, which Lance 14 reads).

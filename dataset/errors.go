@@ -18,8 +18,8 @@ var (
 	// ErrVersionMismatch is wrapped when an append asks for a data storage
 	// version other than the dataset's.
 	ErrVersionMismatch = errors.New("planar/dataset: data storage version mismatch")
-	// ErrUnsupportedScheme is wrapped for URIs other than local paths and
-	// file:// URIs.
+	// ErrUnsupportedScheme is wrapped for URIs other than local paths,
+	// file:// and s3:// URIs.
 	ErrUnsupportedScheme = errors.New("planar/dataset: unsupported URI scheme")
 	// ErrCorrupt is wrapped when a manifest or transaction file cannot be
 	// decoded.

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -15,7 +14,6 @@ import (
 
 	"github.com/planarlance/planar/internal/format"
 	"github.com/planarlance/planar/proto/tablepb"
-	"github.com/planarlance/planar/reader"
 )
 
 // FragmentMetadata describes a fragment written by WriteFragments (or by
@@ -186,8 +184,8 @@ func fragmentWriter(ctx context.Context, uri string, schema *arrow.Schema, opts 
 	if err != nil {
 		return nil, err
 	}
-	if _, err := Open(ctx, uri); errors.Is(err, ErrNotFound) || (err == nil && o.forOverwrite) {
-		root, err := localRoot(uri)
+	if _, err := Open(ctx, uri, opts...); errors.Is(err, ErrNotFound) || (err == nil && o.forOverwrite) {
+		root, err := openLocation(uri, o)
 		if err != nil {
 			return nil, err
 		}
@@ -214,7 +212,7 @@ func (w *Writer) finishFragments() ([]FragmentMetadata, error) {
 			return nil, err
 		}
 	}
-	syncDir(filepath.Join(w.root, dataDir))
+	w.root.syncData()
 	w.done = true
 	out := make([]FragmentMetadata, len(w.frags))
 	for i, f := range w.frags {
@@ -246,7 +244,7 @@ func CommitAppend(ctx context.Context, uri string, frags []FragmentMetadata, opt
 	if err != nil {
 		return nil, err
 	}
-	d, err := Open(ctx, uri)
+	d, err := Open(ctx, uri, opts...)
 	if err != nil {
 		return nil, err
 	}
@@ -280,7 +278,7 @@ func CommitOverwrite(ctx context.Context, uri string, schema *arrow.Schema, frag
 	if err != nil {
 		return nil, err
 	}
-	root, err := localRoot(uri)
+	root, err := openLocation(uri, o)
 	if err != nil {
 		return nil, err
 	}
@@ -306,7 +304,7 @@ func CommitOverwrite(ctx context.Context, uri string, schema *arrow.Schema, frag
 	if err != nil {
 		return nil, fmt.Errorf("commit overwrite of %s: %w", uri, err)
 	}
-	d, err := Open(ctx, uri)
+	d, err := Open(ctx, uri, opts...)
 	switch {
 	case err == nil:
 		w.base, w.replace = d.mf, true
@@ -321,7 +319,7 @@ func CommitOverwrite(ctx context.Context, uri string, schema *arrow.Schema, frag
 
 // newCreateWriter is a Writer for a new schema: field ids assigned as Lance
 // assigns them, the storage version o's (2.2 when unset). No dataset check.
-func newCreateWriter(root string, schema *arrow.Schema, o options) (*Writer, error) {
+func newCreateWriter(root *location, schema *arrow.Schema, o options) (*Writer, error) {
 	if o.storageVersion == "" {
 		o.storageVersion = StorageVersion2_2
 	}
@@ -373,7 +371,7 @@ func (w *Writer) checkFragments(frags []FragmentMetadata) ([]*tablepb.DataFragme
 		if df.FileMajorVersion != w.version[0] || df.FileMinorVersion != w.version[1] {
 			return nil, fmt.Errorf("fragment %d: data file %s is %d.%d, dataset %s: %w", i, df.Path, df.FileMajorVersion, df.FileMinorVersion, w.storage, ErrVersionMismatch)
 		}
-		if err := checkDataFile(filepath.Join(w.root, dataDir, filepath.FromSlash(df.Path)), df.FileSizeBytes, f.PhysicalRows); err != nil {
+		if err := checkDataFile(w.root, df.Path, df.FileSizeBytes, f.PhysicalRows); err != nil {
 			return nil, fmt.Errorf("fragment %d: data file %s: %w", i, df.Path, err)
 		}
 		out = append(out, &tablepb.DataFragment{
@@ -390,22 +388,23 @@ func (w *Writer) checkFragments(frags []FragmentMetadata) ([]*tablepb.DataFragme
 // checkDataFile opens a data file's footer and checks its size (when known)
 // and row count against the fragment's metadata, so that a fragment that does
 // not match its file is refused before it is committed.
-func checkDataFile(path string, size, rows uint64) error {
-	st, err := os.Stat(path)
+func checkDataFile(root *location, name string, size, rows uint64) error {
+	ctx := context.Background()
+	n, err := root.st.Size(ctx, dataKey(name))
 	if err != nil {
 		return err
 	}
-	if size != 0 && uint64(st.Size()) != size {
-		return fmt.Errorf("%d bytes, metadata says %d: %w", st.Size(), size, ErrCorrupt)
+	if size != 0 && uint64(n) != size {
+		return fmt.Errorf("%d bytes, metadata says %d: %w", n, size, ErrCorrupt)
 	}
-	f, err := reader.OpenPath(path)
+	f, err := root.openDataFile(ctx, name)
 	if err != nil {
 		return fmt.Errorf("%v: %w", err, ErrCorrupt)
 	}
-	n := f.NumRows()
+	nr := f.NumRows()
 	f.Close()
-	if n < 0 || uint64(n) != rows {
-		return fmt.Errorf("%d rows, metadata says %d: %w", n, rows, ErrCorrupt)
+	if nr < 0 || uint64(nr) != rows {
+		return fmt.Errorf("%d rows, metadata says %d: %w", nr, rows, ErrCorrupt)
 	}
 	return nil
 }

@@ -1,6 +1,7 @@
 package dataset
 
 import (
+	"context"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -107,7 +108,7 @@ func (d *Dataset) openFragment(i int) (*fragmentFiles, error) {
 	}
 	ff := &fragmentFiles{rows: int64(frag.PhysicalRows)}
 	for _, df := range frag.Files {
-		f, err := reader.OpenPath(filepath.Join(d.root, dataDir, filepath.FromSlash(df.Path)))
+		f, err := d.root.openDataFile(context.Background(), df.Path)
 		if err != nil {
 			ff.Close()
 			return nil, fmt.Errorf("fragment %d: %w", frag.Id, err)

@@ -1,15 +1,13 @@
 package dataset
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io/fs"
 	"math"
-	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -196,14 +194,13 @@ func section(b []byte, off uint64) ([]byte, error) {
 }
 
 // readManifestVersion reads the manifest of one version.
-func readManifestVersion(root string, version uint64) (*manifestFile, error) {
-	dir := filepath.Join(root, versionsDir)
-	b, err := readBounded(filepath.Join(dir, manifestName(version)))
-	if errors.Is(err, fs.ErrNotExist) {
+func readManifestVersion(ctx context.Context, root *location, version uint64) (*manifestFile, error) {
+	b, err := root.st.Get(ctx, versionsDir+"/"+manifestName(version))
+	if errors.Is(err, ErrObjectNotFound) {
 		// Datasets written with V1 naming.
-		b, err = readBounded(filepath.Join(dir, strconv.FormatUint(version, 10)+manifestExt))
+		b, err = root.st.Get(ctx, versionsDir+"/"+strconv.FormatUint(version, 10)+manifestExt)
 	}
-	if errors.Is(err, fs.ErrNotExist) {
+	if errors.Is(err, ErrObjectNotFound) {
 		return nil, fmt.Errorf("dataset %s version %d: %w", root, version, ErrNoVersion)
 	}
 	if err != nil {
@@ -219,29 +216,19 @@ func readManifestVersion(root string, version uint64) (*manifestFile, error) {
 	return mf, nil
 }
 
-func readBounded(path string) ([]byte, error) {
-	st, err := os.Stat(path)
-	if err != nil {
-		return nil, err
-	}
-	if st.Size() > maxManifestBytes {
-		return nil, fmt.Errorf("%s: %d bytes is more than a manifest holds: %w", path, st.Size(), ErrCorrupt)
-	}
-	return os.ReadFile(path)
-}
-
 // listVersions returns the committed versions in increasing order.
-func listVersions(root string) ([]uint64, error) {
-	ents, err := os.ReadDir(filepath.Join(root, versionsDir))
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("dataset %s: %w", root, ErrNotFound)
-	}
+func listVersions(ctx context.Context, root *location) ([]uint64, error) {
+	ents, err := root.st.List(ctx, versionsDir+"/")
 	if err != nil {
 		return nil, fmt.Errorf("dataset %s: %w", root, err)
 	}
 	var vs []uint64
 	for _, e := range ents {
-		if v, ok := parseManifestName(e.Name()); ok && e.Type().IsRegular() {
+		name, ok := strings.CutPrefix(e.Key, versionsDir+"/")
+		if !ok || strings.Contains(name, "/") {
+			continue
+		}
+		if v, ok := parseManifestName(name); ok {
 			vs = append(vs, v)
 		}
 	}
@@ -253,8 +240,8 @@ func listVersions(root string) ([]uint64, error) {
 }
 
 // latestVersion returns the newest committed version.
-func latestVersion(root string) (uint64, error) {
-	vs, err := listVersions(root)
+func latestVersion(ctx context.Context, root *location) (uint64, error) {
+	vs, err := listVersions(ctx, root)
 	if err != nil {
 		return 0, err
 	}
@@ -262,11 +249,11 @@ func latestVersion(root string) (uint64, error) {
 }
 
 // readTransaction reads a transaction file named by a manifest.
-func readTransaction(root, name string) (*txnpb.Transaction, error) {
+func readTransaction(ctx context.Context, root *location, name string) (*txnpb.Transaction, error) {
 	if name == "" || strings.ContainsAny(name, "/\\") {
 		return nil, fmt.Errorf("transaction file name %q: %w", name, ErrCorrupt)
 	}
-	b, err := readBounded(filepath.Join(root, transactionsDir, name))
+	b, err := root.st.Get(ctx, transactionsDir+"/"+name)
 	if err != nil {
 		return nil, fmt.Errorf("transaction %s: %w", name, err)
 	}

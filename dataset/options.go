@@ -25,6 +25,7 @@ type options struct {
 	writerOpts     []writer.Option
 	maxRetries     int
 	forOverwrite   bool // WriteFragments: fragments for CommitOverwrite
+	storageOpts    map[string]string
 }
 
 func defaultOptions() options {
@@ -113,6 +114,21 @@ func fileFormat(v string) (writer.Format, [2]uint32, error) {
 func ForOverwrite() Option {
 	return func(o *options) error {
 		o.forOverwrite = true
+		return nil
+	}
+}
+
+// WithStorageOptions configures object storage with the keys pylance's
+// storage_options take: aws_access_key_id, aws_secret_access_key,
+// aws_session_token, aws_endpoint, aws_region, allow_http. They override the
+// AWS_* environment variables; unknown keys are ErrInvalidOption when an
+// s3:// dataset is opened. Local datasets ignore them.
+func WithStorageOptions(opts map[string]string) Option {
+	return func(o *options) error {
+		o.storageOpts = make(map[string]string, len(opts))
+		for k, v := range opts {
+			o.storageOpts[k] = v
+		}
 		return nil
 	}
 }

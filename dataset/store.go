@@ -80,7 +80,7 @@ func (s *localStore) path(key string) (string, error) {
 
 func notFound(err error, key string) error {
 	if errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("%s: %v: %w", key, err, ErrObjectNotFound)
+		return fmt.Errorf("%s: %w: %w", key, err, ErrObjectNotFound)
 	}
 	return fmt.Errorf("%s: %w", key, err)
 }

@@ -2,6 +2,7 @@ package dataset
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -24,7 +25,7 @@ import (
 // new version of a dataset. It is made by Create or Append; it is not safe
 // for concurrent use. Nothing is visible to readers before Commit.
 type Writer struct {
-	root     string
+	root     *location
 	schema   *arrow.Schema
 	fields   []*filepb.Field // the dataset's fields (Create only)
 	metadata map[string][]byte
@@ -46,7 +47,8 @@ type Writer struct {
 // dataFile is the data file being written.
 type dataFile struct {
 	name string
-	f    *os.File
+	f    *os.File      // local disk; nil on an object store
+	buf  *bytes.Buffer // object store: the whole file, put on close
 	bw   *bufio.Writer
 	n    countingWriter
 	w    *writer.Writer
@@ -68,10 +70,6 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 // exists (as version 1) once Commit returns; Create fails with ErrExists when
 // a dataset is already there.
 func Create(ctx context.Context, uri string, schema *arrow.Schema, opts ...Option) (*Writer, error) {
-	root, err := localRoot(uri)
-	if err != nil {
-		return nil, err
-	}
 	if schema == nil {
 		return nil, fmt.Errorf("create %s: nil schema: %w", uri, ErrInvalidOption)
 	}
@@ -79,7 +77,11 @@ func Create(ctx context.Context, uri string, schema *arrow.Schema, opts ...Optio
 	if err != nil {
 		return nil, err
 	}
-	if _, err := latestVersion(root); err == nil {
+	root, err := openLocation(uri, o)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := latestVersion(ctx, root); err == nil {
 		return nil, fmt.Errorf("create %s: %w", uri, ErrExists)
 	} else if !errors.Is(err, ErrNotFound) {
 		return nil, err
@@ -98,7 +100,7 @@ func Append(ctx context.Context, uri string, opts ...Option) (*Writer, error) {
 	if err != nil {
 		return nil, err
 	}
-	d, err := Open(ctx, uri)
+	d, err := Open(ctx, uri, opts...)
 	if err != nil {
 		return nil, err
 	}
@@ -128,7 +130,7 @@ func Overwrite(ctx context.Context, uri string, schema *arrow.Schema, opts ...Op
 	if err != nil {
 		return nil, err
 	}
-	d, err := Open(ctx, uri)
+	d, err := Open(ctx, uri, opts...)
 	if errors.Is(err, ErrNotFound) {
 		return Create(ctx, uri, schema, opts...)
 	}
@@ -243,22 +245,31 @@ func (w *Writer) fail(err error) error {
 }
 
 func (w *Writer) openFile() error {
-	dir := filepath.Join(w.root, dataDir)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
 	name := dataFileName()
-	f, err := os.OpenFile(filepath.Join(dir, name), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-	if err != nil {
-		return err
+	df := &dataFile{name: name}
+	if w.root.isLocal() {
+		dir := filepath.Join(w.root.uri, dataDir)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return err
+		}
+		f, err := os.OpenFile(filepath.Join(dir, name), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		if err != nil {
+			return err
+		}
+		df.f, df.bw = f, bufio.NewWriterSize(f, 1<<20)
+		df.n.w = df.bw
+	} else {
+		df.buf = &bytes.Buffer{}
+		df.n.w = df.buf
 	}
 	w.written = append(w.written, name)
-	df := &dataFile{name: name, f: f, bw: bufio.NewWriterSize(f, 1<<20)}
-	df.n.w = df.bw
 	opts := append(append([]writer.Option(nil), w.opts.writerOpts...), writer.WithFormat(w.format))
+	var err error
 	df.w, err = writer.New(&df.n, w.schema, opts...)
 	if err != nil {
-		f.Close()
+		if df.f != nil {
+			df.f.Close()
+		}
 		return err
 	}
 	w.cur = df
@@ -270,14 +281,19 @@ func (w *Writer) closeFile() error {
 	df := w.cur
 	w.cur = nil
 	err := df.w.Close()
-	if err == nil {
-		err = df.bw.Flush()
-	}
-	if err == nil {
-		err = df.f.Sync()
-	}
-	if cerr := df.f.Close(); err == nil {
-		err = cerr
+	if df.f != nil {
+		if err == nil {
+			err = df.bw.Flush()
+		}
+		if err == nil {
+			err = df.f.Sync()
+		}
+		if cerr := df.f.Close(); err == nil {
+			err = cerr
+		}
+	} else if err == nil {
+		err = w.root.st.Put(context.Background(), dataKey(df.name), df.buf.Bytes())
+		df.buf = nil
 	}
 	if err != nil {
 		return fmt.Errorf("data file %s: %w", df.name, err)
@@ -317,7 +333,7 @@ func (w *Writer) Commit(ctx context.Context) (*Dataset, error) {
 			return nil, w.fail(err)
 		}
 	}
-	syncDir(filepath.Join(w.root, dataDir))
+	w.root.syncData()
 	u := newUUID()
 	txn := &txnpb.Transaction{Uuid: uuidString(u)}
 	spec := commitSpec{root: w.root, txn: txn, maxRetries: w.opts.maxRetries, keepIndex: !w.replace}
@@ -380,12 +396,14 @@ func (w *Writer) Abort() error {
 	w.done = true
 	if w.cur != nil {
 		_ = w.cur.w.Close()
-		_ = w.cur.f.Close()
+		if w.cur.f != nil {
+			_ = w.cur.f.Close()
+		}
 		w.cur = nil
 	}
 	var first error
 	for _, name := range w.written {
-		if err := os.Remove(filepath.Join(w.root, dataDir, name)); err != nil && first == nil {
+		if err := w.root.st.Delete(context.Background(), dataKey(name)); err != nil && first == nil {
 			first = err
 		}
 	}

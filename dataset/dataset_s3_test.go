@@ -1,0 +1,157 @@
+package dataset
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow/array"
+
+	"github.com/planarlance/planar/internal/s3test"
+)
+
+// TestDatasetS3 runs the dataset on a real S3 server: create, append, open,
+// scan and take, configured by storage options and by the environment; and
+// concurrent appends racing on the conditional manifest put.
+func TestDatasetS3(t *testing.T) {
+	srv := s3test.Start(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	so := WithStorageOptions(map[string]string{
+		"aws_access_key_id":     srv.AccessKey,
+		"aws_secret_access_key": srv.SecretKey,
+		"aws_endpoint":          srv.Endpoint,
+		"aws_region":            srv.Region,
+		"allow_http":            "true",
+	})
+
+	t.Run("create append read", func(t *testing.T) {
+		uri := "s3://" + srv.Bucket + "/basic/ds"
+		if _, err := Open(ctx, uri, so); !errors.Is(err, ErrNotFound) {
+			t.Fatalf("open before create: %v, want ErrNotFound", err)
+		}
+		w, err := Create(ctx, uri, testSchema, so, WithMaxRowsPerFile(150))
+		if err != nil {
+			t.Fatal(err)
+		}
+		d := writeDataset(t, w, [2]int64{0, 100}, [2]int64{100, 100})
+		if d.Version() != 1 || len(d.manifest().Fragments) != 2 {
+			t.Fatalf("version %d, %d fragments", d.Version(), len(d.manifest().Fragments))
+		}
+		checkRows(t, d, 200)
+		if _, err := Create(ctx, uri, testSchema, so); !errors.Is(err, ErrExists) {
+			t.Fatalf("create over a dataset: %v, want ErrExists", err)
+		}
+
+		a, err := Append(ctx, uri, so)
+		if err != nil {
+			t.Fatal(err)
+		}
+		start := time.Now()
+		d = writeDataset(t, a, [2]int64{200, 50})
+		t.Logf("append of 50 rows (data file put + transaction + manifest) took %v", time.Since(start))
+		checkRows(t, d, 250)
+
+		// Reopen through the environment instead of options.
+		for _, e := range srv.Env() {
+			k, v, _ := strings.Cut(e, "=")
+			t.Setenv(k, v)
+		}
+		d, err = Open(ctx, uri)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.Version() != 2 || d.URI() != uri {
+			t.Fatalf("reopened version %d at %q", d.Version(), d.URI())
+		}
+		checkRows(t, d, 250)
+		got, err := d.Take(ctx, []int64{249, 0, 120})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer got.Release()
+		ids := got.Column(0).(*array.Int64)
+		if got.NumRows() != 3 || ids.Value(0) != 249 || ids.Value(1) != 0 || ids.Value(2) != 120 {
+			t.Fatalf("take: %v", ids)
+		}
+		old, err := OpenVersion(ctx, uri, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkRows(t, old, 200)
+		vs, err := d.Versions()
+		if err != nil || len(vs) != 2 {
+			t.Fatalf("versions %v, %v", vs, err)
+		}
+	})
+
+	t.Run("concurrent appends", func(t *testing.T) {
+		uri := "s3://" + srv.Bucket + "/race/ds"
+		w, err := Create(ctx, uri, testSchema, so)
+		if err != nil {
+			t.Fatal(err)
+		}
+		writeDataset(t, w)
+		const writers, rounds, rows = 3, 3, 40
+		var wg sync.WaitGroup
+		errs := make(chan error, writers*rounds)
+		for g := range writers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for r := range rounds {
+					a, err := Append(ctx, uri, so, WithMaxCommitRetries(writers*rounds))
+					if err != nil {
+						errs <- err
+						return
+					}
+					rec := testBatch(int64((g*rounds+r)*rows), rows)
+					err = a.Write(rec)
+					rec.Release()
+					if err == nil {
+						_, err = a.Commit(ctx)
+					}
+					if err != nil {
+						errs <- err
+						return
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			t.Fatal(err)
+		}
+		d, err := Open(ctx, uri, so)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.Version() != 1+writers*rounds || d.CountRows() != writers*rounds*rows {
+			t.Fatalf("version %d with %d rows", d.Version(), d.CountRows())
+		}
+		seen := make([]bool, writers*rounds*rows)
+		for rec, err := range d.Scan(ctx, 0) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			ids := rec.Column(0).(*array.Int64)
+			for i := range ids.Len() {
+				id := ids.Value(i)
+				if id < 0 || id >= int64(len(seen)) || seen[id] {
+					t.Fatalf("row %d out of range or twice", id)
+				}
+				seen[id] = true
+			}
+			rec.Release()
+		}
+		for id, ok := range seen {
+			if !ok {
+				t.Fatalf("row %d missing", id)
+			}
+		}
+	})
+}
