@@ -15,12 +15,18 @@ usage:
   dataset_check.py write_fragments URI ARROW OUT MAXROWS STORAGE
                                               write_fragments, their JSON list to OUT
 Prints one JSON line; exits non-zero with the reason on a mismatch.
+check and append pass $PLANAR_STORAGE_OPTIONS (a JSON object), when set, as
+pylance's storage_options.
 """
 import json
+import os
 import sys
 
 import lance
 import pyarrow as pa
+
+
+OPTS = json.loads(os.environ["PLANAR_STORAGE_OPTIONS"]) if os.environ.get("PLANAR_STORAGE_OPTIONS") else None
 
 
 def load(path):
@@ -45,7 +51,7 @@ def same(got, want, what):
 
 def check(uri, arrow, version):
     want = load(arrow)
-    ds = lance.dataset(uri, version=int(version))
+    ds = lance.dataset(uri, version=int(version), storage_options=OPTS)
     same(ds.to_table(), want, "to_table")
     n = want.num_rows
     if ds.count_rows() != n:
@@ -67,7 +73,7 @@ def main():
         lance.dataset(uri).add_columns({"twice": "id * 2"})
         print(json.dumps({"version": lance.dataset(uri).version}))
     elif cmd == "append":
-        ds = lance.write_dataset(load(arrow), uri, mode="append")
+        ds = lance.write_dataset(load(arrow), uri, mode="append", storage_options=OPTS)
         print(json.dumps({"version": ds.version}))
     elif cmd == "stale_append":
         storage = lance.dataset(uri).data_storage_version
