@@ -3,6 +3,7 @@ package dataset
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -86,6 +87,41 @@ func TestDatasetS3(t *testing.T) {
 		if err != nil || len(vs) != 2 {
 			t.Fatalf("versions %v, %v", vs, err)
 		}
+	})
+
+	t.Run("commit latency", func(t *testing.T) {
+		uri := "s3://" + srv.Bucket + "/latency/ds"
+		w, err := Create(ctx, uri, testSchema, so)
+		if err != nil {
+			t.Fatal(err)
+		}
+		writeDataset(t, w, [2]int64{0, 10})
+		const n = 10
+		lat := make([]time.Duration, n)
+		for i := range n {
+			a, err := Append(ctx, uri, so)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rec := testBatch(int64(10+i*10), 10)
+			err = a.Write(rec)
+			rec.Release()
+			if err != nil {
+				t.Fatal(err)
+			}
+			start := time.Now()
+			if _, err := a.Commit(ctx); err != nil {
+				t.Fatal(err)
+			}
+			lat[i] = time.Since(start)
+		}
+		slices.Sort(lat)
+		t.Logf("Commit of a 10-row append (data file put, transaction, manifest, hint): min %v, median %v, max %v", lat[0], lat[n/2], lat[n-1])
+		d, err := Open(ctx, uri, so)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkRows(t, d, 10+n*10)
 	})
 
 	t.Run("concurrent appends", func(t *testing.T) {
