@@ -124,6 +124,39 @@ func TestDatasetS3(t *testing.T) {
 		checkRows(t, d, 10+n*10)
 	})
 
+	t.Run("add columns", func(t *testing.T) {
+		uri := "s3://" + srv.Bucket + "/add/ds"
+		w, err := Create(ctx, uri, testSchema, so, WithMaxRowsPerFile(120))
+		if err != nil {
+			t.Fatal(err)
+		}
+		writeDataset(t, w, [2]int64{0, 300})
+		r := addReader(300, 100)
+		d, err := AddColumns(ctx, uri, r, so)
+		r.Release()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.Version() != 2 || d.NumFragments() != 3 || d.Schema().NumFields() != 7 {
+			t.Fatalf("version %d, %d fragments, schema %v", d.Version(), d.NumFragments(), d.Schema())
+		}
+		got, err := d.Take(ctx, []int64{0, 150, 299})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer got.Release()
+		for i, id := range []int64{0, 150, 299} {
+			want := addBatch(id, 1)
+			ok := array.SliceEqual(got.Column(5), int64(i), int64(i+1), want.Column(0), 0, 1) &&
+				array.SliceEqual(got.Column(6), int64(i), int64(i+1), want.Column(1), 0, 1) &&
+				got.Column(0).(*array.Int64).Value(i) == id
+			want.Release()
+			if !ok {
+				t.Fatalf("row %d: new columns differ", id)
+			}
+		}
+	})
+
 	t.Run("concurrent appends", func(t *testing.T) {
 		uri := "s3://" + srv.Bucket + "/race/ds"
 		w, err := Create(ctx, uri, testSchema, so)
