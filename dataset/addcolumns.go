@@ -98,8 +98,8 @@ func addColumnsWriter(d *Dataset, s *arrow.Schema, o options) (*Writer, []*filep
 		}
 	}
 	m := d.mf.m
-	if f := m.ReaderFeatureFlags | m.WriterFeatureFlags; f&^knownFeatureFlags != 0 {
-		return nil, nil, fmt.Errorf("feature flags %#x: %w", f, ErrUnsupported)
+	if err := checkFeatureFlags(m); err != nil {
+		return nil, nil, err
 	}
 	for _, f := range m.Fragments {
 		if f.DeletionFile != nil {

@@ -31,6 +31,15 @@ const (
 // paths, ...) would need work on commit that is not done here.
 const knownFeatureFlags = 1<<0 | 1<<3
 
+// checkFeatureFlags refuses a manifest that uses features planar does not
+// know (ErrUnsupported).
+func checkFeatureFlags(m *tablepb.Manifest) error {
+	if f := m.ReaderFeatureFlags | m.WriterFeatureFlags; f&^knownFeatureFlags != 0 {
+		return fmt.Errorf("feature flags %#x: %w", f, ErrUnsupported)
+	}
+	return nil
+}
+
 // commitSpec describes one commit: its transaction and how the new manifest
 // follows from the one it is based on.
 type commitSpec struct {
@@ -72,8 +81,8 @@ func commit(ctx context.Context, s commitSpec, prev *manifestFile) (*manifestFil
 				index = prev.indexSection
 			}
 			next = pm.Version + 1
-			if f := pm.ReaderFeatureFlags | pm.WriterFeatureFlags; f&^knownFeatureFlags != 0 {
-				return nil, fmt.Errorf("dataset %s version %d: feature flags %#x: %w", s.root, pm.Version, f, ErrUnsupported)
+			if err := checkFeatureFlags(pm); err != nil {
+				return nil, fmt.Errorf("dataset %s version %d: %w", s.root, pm.Version, err)
 			}
 		}
 		m, err := s.build(pm)

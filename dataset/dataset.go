@@ -37,11 +37,7 @@ type Dataset struct {
 
 // Open opens the latest version of the dataset at uri.
 func Open(ctx context.Context, uri string, opts ...Option) (*Dataset, error) {
-	o, err := applyOptions(opts)
-	if err != nil {
-		return nil, err
-	}
-	root, err := openLocation(uri, o)
+	_, root, err := locate(uri, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -55,11 +51,7 @@ func Open(ctx context.Context, uri string, opts ...Option) (*Dataset, error) {
 // OpenVersion opens one version of the dataset at uri; ErrNoVersion when it
 // does not exist.
 func OpenVersion(ctx context.Context, uri string, version uint64, opts ...Option) (*Dataset, error) {
-	o, err := applyOptions(opts)
-	if err != nil {
-		return nil, err
-	}
-	root, err := openLocation(uri, o)
+	_, root, err := locate(uri, opts)
 	if err != nil {
 		return nil, err
 	}

@@ -248,16 +248,9 @@ func CommitAppend(ctx context.Context, uri string, frags []FragmentMetadata, opt
 	if err != nil {
 		return nil, err
 	}
-	m := d.mf.m
-	if f := m.ReaderFeatureFlags | m.WriterFeatureFlags; f&^knownFeatureFlags != 0 {
-		return nil, fmt.Errorf("commit append to %s: feature flags %#x: %w", uri, f, ErrUnsupported)
-	}
-	w := &Writer{root: d.root, schema: d.schema, base: d.mf, opts: o}
-	for _, c := range d.cols {
-		w.leafIDs = append(w.leafIDs, c.ID)
-	}
-	if err := w.setStorage(d.storage); err != nil {
-		return nil, fmt.Errorf("commit append to %s: data storage version %q: %w", uri, d.storage, ErrUnsupported)
+	w, err := appendWriter(d, o)
+	if err != nil {
+		return nil, fmt.Errorf("commit append to %s: %w", uri, err)
 	}
 	if w.frags, err = w.checkFragments(frags); err != nil {
 		return nil, fmt.Errorf("commit append to %s: %w", uri, err)
@@ -274,11 +267,7 @@ func CommitAppend(ctx context.Context, uri string, frags []FragmentMetadata, opt
 // exist yet. The storage version is the fragments' (WithStorageVersion must
 // agree), else the option's, else 2.2.
 func CommitOverwrite(ctx context.Context, uri string, schema *arrow.Schema, frags []FragmentMetadata, opts ...Option) (*Dataset, error) {
-	o, err := applyOptions(opts)
-	if err != nil {
-		return nil, err
-	}
-	root, err := openLocation(uri, o)
+	o, root, err := locate(uri, opts)
 	if err != nil {
 		return nil, err
 	}

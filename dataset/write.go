@@ -73,11 +73,7 @@ func Create(ctx context.Context, uri string, schema *arrow.Schema, opts ...Optio
 	if schema == nil {
 		return nil, fmt.Errorf("create %s: nil schema: %w", uri, ErrInvalidOption)
 	}
-	o, err := applyOptions(opts)
-	if err != nil {
-		return nil, err
-	}
-	root, err := openLocation(uri, o)
+	o, root, err := locate(uri, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -107,16 +103,25 @@ func Append(ctx context.Context, uri string, opts ...Option) (*Writer, error) {
 	if o.storageVersion != "" && o.storageVersion != d.storage {
 		return nil, fmt.Errorf("append to %s: data storage version %s, asked for %s: %w", uri, d.storage, o.storageVersion, ErrVersionMismatch)
 	}
-	m := d.mf.m
-	if f := m.ReaderFeatureFlags | m.WriterFeatureFlags; f&^knownFeatureFlags != 0 {
-		return nil, fmt.Errorf("append to %s: feature flags %#x: %w", uri, f, ErrUnsupported)
+	w, err := appendWriter(d, o)
+	if err != nil {
+		return nil, fmt.Errorf("append to %s: %w", uri, err)
+	}
+	return w, nil
+}
+
+// appendWriter is a Writer adding data in d's schema and storage version
+// (Append, CommitAppend).
+func appendWriter(d *Dataset, o options) (*Writer, error) {
+	if err := checkFeatureFlags(d.mf.m); err != nil {
+		return nil, err
 	}
 	w := &Writer{root: d.root, schema: d.schema, base: d.mf, opts: o}
 	for _, c := range d.cols {
 		w.leafIDs = append(w.leafIDs, c.ID)
 	}
 	if err := w.setStorage(d.storage); err != nil {
-		return nil, fmt.Errorf("append to %s: data storage version %q: %w", uri, d.storage, ErrUnsupported)
+		return nil, fmt.Errorf("data storage version %q: %w", d.storage, ErrUnsupported)
 	}
 	return w, nil
 }
@@ -155,6 +160,16 @@ func Overwrite(ctx context.Context, uri string, schema *arrow.Schema, opts ...Op
 		return nil, fmt.Errorf("overwrite %s: data storage version %q: %w", uri, d.storage, ErrUnsupported)
 	}
 	return w, nil
+}
+
+// locate applies opts and opens the location of uri.
+func locate(uri string, opts []Option) (options, *location, error) {
+	o, err := applyOptions(opts)
+	if err != nil {
+		return o, nil, err
+	}
+	root, err := openLocation(uri, o)
+	return o, root, err
 }
 
 func applyOptions(opts []Option) (options, error) {
