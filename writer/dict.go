@@ -331,11 +331,11 @@ func (c *column) autoDictFSL(pv pageValues, fallback int) (*pageDict, []byte, bo
 	divisor, ratio := c.opts.DictLimits()
 	limit := min(n/divisor, 100000)
 	maxEnc := int(uint64(float64(n*w)*ratio) * uint64(fallback) / uint64(n))
-	ratio = fslSampleUniqueRatio(recs, w, n)
-	if limit == 0 || 4*n > maxEnc || ratio >= fslSampleUnique {
+	unique := fslSampleUniqueRatio(recs, w, n)
+	if limit == 0 || 4*n > maxEnc || unique >= fslSampleUnique {
 		return nil, nil, false
 	}
-	if c.opts.Policy == selector.PolicyCost && ratio*float64(n) > 0.9*float64(limit) {
+	if c.opts.Policy == selector.PolicyCost && unique*float64(n) > 0.9*float64(limit) {
 		// The sample says the rows are too varied for the cardinality
 		// limit: the cost policy does not hash every row to find out.
 		return nil, nil, false

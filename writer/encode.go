@@ -260,18 +260,13 @@ func (c *column) encode(d structural.Dense, segs []structural.Segment, f Format)
 	return enc, nil
 }
 
-func bufBytes(bufs [][]byte) int {
-	n := 0
-	for _, b := range bufs {
-		n += len(b)
-	}
-	return n
-}
-
 // storedBytes is what an encoded page adds to the file: its buffers and
 // its description (which holds FSST symbol tables and inline scalars).
 func storedBytes(enc encoded) int {
-	n := bufBytes(enc.bufs)
+	n := 0
+	for _, b := range enc.bufs {
+		n += len(b)
+	}
 	if enc.planar != nil {
 		n += proto.Size(enc.planar)
 	}
