@@ -29,6 +29,27 @@ func TestDatasetS3(t *testing.T) {
 		"allow_http":            "true",
 	})
 
+	t.Run("multipart data file", func(t *testing.T) {
+		// A data file larger than an S3 part goes up as a multipart upload
+		// while it is written; it reads back whole.
+		uri := "s3://" + srv.Bucket + "/multipart/ds"
+		w, err := Create(ctx, uri, testSchema, so)
+		if err != nil {
+			t.Fatal(err)
+		}
+		const rows = 400_000
+		d := writeDataset(t, w, [2]int64{0, rows / 2}, [2]int64{rows / 2, rows / 2})
+		files := d.manifest().Fragments[0].Files
+		if len(d.manifest().Fragments) != 1 || files[0].FileSizeBytes <= s3PartSize {
+			t.Fatalf("%d fragments, first file %d bytes: want one file over %d bytes", len(d.manifest().Fragments), files[0].FileSizeBytes, s3PartSize)
+		}
+		size, err := d.root.st.Size(ctx, dataKey(files[0].Path))
+		if err != nil || uint64(size) != files[0].FileSizeBytes {
+			t.Fatalf("stored size %d, %v; manifest says %d", size, err, files[0].FileSizeBytes)
+		}
+		checkRows(t, d, rows)
+	})
+
 	t.Run("create append read", func(t *testing.T) {
 		uri := "s3://" + srv.Bucket + "/basic/ds"
 		if _, err := Open(ctx, uri, so); !errors.Is(err, ErrNotFound) {

@@ -47,6 +47,9 @@ type objectStore interface {
 	PutIfNotExists(ctx context.Context, key string, b []byte) error
 	// Delete removes the object; deleting a missing key is not an error.
 	Delete(ctx context.Context, key string) error
+	// Create streams a new object under key (replacing any previous one
+	// once closed); large objects are written without holding them whole.
+	Create(ctx context.Context, key string) (objectWriter, error)
 }
 
 // checkKey rejects keys that could leave the store root.
@@ -190,13 +193,18 @@ func (s *localStore) Size(ctx context.Context, key string) (int64, error) {
 	return st.Size(), nil
 }
 
+// tempName is a fresh temporary path beside p; List skips it (its name
+// starts with '.').
+func tempName(p string) string {
+	return filepath.Join(filepath.Dir(p), "."+filepath.Base(p)+"."+uuidString(newUUID())[:8]+".tmp")
+}
+
 // writeTemp writes b to a new temporary file beside p and syncs it.
 func writeTemp(p string, b []byte) (string, error) {
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		return "", err
 	}
-	u := newUUID()
-	tmp := filepath.Join(filepath.Dir(p), "."+filepath.Base(p)+"."+uuidString(u)[:8]+".tmp")
+	tmp := tempName(p)
 	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
 		return "", err

@@ -131,3 +131,20 @@ func TestS3URI(t *testing.T) {
 		}
 	}
 }
+
+// TestS3PartSizes checks that the growing part sizes let one multipart
+// upload hold a data file of Lance's default maximum size, with every part
+// but the last over S3's 5 MiB minimum.
+func TestS3PartSizes(t *testing.T) {
+	var total int64
+	for n := int32(1); n <= s3MaxParts; n++ {
+		sz := s3PartSizeFor(n)
+		if sz < 5<<20 || (n > 1 && sz < s3PartSizeFor(n-1)) {
+			t.Fatalf("part %d: %d bytes", n, sz)
+		}
+		total += int64(sz)
+	}
+	if total < 2*DefaultMaxBytesPerFile {
+		t.Fatalf("%d parts hold %d bytes, want at least twice the default file limit %d", s3MaxParts, total, int64(DefaultMaxBytesPerFile))
+	}
+}

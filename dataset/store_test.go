@@ -163,6 +163,73 @@ func testObjectStore(t *testing.T, s objectStore) {
 		}
 	})
 
+	t.Run("create", func(t *testing.T) {
+		// Sizes around the S3 part size: one PutObject, an exact part, and
+		// a multipart upload with a short last part, written in odd chunks.
+		for _, n := range []int{0, 100, s3PartSize, 2*s3PartSize + 12345} {
+			data := make([]byte, n)
+			for i := range data {
+				data[i] = byte(i*31 + n)
+			}
+			key := fmt.Sprintf("data/create-%d.lance", n)
+			w, err := s.Create(ctx, key)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for off := 0; off < n; {
+				c := min(n-off, 1<<20+3)
+				if _, err := w.Write(data[off : off+c]); err != nil {
+					t.Fatalf("%s: write: %v", key, err)
+				}
+				off += c
+			}
+			if _, err := s.Size(ctx, key); !errors.Is(err, ErrObjectNotFound) {
+				t.Fatalf("%s visible before Close: %v", key, err)
+			}
+			if err := w.Close(); err != nil {
+				t.Fatalf("%s: close: %v", key, err)
+			}
+			if _, err := w.Write([]byte("x")); !errors.Is(err, ErrClosed) {
+				t.Fatalf("%s: write after close: %v", key, err)
+			}
+			w.Abort() // after Close: leaves the object alone
+			got := make([]byte, n)
+			if sz, err := s.Size(ctx, key); err != nil || sz != int64(n) {
+				t.Fatalf("%s: size %d, %v; want %d", key, sz, err, n)
+			}
+			if err := s.GetRange(ctx, key, 0, got); err != nil || !bytes.Equal(got, data) {
+				t.Fatalf("%s: read back %v, equal %v", key, err, bytes.Equal(got, data))
+			}
+			if err := s.Delete(ctx, key); err != nil {
+				t.Fatal(err)
+			}
+		}
+		// An aborted object, small or multipart, never appears.
+		for _, n := range []int{10, s3PartSize + 1} {
+			key := fmt.Sprintf("data/aborted-%d.lance", n)
+			w, err := s.Create(ctx, key)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := w.Write(make([]byte, n)); err != nil {
+				t.Fatal(err)
+			}
+			w.Abort()
+			if _, err := s.Size(ctx, key); !errors.Is(err, ErrObjectNotFound) {
+				t.Fatalf("%s after Abort: %v", key, err)
+			}
+		}
+		got, err := s.List(ctx, "data/")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, o := range got {
+			if o.Key != "data/a.lance" && o.Key != "data/b.lance" {
+				t.Fatalf("left behind: %s", o.Key)
+			}
+		}
+	})
+
 	t.Run("delete", func(t *testing.T) {
 		if err := s.Delete(ctx, "data/b.lance"); err != nil {
 			t.Fatal(err)

@@ -1,14 +1,10 @@
 package dataset
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -44,12 +40,10 @@ type Writer struct {
 	err     error
 }
 
-// dataFile is the data file being written.
+// dataFile is the data file being written, streamed to the store.
 type dataFile struct {
 	name string
-	f    *os.File      // local disk; nil on an object store
-	buf  *bytes.Buffer // object store: the whole file, put on close
-	bw   *bufio.Writer
+	out  objectWriter
 	n    countingWriter
 	w    *writer.Writer
 	rows int64
@@ -261,30 +255,17 @@ func (w *Writer) fail(err error) error {
 
 func (w *Writer) openFile() error {
 	name := dataFileName()
-	df := &dataFile{name: name}
-	if w.root.isLocal() {
-		dir := filepath.Join(w.root.uri, dataDir)
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return err
-		}
-		f, err := os.OpenFile(filepath.Join(dir, name), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-		if err != nil {
-			return err
-		}
-		df.f, df.bw = f, bufio.NewWriterSize(f, 1<<20)
-		df.n.w = df.bw
-	} else {
-		df.buf = &bytes.Buffer{}
-		df.n.w = df.buf
+	out, err := w.root.st.Create(context.Background(), dataKey(name))
+	if err != nil {
+		return err
 	}
+	df := &dataFile{name: name, out: out}
+	df.n.w = out
 	w.written = append(w.written, name)
 	opts := append(append([]writer.Option(nil), w.opts.writerOpts...), writer.WithFormat(w.format))
-	var err error
 	df.w, err = writer.New(&df.n, w.schema, opts...)
 	if err != nil {
-		if df.f != nil {
-			df.f.Close()
-		}
+		out.Abort()
 		return err
 	}
 	w.cur = df
@@ -296,19 +277,10 @@ func (w *Writer) closeFile() error {
 	df := w.cur
 	w.cur = nil
 	err := df.w.Close()
-	if df.f != nil {
-		if err == nil {
-			err = df.bw.Flush()
-		}
-		if err == nil {
-			err = df.f.Sync()
-		}
-		if cerr := df.f.Close(); err == nil {
-			err = cerr
-		}
-	} else if err == nil {
-		err = w.root.st.Put(context.Background(), dataKey(df.name), df.buf.Bytes())
-		df.buf = nil
+	if err == nil {
+		err = df.out.Close()
+	} else {
+		df.out.Abort()
 	}
 	if err != nil {
 		return fmt.Errorf("data file %s: %w", df.name, err)
@@ -411,9 +383,7 @@ func (w *Writer) Abort() error {
 	w.done = true
 	if w.cur != nil {
 		_ = w.cur.w.Close()
-		if w.cur.f != nil {
-			_ = w.cur.f.Close()
-		}
+		w.cur.out.Abort()
 		w.cur = nil
 	}
 	var first error
