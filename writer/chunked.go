@@ -18,7 +18,7 @@ import (
 // encodeChunked writes the page as dense x chunked (mini-block bytes): values
 // in chunks of a power-of-two count, each chunk carrying its slice of the
 // level streams (flat u16), plus the repetition index when there are lists.
-func (c *column) encodeChunked(d structural.Dense, pv pageValues, enc *encoded) error {
+func (c *pageEnc) encodeChunked(d structural.Dense, pv pageValues, enc *encoded) error {
 	plan := enc.plan
 	codec := plan.Codec
 	venc := codec.Encoding()
@@ -276,7 +276,7 @@ func appendRepIndex(idx []byte, rep []uint16, R uint16, last, prevPartial bool) 
 }
 
 // chunkValues encodes values [start, start+cnt) with the page's codec.
-func (c *column) chunkValues(pv pageValues, start, cnt int, codec values.Codec) ([][]byte, error) {
+func (c *pageEnc) chunkValues(pv pageValues, start, cnt int, codec values.Codec) ([][]byte, error) {
 	var b values.Block
 	switch pv.info.kind {
 	case kindVariable:
@@ -346,7 +346,7 @@ func describe(vals string, defEnc, repEnc *enc21pb.CompressiveEncoding, d struct
 
 // chunkCounts splits n visible values into chunk value counts: powers of two
 // for every chunk but the last, sized for the codec that stores them.
-func (c *column) chunkCounts(pv pageValues, codec values.Codec) []int {
+func (c *pageEnc) chunkCounts(pv pageValues, codec values.Codec) []int {
 	n := pv.n
 	var counts []int
 	if g, ok := codec.(values.GeneralCodec); ok {

@@ -49,32 +49,28 @@ type Candidate struct {
 // Report returns one entry per written page, in file order.
 func (w *Writer) Report() []PageReport { return w.report }
 
-// column buffers one leaf column (the arrays of its top-level field) and cuts
-// it into pages.
-type column struct {
-	leaf      format.Column
-	top       int // index of the top-level field
-	path      []structural.Step
-	keep      []bool // layers kept nullable in every page (structural.KeepNullable)
-	info      leafInfo
-	opts      selector.Options
-	cfg       *config
-	pending   []arrow.Array // top-level arrays
-	pendBytes int64
-	// pendDicts are the dictionaries of the pending arrays (dictionary
-	// columns) and pendDictLen their entries: the page dictionary.
-	pendDicts   []arrow.ArrayData
-	pendDictLen int
-	union       *dictUnion // dictionary columns with 8/16-bit keys
-	firstRow    int64      // element number of the first pending element
-	onePage     bool       // never cut pages (columns below a structural FSL)
-	sparse      bool       // sparse cells only (a structural FSL and a list on the path)
-	pendArrow   int64      // Arrow bytes covered by the pending arrays (null rows' items included)
-	hasLists    bool       // a list layer on the path
-	fslScale    int        // product of the structural FSL dimensions on the path (1: none)
-	pages       []*file2pb.ColumnMetadata_Page
+// colSpec is what a leaf column's pages are encoded from besides their
+// data: fixed when the writer is made, shared by the pages encoded
+// concurrently.
+type colSpec struct {
+	leaf     format.Column
+	top      int // index of the top-level field
+	path     []structural.Step
+	keep     []bool // layers kept nullable in every page (structural.KeepNullable)
+	info     leafInfo
+	opts     selector.Options
+	cfg      *config
+	onePage  bool // never cut pages (columns below a structural FSL)
+	sparse   bool // sparse cells only (a structural FSL and a list on the path)
+	hasLists bool // a list layer on the path
+	fslScale int  // product of the structural FSL dimensions on the path (1: none)
+}
 
-	// scratch reused across pages
+// pageEnc encodes one page of a column: the column's spec and scratch
+// buffers reused across pages. A page's encoded buffers may point into the
+// scratch, so a pageEnc serves one page at a time, until it is written.
+type pageEnc struct {
+	*colSpec
 	vals, meta, data, rep, def []byte
 	offsets                    []uint64
 	chunkBufs                  [][]byte
@@ -83,6 +79,35 @@ type column struct {
 	zvals                      []byte
 	zoffs                      []uint64
 	nulls                      []bool
+}
+
+// column buffers one leaf column (the arrays of its top-level field) and cuts
+// it into pages.
+type column struct {
+	*colSpec
+	pending   []arrow.Array // top-level arrays
+	pendBytes int64
+	// pendDicts are the dictionaries of the pending arrays (dictionary
+	// columns) and pendDictLen their entries: the page dictionary.
+	pendDicts   []arrow.ArrayData
+	pendDictLen int
+	union       *dictUnion // dictionary columns with 8/16-bit keys
+	firstRow    int64      // element number of the first pending element
+	pendArrow   int64      // Arrow bytes covered by the pending arrays (null rows' items included)
+	cut         int        // pages cut so far (written or in flight)
+	pages       []*file2pb.ColumnMetadata_Page
+	free        []*pageEnc // encoders whose pages are written
+}
+
+// encoder returns a page encoder with the column's spec, reusing one whose
+// page has been written.
+func (c *column) encoder() *pageEnc {
+	if n := len(c.free); n > 0 {
+		e := c.free[n-1]
+		c.free = c.free[:n-1]
+		return e
+	}
+	return &pageEnc{colSpec: c.colSpec}
 }
 
 func newColumn(leaf format.Column, top arrow.Field, ti int, path []structural.Step, cfg *config) (*column, error) {
@@ -104,7 +129,7 @@ func newColumn(leaf format.Column, top arrow.Field, ti int, path []structural.St
 	if err != nil {
 		return nil, err
 	}
-	c := &column{leaf: leaf, top: ti, path: path, keep: structural.KeepNullable(top, path), info: info, opts: opts, cfg: cfg}
+	c := &column{colSpec: &colSpec{leaf: leaf, top: ti, path: path, keep: structural.KeepNullable(top, path), info: info, opts: opts, cfg: cfg}}
 	if info.kind == kindDict {
 		c.union = newDictUnion(leaf.Field.Type)
 	}
@@ -365,31 +390,37 @@ func candidates(p selector.Plan) []Candidate {
 	return out
 }
 
-// flush encodes the pending arrays as one page and writes its buffers.
+// flush cuts the pending arrays as one page and hands it to the writer's
+// pipeline, which encodes it (perhaps concurrently) and writes it in turn.
 func (c *column) flush(w *Writer) error {
 	if len(c.pending) == 0 {
 		return nil
 	}
-	defer c.release()
-	dense, segs, err := structural.BuildDenseKeep(c.pending, c.path, c.keep)
-	if err != nil {
-		return fmt.Errorf("page %d: %v: %w", len(c.pages), err, ErrInvalidBatch)
+	j := &pageJob{col: c, index: c.cut, firstRow: c.firstRow, arrays: c.pending, enc: c.encoder()}
+	for _, a := range c.pending {
+		c.firstRow += int64(a.Len() * c.fslScale)
 	}
-	enc, err := c.encode(dense, segs, w.cfg.format)
-	if err != nil {
-		return fmt.Errorf("page %d: %w", len(c.pages), err)
+	c.pending = nil
+	c.pendDicts = c.pendDicts[:0]
+	c.pendDictLen = 0
+	c.pendBytes, c.pendArrow = 0, 0
+	c.cut++
+	if err := w.pipe.submit(j, w); err != nil {
+		return err
 	}
-	pe, err := pageEncoding(enc, w.cfg.format)
-	if err != nil {
-		return fmt.Errorf("page %d: %w", len(c.pages), err)
-	}
-	page := &file2pb.ColumnMetadata_Page{Length: uint64(dense.NumRows), Priority: uint64(c.firstRow), Encoding: pe}
+	return nil
+}
+
+// writePage writes an encoded page's buffers and records its metadata.
+func (c *column) writePage(j *pageJob, w *Writer) error {
+	enc := j.out
+	page := &file2pb.ColumnMetadata_Page{Length: uint64(j.rows), Priority: uint64(j.firstRow), Encoding: j.pe}
 	total := 0
 	var sizes []int
 	for _, b := range enc.bufs {
 		pos, err := w.sink.writeBuffer(b)
 		if err != nil {
-			return fmt.Errorf("page %d: %w", len(c.pages), err)
+			return err
 		}
 		page.BufferOffsets = append(page.BufferOffsets, pos)
 		page.BufferSizes = append(page.BufferSizes, uint64(len(b)))
@@ -397,7 +428,7 @@ func (c *column) flush(w *Writer) error {
 		sizes = append(sizes, len(b))
 	}
 	w.report = append(w.report, PageReport{
-		Column: c.leaf.Path, Page: len(c.pages), Rows: dense.NumRows,
+		Column: c.leaf.Path, Page: j.index, Rows: j.rows,
 		Cell:     enc.plan.Structure.String() + " x " + enc.plan.Values.String(),
 		Encoding: enc.desc, Bytes: total, Reason: enc.plan.Reason, BufferSizes: sizes,
 		Candidates: candidates(enc.plan), ValueBytes: enc.valueBytes,
@@ -406,8 +437,6 @@ func (c *column) flush(w *Writer) error {
 		w.report[len(w.report)-1].EstimatedValueBytes = enc.plan.Candidates[0].Bytes
 	}
 	c.pages = append(c.pages, page)
-	c.firstRow += int64(dense.NumRows)
-	c.pendBytes, c.pendArrow = 0, 0
 	return nil
 }
 

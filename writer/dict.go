@@ -31,7 +31,7 @@ type pageDict struct {
 // gatherDict builds the page's indices (Arrow key width, nulls as 0) and the
 // page dictionary: the dictionaries of the page's arrays, back to back, each
 // array's keys shifted past the dictionaries before it.
-func (c *column) gatherDict(segs []structural.Segment) ([]byte, *pageDict) {
+func (c *pageEnc) gatherDict(segs []structural.Segment) ([]byte, *pageDict) {
 	kw := c.info.bits / 8
 	vi := c.info.dict
 	var idx []byte
@@ -180,7 +180,7 @@ func (c *column) gatherDict(segs []structural.Segment) ([]byte, *pageDict) {
 // two, and the dictionary plus indices under 0.8 of the raw size) and if so
 // builds the page dictionary (first-occurrence order over every slot) and u32
 // indices.
-func (c *column) autoDict(pv pageValues) (*pageDict, []byte, bool) {
+func (c *pageEnc) autoDict(pv pageValues) (*pageDict, []byte, bool) {
 	n := pv.n
 	if n < 100 {
 		return nil, nil, false
@@ -263,7 +263,7 @@ func (c *column) autoDict(pv pageValues) (*pageDict, []byte, bool) {
 // compressDictItems compresses page dictionary items like Lance 14: LZ4
 // (or the scheme the column asks for), always under the lance policy, when
 // it shrinks them under the cost policy.
-func (c *column) compressDictItems(pd *pageDict) {
+func (c *pageEnc) compressDictItems(pd *pageDict) {
 	scheme, level := values.SchemeLZ4, 0
 	switch c.opts.DictItems {
 	case selector.CompressionNone:
@@ -318,7 +318,7 @@ const (
 // within the size ratio of the records, scaled by fallback/rows (the rows a
 // page stores without the dictionary: only the valid ones when it zips
 // them). It returns the dictionary and the u32 index of every row.
-func (c *column) autoDictFSL(pv pageValues, fallback int) (*pageDict, []byte, bool) {
+func (c *pageEnc) autoDictFSL(pv pageValues, fallback int) (*pageDict, []byte, bool) {
 	n := pv.n
 	if n < 100 || fallback <= 0 || pv.info.bits%8 != 0 {
 		// (Lance keys rows only over byte-aligned items: no booleans.)

@@ -31,7 +31,7 @@ type pageValues struct {
 	err       error // gathering failed (records that cannot be encoded)
 }
 
-func (c *column) gather(segs []structural.Segment, n int) pageValues {
+func (c *pageEnc) gather(segs []structural.Segment, n int) pageValues {
 	pv := pageValues{n: n, info: c.info}
 	nulls := 0
 	if cap(c.nulls) < n {
@@ -98,7 +98,7 @@ func (c *column) gather(segs []structural.Segment, n int) pageValues {
 // scalar returns the inline constant of a page whose non-null visible values
 // are all equal (at least one; fixed-width values of at most 32 bytes), or
 // nil, and whether no visible value is null.
-func (c *column) scalar(pv pageValues) ([]byte, bool) {
+func (c *pageEnc) scalar(pv pageValues) ([]byte, bool) {
 	nullFree := true
 	first := -1
 	for i, null := range pv.nulls[:pv.n] {
@@ -212,7 +212,7 @@ func scrubMasked(pv *pageValues, masked []int) {
 	}
 }
 
-func (c *column) encode(d structural.Dense, segs []structural.Segment, f Format) (encoded, error) {
+func (c *pageEnc) encode(d structural.Dense, segs []structural.Segment, f Format) (encoded, error) {
 	pv := c.gather(segs, d.NumVisible)
 	if pv.err != nil {
 		return encoded{}, pv.err
@@ -278,7 +278,7 @@ func storedBytes(enc encoded) int {
 
 // page describes one page to the selector: its structure facts and, from
 // the stats pass, its values.
-func (c *column) page(d structural.Dense, pv pageValues, f Format) selector.Page {
+func (c *pageEnc) page(d structural.Dense, pv pageValues, f Format) selector.Page {
 	sp := selector.Page{
 		Degenerate:     structural.IsDegenerate(d.Layers),
 		SingleNullable: len(d.Layers) == 1 && d.Layers[0] == structural.NullableItem,
@@ -324,7 +324,7 @@ func (c *column) page(d structural.Dense, pv pageValues, f Format) selector.Page
 
 // encodePlan executes a plan: page dictionaries and FSST coding first when
 // the plan's values admit them, then the cell.
-func (c *column) encodePlan(d structural.Dense, pv pageValues, sp selector.Page, plan selector.Plan, f Format, dict bool) (encoded, error) {
+func (c *pageEnc) encodePlan(d structural.Dense, pv pageValues, sp selector.Page, plan selector.Plan, f Format, dict bool) (encoded, error) {
 	dictCandidate := pv.info.kind == kindVariable || (pv.info.kind == kindFixed && (pv.info.bits == 64 || pv.info.bits == 128))
 	sparse := plan.Structure == selector.Sparse
 	tryDict := plan.Values == selector.Chunked || (sparse && plan.Values == selector.Zipped && pv.info.kind == kindVariable)
@@ -378,7 +378,7 @@ func (c *column) encodePlan(d structural.Dense, pv pageValues, sp selector.Page,
 // encodeDictPage encodes a page through its page dictionary: the chunks
 // hold u32 indices, the page dictionary the distinct values. The column's
 // leaf info is switched to the dictionary form for this page only.
-func (c *column) encodeDictPage(d structural.Dense, pv pageValues, sp selector.Page, pd *pageDict, idx []byte, sparse bool, f Format) (encoded, error) {
+func (c *pageEnc) encodeDictPage(d structural.Dense, pv pageValues, sp selector.Page, pd *pageDict, idx []byte, sparse bool, f Format) (encoded, error) {
 	saved := pv.info
 	pv.info = leafInfo{kind: kindDict, bits: 32, dict: &saved}
 	if c.opts.Policy == selector.PolicyCost {
@@ -401,7 +401,7 @@ func (c *column) encodeDictPage(d structural.Dense, pv pageValues, sp selector.P
 
 // encodeCell executes a plan's cell over the page's values (FSST coding
 // them first when the plan's codec asks for it).
-func (c *column) encodeCell(d structural.Dense, pv pageValues, sp selector.Page, plan selector.Plan, f Format) (encoded, error) {
+func (c *pageEnc) encodeCell(d structural.Dense, pv pageValues, sp selector.Page, plan selector.Plan, f Format) (encoded, error) {
 	sparse := plan.Structure == selector.Sparse
 	if fc, ok := plan.Codec.(values.FsstCodec); ok {
 		// Code the page once, so chunks are cut on coded sizes.
@@ -454,7 +454,7 @@ func (c *column) encodeCell(d structural.Dense, pv pageValues, sp selector.Page,
 // describeValues fills the selector's view of the page's values: their kind
 // and the stats pass over them (once per page), plus a sample for codecs
 // estimated by trial.
-func (c *column) describeValues(sp *selector.Page, pv pageValues) {
+func (c *pageEnc) describeValues(sp *selector.Page, pv pageValues) {
 	sp.Bits, sp.Float, sp.Dims = pv.info.bits, pv.info.float, pv.info.dims
 	sp.ItemValidity = sp.ItemValidity[:0]
 	for _, v := range pv.itemValid {
@@ -501,7 +501,7 @@ func (c *column) describeValues(sp *selector.Page, pv pageValues) {
 
 // spreadSample copies n values of the page, taken as four runs spread over
 // it, so trial encodings see more than the page's first values.
-func (c *column) spreadSample(pv pageValues, n int) values.Block {
+func (c *pageEnc) spreadSample(pv pageValues, n int) values.Block {
 	const parts = 4
 	if n == pv.n || n < parts {
 		if pv.info.kind == kindVariable {
@@ -535,7 +535,7 @@ func (c *column) spreadSample(pv pageValues, n int) values.Block {
 // trainFsst builds a symbol table from values spread over the page, up to
 // the trainer's byte budget (runs of consecutive values from evenly spaced
 // places, so both local and page-wide repetition is seen).
-func (c *column) trainFsst(pv pageValues) *values.FsstTable {
+func (c *pageEnc) trainFsst(pv pageValues) *values.FsstTable {
 	n := pv.n
 	total := int(pv.offsets[n] - pv.offsets[0])
 	sample := make([][]byte, 0, 1024)
@@ -570,7 +570,7 @@ func constantLayout(layers []structural.Layer, scalar []byte) *enc21pb.PageLayou
 
 // plainEncoding is the uncompressed description of the page's values (the
 // per-value codec of zipped pages) and its chunk buffer count.
-func (c *column) plainEncoding(pv pageValues) (*enc21pb.CompressiveEncoding, int) {
+func (c *pageEnc) plainEncoding(pv pageValues) (*enc21pb.CompressiveEncoding, int) {
 	switch pv.info.kind {
 	case kindVariable:
 		return values.VariableCodec{OffBits: pv.info.offBits}.Encoding(), 1

@@ -68,6 +68,37 @@ type config struct {
 	columnOpts   []columnOpts
 	policy       selector.Policy
 	weights      selector.Weights
+	// concurrency is the number of goroutines encoding pages (0: GOMAXPROCS)
+	// and pagesInFlight how many pages may be cut and not yet written (0:
+	// twice the concurrency).
+	concurrency, pagesInFlight int
+}
+
+// WithConcurrency sets how many goroutines measure, select and encode pages
+// (default GOMAXPROCS). With 1, pages are encoded on the goroutine that
+// calls WriteBatch and Close. The file's bytes do not depend on it.
+func WithConcurrency(n int) Option {
+	return func(c *config) error {
+		if n <= 0 {
+			return fmt.Errorf("concurrency %d: %w", n, ErrInvalidOption)
+		}
+		c.concurrency = n
+		return nil
+	}
+}
+
+// WithPagesInFlight caps the pages that are cut and not yet written (default
+// twice the concurrency): the writer's memory is about that many pages' Arrow
+// data and encoded buffers. When the cap is reached, WriteBatch waits for the
+// oldest page and writes it.
+func WithPagesInFlight(n int) Option {
+	return func(c *config) error {
+		if n <= 0 {
+			return fmt.Errorf("pages in flight %d: %w", n, ErrInvalidOption)
+		}
+		c.pagesInFlight = n
+		return nil
+	}
 }
 
 // Option configures a Writer.

@@ -20,7 +20,7 @@ import (
 
 // encodeStructuredConstant fills enc for such a page. scalar is nil for
 // all-null pages.
-func (c *column) encodeStructuredConstant(d structural.Dense, scalar []byte, f Format, enc *encoded) error {
+func (c *pageEnc) encodeStructuredConstant(d structural.Dense, scalar []byte, f Format, enc *encoded) error {
 	if !f.planarMetadata() {
 		// pb21: ConstantLayout with raw u16 level buffers [rep, def]
 		// (an absent stream is an empty buffer). Lance's all-null
@@ -58,7 +58,7 @@ func (c *column) encodeStructuredConstant(d structural.Dense, scalar []byte, f F
 // as sparse sets, every leaf slot (nulls included) in chunks without levels,
 // the value buffers first (Lance 14's sparse/planar.rs writes and reads these
 // pages the same way).
-func (c *column) encodeSparseChunked(d structural.Dense, pv pageValues, enc *encoded) error {
+func (c *pageEnc) encodeSparseChunked(d structural.Dense, pv pageValues, enc *encoded) error {
 	if err := c.encodeChunked(flatDense(d.NumVisible), pv, enc); err != nil {
 		return err
 	}
@@ -76,7 +76,7 @@ func (c *column) encodeSparseChunked(d structural.Dense, pv pageValues, enc *enc
 
 // sparseStructure turns a page's dense levels into sparse structural sets
 // and the buffers of their sequences (structural.BuildSparse).
-func (c *column) sparseStructure(d structural.Dense) (*enc23pb.StructuralPlane, [][]byte, error) {
+func (c *pageEnc) sparseStructure(d structural.Dense) (*enc23pb.StructuralPlane, [][]byte, error) {
 	s, bufs, err := structural.BuildSparseDense(d, c.path)
 	if err != nil {
 		return nil, nil, err
@@ -96,7 +96,7 @@ func flatDense(n int) structural.Dense {
 
 // finishSparse puts the page's sparse structure after the value plane vp
 // (whose buffers are already in enc.bufs).
-func (c *column) finishSparse(d structural.Dense, vp *enc23pb.ValuePlane, enc *encoded) error {
+func (c *pageEnc) finishSparse(d structural.Dense, vp *enc23pb.ValuePlane, enc *encoded) error {
 	plane, bufs, err := c.sparseStructure(d)
 	if err != nil {
 		return err
@@ -127,7 +127,7 @@ func zippedPlane(l *enc21pb.PageLayout) (*enc23pb.ValuePlane, error) {
 // values (valid all the way up), one record each with no control words,
 // addressed by stride (fixed width) or by an offset index of n+1 entries
 // (variable width).
-func (c *column) encodeSparseZipped(d structural.Dense, pv pageValues, enc *encoded) error {
+func (c *pageEnc) encodeSparseZipped(d structural.Dense, pv pageValues, enc *encoded) error {
 	stored := compactValues(pv)
 	if err := c.encodeZipped(flatDense(stored.n), stored, enc); err != nil {
 		return err
@@ -220,7 +220,7 @@ func compactValues(pv pageValues) pageValues {
 // per leaf slot (null slots index the empty item) under the smallest block
 // codec, then the dictionary items zipped with no control words and their
 // offset index.
-func (c *column) encodeSparseIndexed(d structural.Dense, idx []byte, pd *pageDict, enc *encoded) error {
+func (c *pageEnc) encodeSparseIndexed(d structural.Dense, idx []byte, pd *pageDict, enc *encoded) error {
 	n := len(idx) / 4
 	idxEnc, payload := indexBlock(idx, n, pd.n, c.opts.Policy == selector.PolicyCost)
 	items := pageValues{

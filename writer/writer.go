@@ -34,6 +34,7 @@ type Writer struct {
 	report  []PageReport
 	onClose func(error) error
 	dicts   dictCache // dictionaries validated in earlier batches
+	pipe    *pipeline
 }
 
 // New returns a writer of schema to dst. Every field's type is checked here:
@@ -55,7 +56,7 @@ func New(dst io.Writer, schema *arrow.Schema, opts ...Option) (*Writer, error) {
 	if err != nil {
 		return nil, err
 	}
-	w := &Writer{cfg: cfg, schema: schema, lschema: ls, sink: sink{w: dst}}
+	w := &Writer{cfg: cfg, schema: schema, lschema: ls, sink: sink{w: dst}, pipe: newPipeline(cfg.concurrency, cfg.pagesInFlight)}
 	li := 0
 	for ti, f := range schema.Fields() {
 		for _, path := range structural.LeafPathsField(f) {
@@ -276,8 +277,10 @@ func (w *Writer) WriteBatch(rec arrow.RecordBatch) error {
 		return nil
 	}
 	for _, c := range w.cols {
+		// Errors name the column and page they come from (the page
+		// written may be another column's).
 		if err := c.append(checked[c.top], w); err != nil {
-			return w.fail(fmt.Errorf("column %q: %w", c.leaf.Path, err))
+			return w.fail(err)
 		}
 	}
 	w.rows += n
@@ -312,6 +315,7 @@ func (w *Writer) Close() error {
 	if err == nil {
 		err = w.finish()
 	}
+	w.pipe.stop()
 	for _, c := range w.cols {
 		c.release()
 	}
@@ -325,8 +329,11 @@ func (w *Writer) Close() error {
 func (w *Writer) finish() error {
 	for _, c := range w.cols {
 		if err := c.flush(w); err != nil {
-			return w.fail(fmt.Errorf("column %q: %w", c.leaf.Path, err))
+			return w.fail(err)
 		}
+	}
+	if err := w.pipe.drain(w); err != nil {
+		return w.fail(err)
 	}
 	fd := &filepb.FileDescriptor{Schema: w.lschema, Length: uint64(w.rows)}
 	fdBytes, err := proto.MarshalOptions{Deterministic: true}.Marshal(fd)

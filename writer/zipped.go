@@ -13,7 +13,7 @@ import (
 
 // encodeZipped writes the page as dense x zipped (full-zip bytes): one record
 // per level entry, control word then value bytes.
-func (c *column) encodeZipped(d structural.Dense, pv pageValues, enc *encoded) error {
+func (c *pageEnc) encodeZipped(d structural.Dense, pv pageValues, enc *encoded) error {
 	if d.NumItems > 0xFFFFFFFF {
 		return fmt.Errorf("zipped page of %d items exceeds the u32 item count: %w", d.NumItems, ErrInvalidOption)
 	}
@@ -99,7 +99,7 @@ func (c *column) encodeZipped(d structural.Dense, pv pageValues, enc *encoded) e
 // zipRecords returns the record width in bytes and the concatenated value
 // records of a fixed-width zipped page (item validity bytes first for
 // fixed-size lists with null items).
-func (c *column) zipRecords(pv pageValues) (int, []byte) {
+func (c *pageEnc) zipRecords(pv pageValues) (int, []byte) {
 	switch pv.info.kind {
 	case kindNull:
 		return 1, make([]byte, pv.n)
@@ -143,7 +143,7 @@ func (c *column) zipRecords(pv pageValues) (int, []byte) {
 	return pv.info.bits / 8, pv.fixed
 }
 
-func (c *column) zipEncoding(pv pageValues) *enc21pb.CompressiveEncoding {
+func (c *pageEnc) zipEncoding(pv pageValues) *enc21pb.CompressiveEncoding {
 	switch pv.info.kind {
 	case kindFSL:
 		e, _ := c.plainEncoding(pv)

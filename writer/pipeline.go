@@ -1,0 +1,165 @@
+package writer
+
+import (
+	"fmt"
+	"runtime"
+	"sync"
+
+	"github.com/apache/arrow-go/v18/arrow"
+
+	"github.com/planarlance/planar/proto/file2pb"
+	"github.com/planarlance/planar/structural"
+)
+
+// Pages are encoded concurrently and written in the order they were cut.
+// A page is cut on the caller's goroutine (WriteBatch, Close), which hands
+// its arrays to a pageJob; encoding goroutines measure, select and encode
+// it; the caller's goroutine writes finished pages at the head of the queue.
+// The order pages are cut in depends on the data and the budgets only, and
+// a page's bytes on its arrays only, so the file is the same whatever the
+// concurrency.
+
+// pageJob is one page from cut to written.
+type pageJob struct {
+	col      *column
+	index    int   // the page's number in its column
+	firstRow int64 // the page's first element (its priority)
+	arrays   []arrow.Array
+	enc      *pageEnc
+	done     chan struct{} // closed when encoded (concurrent pipelines)
+
+	// results
+	rows int
+	out  encoded
+	pe   *file2pb.Encoding
+	err  error
+}
+
+// run measures, selects and encodes the page.
+func (j *pageJob) run() {
+	dense, segs, err := structural.BuildDenseKeep(j.arrays, j.col.path, j.col.keep)
+	if err != nil {
+		j.err = fmt.Errorf("%v: %w", err, ErrInvalidBatch)
+		return
+	}
+	j.rows = dense.NumRows
+	n := 0 // elements: rows times the structural FSL dimensions above
+	for _, a := range j.arrays {
+		n += a.Len() * j.col.fslScale
+	}
+	if n != j.rows {
+		j.err = fmt.Errorf("structure of %d rows built from %d: %w", j.rows, n, ErrInvalidBatch)
+		return
+	}
+	f := j.col.cfg.format
+	if j.out, j.err = j.enc.encode(dense, segs, f); j.err != nil {
+		return
+	}
+	j.pe, j.err = pageEncoding(j.out, f)
+}
+
+// release drops the page's arrays and returns its encoder to the column.
+func (j *pageJob) release() {
+	for _, a := range j.arrays {
+		a.Release()
+	}
+	j.arrays = nil
+	j.out = encoded{}
+	j.col.free = append(j.col.free, j.enc)
+	j.enc = nil
+}
+
+// pipeline runs pageJobs on up to workers goroutines with at most
+// inFlight pages cut and not yet written.
+type pipeline struct {
+	workers  int
+	inFlight int
+	queue    []*pageJob // cut, not written; in cut order
+	work     chan *pageJob
+	wg       sync.WaitGroup
+}
+
+func newPipeline(workers, inFlight int) *pipeline {
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	if inFlight <= 0 {
+		inFlight = 2 * workers
+	}
+	return &pipeline{workers: workers, inFlight: max(inFlight, 1)}
+}
+
+// submit queues a cut page, first writing the oldest pages while the queue
+// is full. With one worker the page is encoded right here.
+func (p *pipeline) submit(j *pageJob, w *Writer) error {
+	for len(p.queue) >= p.inFlight {
+		if err := p.writeHead(w); err != nil {
+			return err
+		}
+	}
+	if p.workers == 1 {
+		j.run()
+	} else {
+		if p.work == nil {
+			p.work = make(chan *pageJob, p.inFlight)
+			for range p.workers {
+				p.wg.Add(1)
+				go p.worker()
+			}
+		}
+		j.done = make(chan struct{})
+		p.work <- j
+	}
+	p.queue = append(p.queue, j)
+	return nil
+}
+
+func (p *pipeline) worker() {
+	defer p.wg.Done()
+	for j := range p.work {
+		j.run()
+		close(j.done)
+	}
+}
+
+// writeHead waits for the oldest page and writes it.
+func (p *pipeline) writeHead(w *Writer) error {
+	j := p.queue[0]
+	p.queue[0] = nil
+	p.queue = p.queue[1:]
+	if j.done != nil {
+		<-j.done
+	}
+	defer j.release()
+	if j.err != nil {
+		return fmt.Errorf("column %q: page %d: %w", j.col.leaf.Path, j.index, j.err)
+	}
+	if err := j.col.writePage(j, w); err != nil {
+		return fmt.Errorf("column %q: page %d: %w", j.col.leaf.Path, j.index, err)
+	}
+	return nil
+}
+
+// drain writes every queued page.
+func (p *pipeline) drain(w *Writer) error {
+	for len(p.queue) > 0 {
+		if err := p.writeHead(w); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// stop waits for the workers to finish what they hold and ends them; queued
+// pages that were not written are released.
+func (p *pipeline) stop() {
+	if p.work != nil {
+		close(p.work)
+		p.wg.Wait()
+		p.work = nil
+	}
+	for _, j := range p.queue {
+		j.release()
+	}
+	p.queue = nil
+}
