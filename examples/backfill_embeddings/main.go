@@ -34,6 +34,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
+	"github.com/planarlance/planar/dataset"
 	"github.com/planarlance/planar/reader"
 	"github.com/planarlance/planar/writer"
 )
@@ -92,9 +93,20 @@ func main() {
 	seed := flag.Uint64("seed", 1, "random seed")
 	batch := flag.Int("batch", 64<<10, "rows per Arrow batch")
 	out := flag.String("out", "", "directory for the files (default: a new temporary directory)")
+	mode := flag.String("mode", "both", "files (lone Lance files), dataset (the LanceDB backfill) or both")
+	rowsPerFile := flag.Int("rows-per-file", 250_000, "dataset form: max rows per data file, for pylance and planar alike")
+	storage := flag.String("storage", dataset.StorageVersion2_3, "dataset form: data storage version, 2.3 (planar's page layout, with sparse cells) or 2.2 (Lance's stable default)")
+	python := flag.String("python", "", "dataset form: python with pylance (default: $PLANAR_PYTHON, else interop/.venv/bin/python here or above; none: planar creates the dataset)")
 	flag.Parse()
-	if *rows <= 0 || *batch <= 0 || *valid < 0 || *valid > 1 {
-		log.Fatal("-rows and -batch must be positive and -valid in [0, 1]")
+	if *storage != dataset.StorageVersion2_2 && *storage != dataset.StorageVersion2_3 {
+		log.Fatalf("-storage %q: want 2.2 or 2.3", *storage)
+	}
+	if *rows <= 0 || *batch <= 0 || *rowsPerFile <= 0 || *valid < 0 || *valid > 1 {
+		log.Fatal("-rows, -batch and -rows-per-file must be positive and -valid in [0, 1]")
+	}
+	files, ds := *mode == "files" || *mode == "both", *mode == "dataset" || *mode == "both"
+	if !files && !ds {
+		log.Fatalf("-mode %q: want files, dataset or both", *mode)
 	}
 	dir := *out
 	if dir == "" {
@@ -106,12 +118,42 @@ func main() {
 	} else if err := os.MkdirAll(dir, 0o755); err != nil {
 		log.Fatal(err)
 	}
-	cfg := config{gen: batchGen{rows: *rows, batch: *batch, valid: *valid, seed: *seed}, out: dir}
-	res, err := run(cfg, os.Stdout)
-	if err != nil {
-		log.Fatal(err)
+	gen := batchGen{rows: *rows, batch: *batch, valid: *valid, seed: *seed}
+	if files {
+		cfg := config{gen: gen, out: dir}
+		res, err := run(cfg, os.Stdout)
+		if err != nil {
+			log.Fatal(err)
+		}
+		printResult(os.Stdout, cfg, res)
 	}
-	printResult(os.Stdout, cfg, res)
+	if ds {
+		cfg := dsConfig{gen: gen, rowsPerFile: *rowsPerFile, storage: *storage, out: dir}
+		py, version, err := "", "", error(nil)
+		if *python != "none" {
+			py, version, err = findPython(*python)
+		}
+		switch {
+		case *python == "none":
+			cfg.noPython = "-python none"
+		case err == nil:
+			cfg.python = py
+			fmt.Printf("pylance %s at %s\n", version, py)
+		case *python != "":
+			log.Fatal(err)
+		default:
+			cfg.noPython = err.Error()
+			fmt.Printf("%v: planar creates the dataset and pylance does not check it\n", err)
+		}
+		res, err := runDataset(context.Background(), cfg, os.Stdout)
+		if err != nil {
+			log.Fatal(err)
+		}
+		printDataset(os.Stdout, cfg, res)
+		if res.planarCheck != nil || len(res.pyProblems) > 0 {
+			os.Exit(1)
+		}
+	}
 }
 
 func variants() []variant {
