@@ -579,7 +579,7 @@ func printDataset(w io.Writer, cfg dsConfig, res *dsResult) {
 	fmt.Fprintf(w, "rewrite of the whole table (dataset.Create of id, text, embedding): %s; wrote %s (%d data files)\n",
 		secs(res.rewrite), mb(res.rewriteB), res.rewriteN)
 	if res.rewriteB > 0 && res.backfillB > 0 {
-		fmt.Fprintf(w, "the backfill wrote %.2f%% of a rewrite's bytes (%.0f× less)\n",
+		fmt.Fprintf(w, "the backfill wrote %.2f%% of a rewrite's bytes (the rewrite %.1f× the backfill's)\n",
 			100*float64(res.backfillB)/float64(res.rewriteB), float64(res.rewriteB)/float64(res.backfillB))
 	}
 	if res.planarCheck != nil {

@@ -1,16 +1,31 @@
 // Command backfill_embeddings is the job that motivates sparse cells: a table
 // of ids with a 768-d float32 embedding column that is still mostly null
-// (a backfill has produced vectors for a few rows only).
+// (a backfill has produced vectors for a few rows only). It has two forms,
+// chosen with -mode (files, dataset or both; default both).
 //
-// It streams the rows in batches and writes them twice with planar, once
-// with the default options and once with the embedding's field metadata
-// lance-encoding:structural-encoding=fullzip, then reads each file back and
-// prints its size, the cells the writer chose, write and read times, and the
-// IO a take of 10 valid and of 10 null rows needs. Last it tries the same
-// column with arrow-go's Parquet writer (pqarrow), which cannot store null
-// rows of a fixed-size list.
+// The file form streams the rows in batches and writes them twice with
+// planar as lone Lance files, once with the default options and once with
+// the embedding's field metadata lance-encoding:structural-encoding=fullzip,
+// then reads each file back and prints its size, the cells the writer chose,
+// write and read times, and the IO a take of 10 valid and of 10 null rows
+// needs. Last it tries the same column with arrow-go's Parquet writer
+// (pqarrow), which cannot store null rows of a fixed-size list.
 //
-//	go run ./examples/backfill_embeddings [-rows 1000000] [-valid 0.0001] [-seed 1] [-out DIR]
+// The dataset form is the LanceDB backfill (dataset.go): pylance's
+// lance.write_dataset creates a dataset of ids and short sentences cut at
+// -rows-per-file rows per file (planar's dataset.Create does, and says so,
+// when no python with pylance is found), then dataset.AddColumns streams the
+// embedding column into it as a new version, one new data file per fragment.
+// pylance opens that version and reads back the non-null rows and a sample of
+// rows, compared with what was written. It prints each version's rows,
+// fragments and data files, the bytes the backfill wrote (data files,
+// manifest, transaction) against a rewrite of the whole table with
+// dataset.Create, and the times. -storage picks the data storage version:
+// 2.3 (default; planar's page layout, with sparse cells) or 2.2 (Lance's
+// stable one, in which a page holding any vector stores every row's).
+//
+//	go run ./examples/backfill_embeddings [-mode both] [-rows 1000000] [-valid 0.0001] [-seed 1] [-out DIR]
+//	    [-rows-per-file 250000] [-storage 2.3] [-python PATH|none]
 package main
 
 import (
