@@ -2,6 +2,7 @@ package main
 
 import (
 	"math/rand/v2"
+	"strconv"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -97,4 +98,38 @@ func arrowBytes(rec arrow.RecordBatch) int64 {
 		walk(c.Data())
 	}
 	return n
+}
+
+// words are the vocabulary of the text column.
+var words = [16]string{"amber", "brisk", "cedar", "delta", "ember", "fjord", "granite", "harbor",
+	"indigo", "juniper", "kestrel", "lumen", "meadow", "nimbus", "orchid", "prairie"}
+
+// appendSentence appends row i's text, "row 7: cedar amber fjord lumen
+// delta.": five words picked by a multiplicative hash of i. The pylance
+// script (backfill_pylance.py) makes the same sentences.
+func appendSentence(b []byte, i int64) []byte {
+	h := uint32(uint64(i) * 2654435761)
+	b = append(b, "row "...)
+	b = strconv.AppendInt(b, i, 10)
+	b = append(b, ':')
+	for k := range 5 {
+		b = append(b, ' ')
+		b = append(b, words[(h>>(4*k))&15]...)
+	}
+	return append(b, '.')
+}
+
+// textArray is the text column of rows start..start+n-1, built straight
+// into one offsets and one data buffer.
+func textArray(start, n int) arrow.Array {
+	offsets := make([]int32, n+1)
+	data := make([]byte, 0, n*48)
+	for i := range n {
+		data = appendSentence(data, int64(start+i))
+		offsets[i+1] = int32(len(data))
+	}
+	d := array.NewData(arrow.BinaryTypes.String, n,
+		[]*memory.Buffer{nil, memory.NewBufferBytes(arrow.Int32Traits.CastToBytes(offsets)), memory.NewBufferBytes(data)}, nil, 0, 0)
+	defer d.Release()
+	return array.MakeFromData(d)
 }

@@ -1,16 +1,31 @@
 // Command backfill_embeddings is the job that motivates sparse cells: a table
 // of ids with a 768-d float32 embedding column that is still mostly null
-// (a backfill has produced vectors for a few rows only).
+// (a backfill has produced vectors for a few rows only). It has two forms,
+// chosen with -mode (files, dataset or both; default both).
 //
-// It streams the rows in batches and writes them twice with planar, once
-// with the default options and once with the embedding's field metadata
-// lance-encoding:structural-encoding=fullzip, then reads each file back and
-// prints its size, the cells the writer chose, write and read times, and the
-// IO a take of 10 valid and of 10 null rows needs. Last it tries the same
-// column with arrow-go's Parquet writer (pqarrow), which cannot store null
-// rows of a fixed-size list.
+// The file form streams the rows in batches and writes them twice with
+// planar as lone Lance files, once with the default options and once with
+// the embedding's field metadata lance-encoding:structural-encoding=fullzip,
+// then reads each file back and prints its size, the cells the writer chose,
+// write and read times, and the IO a take of 10 valid and of 10 null rows
+// needs. Last it tries the same column with arrow-go's Parquet writer
+// (pqarrow), which cannot store null rows of a fixed-size list.
 //
-//	go run ./examples/backfill_embeddings [-rows 1000000] [-valid 0.0001] [-seed 1] [-out DIR]
+// The dataset form is the LanceDB backfill (dataset.go): pylance's
+// lance.write_dataset creates a dataset of ids and short sentences cut at
+// -rows-per-file rows per file (planar's dataset.Create does, and says so,
+// when no python with pylance is found), then dataset.AddColumns streams the
+// embedding column into it as a new version, one new data file per fragment.
+// pylance opens that version and reads back the non-null rows and a sample of
+// rows, compared with what was written. It prints each version's rows,
+// fragments and data files, the bytes the backfill wrote (data files,
+// manifest, transaction) against a rewrite of the whole table with
+// dataset.Create, and the times. -storage picks the data storage version:
+// 2.3 (default; planar's page layout, with sparse cells) or 2.2 (Lance's
+// stable one, in which a page holding any vector stores every row's).
+//
+//	go run ./examples/backfill_embeddings [-mode both] [-rows 1000000] [-valid 0.0001] [-seed 1] [-out DIR]
+//	    [-rows-per-file 250000] [-storage 2.3] [-python PATH|none]
 package main
 
 import (
@@ -22,6 +37,7 @@ import (
 	"log"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"slices"
 	"sort"
 	"strings"
@@ -34,6 +50,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
+	"github.com/planarlance/planar/dataset"
 	"github.com/planarlance/planar/reader"
 	"github.com/planarlance/planar/writer"
 )
@@ -92,9 +109,20 @@ func main() {
 	seed := flag.Uint64("seed", 1, "random seed")
 	batch := flag.Int("batch", 64<<10, "rows per Arrow batch")
 	out := flag.String("out", "", "directory for the files (default: a new temporary directory)")
+	mode := flag.String("mode", "both", "files (lone Lance files), dataset (the LanceDB backfill) or both")
+	rowsPerFile := flag.Int("rows-per-file", 250_000, "dataset form: max rows per data file, for pylance and planar alike")
+	storage := flag.String("storage", dataset.StorageVersion2_3, "dataset form: data storage version, 2.3 (planar's page layout, with sparse cells) or 2.2 (Lance's stable default)")
+	python := flag.String("python", "", "dataset form: python with pylance (default: $PLANAR_PYTHON, else interop/.venv/bin/python here or above; none: planar creates the dataset)")
 	flag.Parse()
-	if *rows <= 0 || *batch <= 0 || *valid < 0 || *valid > 1 {
-		log.Fatal("-rows and -batch must be positive and -valid in [0, 1]")
+	if *storage != dataset.StorageVersion2_2 && *storage != dataset.StorageVersion2_3 {
+		log.Fatalf("-storage %q: want 2.2 or 2.3", *storage)
+	}
+	if *rows <= 0 || *batch <= 0 || *rowsPerFile <= 0 || *valid < 0 || *valid > 1 {
+		log.Fatal("-rows, -batch and -rows-per-file must be positive and -valid in [0, 1]")
+	}
+	files, ds := *mode == "files" || *mode == "both", *mode == "dataset" || *mode == "both"
+	if !files && !ds {
+		log.Fatalf("-mode %q: want files, dataset or both", *mode)
 	}
 	dir := *out
 	if dir == "" {
@@ -106,12 +134,47 @@ func main() {
 	} else if err := os.MkdirAll(dir, 0o755); err != nil {
 		log.Fatal(err)
 	}
-	cfg := config{gen: batchGen{rows: *rows, batch: *batch, valid: *valid, seed: *seed}, out: dir}
-	res, err := run(cfg, os.Stdout)
-	if err != nil {
-		log.Fatal(err)
+	gen := batchGen{rows: *rows, batch: *batch, valid: *valid, seed: *seed}
+	if files {
+		cfg := config{gen: gen, out: dir}
+		res, err := run(cfg, os.Stdout)
+		if err != nil {
+			log.Fatal(err)
+		}
+		printResult(os.Stdout, cfg, res)
 	}
-	printResult(os.Stdout, cfg, res)
+	if ds {
+		if files {
+			// The file form's ReadAll left gigabytes of heap behind: hand
+			// them back so the dataset form's times do not pay for them.
+			debug.FreeOSMemory()
+		}
+		cfg := dsConfig{gen: gen, rowsPerFile: *rowsPerFile, storage: *storage, out: dir}
+		py, version, err := "", "", error(nil)
+		if *python != "none" {
+			py, version, err = findPython(*python)
+		}
+		switch {
+		case *python == "none":
+			cfg.noPython = "-python none"
+		case err == nil:
+			cfg.python = py
+			fmt.Printf("pylance %s at %s\n", version, py)
+		case *python != "":
+			log.Fatal(err)
+		default:
+			cfg.noPython = err.Error()
+			fmt.Printf("%v: planar creates the dataset and pylance does not check it\n", err)
+		}
+		res, err := runDataset(context.Background(), cfg, os.Stdout)
+		if err != nil {
+			log.Fatal(err)
+		}
+		printDataset(os.Stdout, cfg, res)
+		if res.planarCheck != nil || len(res.pyProblems) > 0 {
+			os.Exit(1)
+		}
+	}
 }
 
 func variants() []variant {

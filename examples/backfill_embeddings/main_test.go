@@ -1,12 +1,16 @@
 package main
 
 import (
+	"context"
 	"io"
+	"os"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow/array"
 
+	"github.com/planarlance/planar/dataset"
 	"github.com/planarlance/planar/reader"
 )
 
@@ -102,5 +106,108 @@ func checkFile(t *testing.T, fr fileResult, g batchGen) {
 		}
 		want.Release()
 		got.Release()
+	}
+}
+
+// pythonOrSkip returns the python with pylance; a missing pylance fails
+// under CI=true and skips loudly otherwise.
+func pythonOrSkip(t *testing.T) string {
+	t.Helper()
+	py, version, err := findPython("")
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("CI: " + err.Error())
+		}
+		t.Skip("!!!!! SKIPPING THE PYLANCE DATASET TEST: " + err.Error() + " !!!!!")
+	}
+	t.Logf("pylance %s at %s", version, py)
+	return py
+}
+
+// TestDatasetForm runs the dataset form on a small table: pylance (or
+// planar) creates it in several fragments, AddColumns backfills the
+// embedding with batches that straddle the fragments, and the new version
+// must hold the vectors where they were written, for planar and pylance.
+func TestDatasetForm(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		pylance bool
+		storage string
+		gen     batchGen
+	}{
+		{"pylance 2.3", true, dataset.StorageVersion2_3, batchGen{rows: 5000, batch: 1500, valid: 0.01, seed: 4}},
+		{"pylance 2.2", true, dataset.StorageVersion2_2, batchGen{rows: 5000, batch: 1500, valid: 0.01, seed: 5}},
+		{"planar 2.3", false, dataset.StorageVersion2_3, batchGen{rows: 5000, batch: 2048, valid: 0.002, seed: 6}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := dsConfig{gen: tc.gen, rowsPerFile: 2000, storage: tc.storage, out: t.TempDir(), noPython: "test without pylance"}
+			if tc.pylance {
+				cfg.python = pythonOrSkip(t)
+			}
+			ctx := context.Background()
+			res, err := runDataset(ctx, cfg, io.Discard)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(res.valid) == 0 || len(res.valid) == tc.gen.rows {
+				t.Fatalf("%d rows with a vector: the case tests nothing", len(res.valid))
+			}
+			if res.planarCheck != nil {
+				t.Errorf("planar's take: %v", res.planarCheck)
+			}
+			// Version 1 has id and text in 3 fragments; version 2 adds the
+			// embedding as one more file per fragment.
+			if len(res.versions) != 2 {
+				t.Fatalf("versions %+v, want 2", res.versions)
+			}
+			v1, v2 := res.versions[0], res.versions[1]
+			if v1.version != 1 || v2.version != 2 || v1.fragments != 3 || v2.fragments != 3 ||
+				v1.dataFiles != 3 || v2.dataFiles != 6 || v1.rows != 5000 || v2.rows != 5000 ||
+				!slices.Equal(v2.columns, []string{"id", "text", "embedding"}) || v2.dataBytes <= v1.dataBytes {
+				t.Errorf("versions %+v", res.versions)
+			}
+			d, err := dataset.OpenVersion(ctx, res.uri, 2)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d.StorageVersion() != tc.storage || d.Schema().Field(2).Type.String() != "fixed_size_list<item: float32, nullable>[768]" {
+				t.Errorf("version 2: storage %s, schema %s", d.StorageVersion(), d.Schema())
+			}
+			var newData int
+			for p := range res.newFiles {
+				if strings.HasPrefix(p, "data/") {
+					newData++
+				}
+			}
+			if newData != 3 || len(res.newFiles) != 5 {
+				t.Errorf("the backfill added %v, want 3 data files, a manifest and a transaction", res.newFiles)
+			}
+			if res.backfillB >= res.rewriteB || res.rewriteN != 3 {
+				t.Errorf("backfill wrote %d bytes, the rewrite %d in %d files", res.backfillB, res.rewriteB, res.rewriteN)
+			}
+			c := res.pylance
+			if !tc.pylance {
+				if c != nil {
+					t.Error("pylance checked a dataset it should not know of")
+				}
+				return
+			}
+			if len(res.pyProblems) > 0 {
+				t.Errorf("pylance: %q", res.pyProblems)
+			}
+			if c == nil || c.Version != 2 || c.NonNull != int64(len(res.valid)) || !slices.Equal(c.Positions, res.valid) ||
+				len(c.Samples) != len(res.samples) || !slices.Contains(c.Columns, "embedding") {
+				t.Fatalf("pylance read %+v; %d rows written with a vector", c, len(res.valid))
+			}
+			var vectors int
+			for _, s := range c.Samples {
+				if s.Embedding != nil {
+					vectors++
+				}
+			}
+			if vectors != min(10, len(res.valid)) {
+				t.Errorf("pylance's samples hold %d vectors", vectors)
+			}
+		})
 	}
 }
