@@ -48,8 +48,11 @@ func WithMaxRowsPerFile(n int64) Option {
 
 // WithMaxBytesPerFile starts a new data file once the bytes written to one
 // have reached n. It is checked after each batch against what the file writer
-// has flushed, so a file can exceed n by a batch plus the pages the writer
-// still buffers (up to the page size per column, 8 MiB by default).
+// has written, so a file can exceed n by a batch plus the pages the writer
+// still buffers (up to the page size per column, 8 MiB by default) and the
+// pages it is still encoding (writer.WithPagesInFlight; with
+// writer.WithConcurrency(1) none, and the cuts do not depend on the number
+// of cores).
 func WithMaxBytesPerFile(n int64) Option {
 	return func(o *options) error {
 		if n <= 0 {

@@ -90,7 +90,7 @@ func newPipeline(workers, inFlight int) *pipeline {
 }
 
 // submit queues a cut page, first writing the oldest pages while the queue
-// is full. With one worker the page is encoded right here.
+// is full. With one worker the page is encoded and written right here.
 func (p *pipeline) submit(j *pageJob, w *Writer) error {
 	for len(p.queue) >= p.inFlight {
 		if err := p.writeHead(w); err != nil {
@@ -98,18 +98,21 @@ func (p *pipeline) submit(j *pageJob, w *Writer) error {
 		}
 	}
 	if p.workers == 1 {
+		// Encoded and written right away: pages reach the destination
+		// as they are cut.
 		j.run()
-	} else {
-		if p.work == nil {
-			p.work = make(chan *pageJob, p.inFlight)
-			for range p.workers {
-				p.wg.Add(1)
-				go p.worker()
-			}
-		}
-		j.done = make(chan struct{})
-		p.work <- j
+		p.queue = append(p.queue, j)
+		return p.writeHead(w)
 	}
+	if p.work == nil {
+		p.work = make(chan *pageJob, p.inFlight)
+		for range p.workers {
+			p.wg.Add(1)
+			go p.worker()
+		}
+	}
+	j.done = make(chan struct{})
+	p.work <- j
 	p.queue = append(p.queue, j)
 	return nil
 }
