@@ -338,9 +338,21 @@ var zeroes [64]byte
 // children have no null, or, with visibleOnly, none outside a null ancestor
 // (those are never read).
 func gatherFSL(data []byte, valid [][]byte, segs []structural.Segment, li leafInfo, visibleOnly bool) ([]byte, [][]byte) {
-	if out, ok := gatherFSLBulk(data, segs, li, visibleOnly); ok {
-		return out, nil
+	var spare []byte
+	if len(valid) > 0 {
+		spare = valid[0]
 	}
+	if out, bits, ok := gatherFSLBulk(data, spare, segs, li, visibleOnly); ok {
+		if bits == nil {
+			return out, nil
+		}
+		return out, append(valid[:0], bits)
+	}
+	return walkFSL(data, valid, segs, li, visibleOnly)
+}
+
+// walkFSL is gatherFSL item by item, for any shape.
+func walkFSL(data []byte, valid [][]byte, segs []structural.Segment, li leafInfo, visibleOnly bool) ([]byte, [][]byte) {
 	L := len(li.dims)
 	valid = slices.Grow(valid[:0], L)[:L]
 	for k := range valid {
@@ -364,58 +376,100 @@ func gatherFSL(data []byte, valid [][]byte, segs []structural.Segment, li leafIn
 }
 
 // gatherFSLBulk gathers one-level fixed-size lists of byte-aligned items
-// whose item validity is not stored (no null item in a row that counts:
-// any row, or only valid rows when visibleOnly): runs of valid rows are
-// copied in bulk, null rows are zeroed. It reports false, having written
-// nothing, when the rows need the item-by-item walk.
-func gatherFSLBulk(data []byte, segs []structural.Segment, li leafInfo, visibleOnly bool) ([]byte, bool) {
+// with bulk copies: runs of valid rows are copied whole, null rows zeroed,
+// and null items of valid rows zeroed after. The item validity is copied as
+// a bitmap into bits when it must be stored (a null item in a row that
+// counts: any row, or only valid rows when visibleOnly), else nil is
+// returned for it. It reports false, having written nothing, for other
+// shapes (booleans, nested lists), which take the item-by-item walk.
+func gatherFSLBulk(data, bits []byte, segs []structural.Segment, li leafInfo, visibleOnly bool) ([]byte, []byte, bool) {
 	if len(li.dims) != 1 || li.itemType.ID() == arrow.BOOL || li.bits%8 != 0 {
-		return data, false
+		return data, nil, false
 	}
 	dim, bw := li.dims[0], li.bits/8
 	rb := dim * bw
+	need, rows := false, 0
 	for _, s := range segs {
+		rows += s.End - s.Start
 		child := s.Arr.(*array.FixedSizeList).ListValues()
 		cd := child.Data()
 		cv := validity(cd)
-		if cv == nil || child.NullN() == 0 {
+		if need || cv == nil || child.NullN() == 0 {
 			continue
 		}
 		off := s.Arr.Data().Offset()
-		for i := s.Start; i < s.End; i++ {
-			if visibleOnly && s.Arr.IsNull(i) {
-				continue
-			}
-			lo := cd.Offset() + (off+i)*dim
-			if bitutil.CountSetBits(cv, lo, dim) != dim {
-				return data, false
+		if !visibleOnly {
+			n := (s.End - s.Start) * dim
+			need = bitutil.CountSetBits(cv, cd.Offset()+(off+s.Start)*dim, n) != n
+			continue
+		}
+		for i := s.Start; i < s.End && !need; i++ {
+			if s.Arr.IsValid(i) {
+				need = bitutil.CountSetBits(cv, cd.Offset()+(off+i)*dim, dim) != dim
 			}
 		}
 	}
-	data = data[:0]
+	data = slices.Grow(data[:0], rows*rb)[:rows*rb]
+	if need {
+		nb := (rows*dim + 7) / 8
+		bits = slices.Grow(bits[:0], nb)[:nb]
+		clear(bits)
+	}
+	at, bitAt := 0, 0
 	for _, s := range segs {
 		a := s.Arr.(*array.FixedSizeList)
 		cd := a.ListValues().Data()
 		vals := cd.Buffers()[1].Bytes()
 		off := a.Data().Offset()
 		base := (cd.Offset() + off*dim) * bw
+		segAt := at
 		for i := s.Start; i < s.End; {
-			if a.IsNull(i) {
-				data = slices.Grow(data, rb)
-				data = data[:len(data)+rb]
-				clear(data[len(data)-rb:])
-				i++
-				continue
-			}
 			j := i + 1
-			for j < s.End && a.IsValid(j) {
-				j++
+			if a.IsNull(i) {
+				for j < s.End && a.IsNull(j) {
+					j++
+				}
+				clear(data[at : at+(j-i)*rb])
+			} else {
+				for j < s.End && a.IsValid(j) {
+					j++
+				}
+				copy(data[at:], vals[base+i*rb:base+j*rb])
 			}
-			data = append(data, vals[base+i*rb:base+j*rb]...)
+			at += (j - i) * rb
 			i = j
 		}
+		n := (s.End - s.Start) * dim
+		cv := validity(cd)
+		if cv == nil || a.ListValues().NullN() == 0 {
+			if need {
+				bitutil.SetBitsTo(bits, int64(bitAt), int64(n), true)
+			}
+			bitAt += n
+			continue
+		}
+		if need {
+			bitutil.CopyBitmap(cv, cd.Offset()+(off+s.Start)*dim, n, bits, bitAt)
+		}
+		bitAt += n
+		// Null items of valid rows hold zeros.
+		for i := s.Start; i < s.End; i++ {
+			first := cd.Offset() + (off+i)*dim
+			if a.IsNull(i) || bitutil.CountSetBits(cv, first, dim) == dim {
+				continue
+			}
+			for x := 0; x < dim; x++ {
+				if !bitutil.BitIsSet(cv, first+x) {
+					o := segAt + ((i-s.Start)*dim+x)*bw
+					clear(data[o : o+bw])
+				}
+			}
+		}
 	}
-	return data, true
+	if !need {
+		return data, nil, true
+	}
+	return data, bits, true
 }
 
 // fslGather is the state of gatherFSL.

@@ -46,7 +46,12 @@ func (c CodecCase) Name() string { return c.Column.Name + "__" + c.Force.Name }
 // Record returns the case's data as a one-column batch whose field carries
 // the force's metadata.
 func (c CodecCase) Record(mem memory.Allocator) arrow.RecordBatch {
-	r := rand.New(rand.NewPCG(uint64(len(c.Column.Name)), 77))
+	return c.recordSeed(mem, 77)
+}
+
+// recordSeed is Record with rows drawn from seed.
+func (c CodecCase) recordSeed(mem memory.Allocator, seed uint64) arrow.RecordBatch {
+	r := rand.New(rand.NewPCG(uint64(len(c.Column.Name)), seed))
 	b := array.NewBuilder(mem, c.Column.Type)
 	defer b.Release()
 	for i := 0; i < c.Rows; i++ {
