@@ -187,32 +187,33 @@ func (c *pageEnc) autoDict(pv pageValues) (*pageDict, []byte, bool) {
 	}
 	divisor, ratio := c.opts.DictLimits()
 	limit := min(n/divisor, 100000)
-	seen := make(map[string]uint32, 64)
-	var items []byte
-	offsets := []uint64{0}
+	bw := 0
+	if pv.info.kind == kindFixed {
+		bw = pv.info.bits / 8
+	}
+	tab := newDictTable(limit, bw)
 	idx := make([]byte, 4*n)
 	// Null slots take part with their (empty) value, as in Lance: the first
 	// null adds "" to the dictionary and later nulls index it.
-	value := func(i int) []byte { return pv.fixed[pv.offsets[i]:pv.offsets[i+1]] }
-	if pv.info.kind == kindFixed {
-		bw := pv.info.bits / 8
-		value = func(i int) []byte { return pv.fixed[i*bw : (i+1)*bw] }
-	}
-	for i := 0; i < n; i++ {
-		v := value(i)
-		k, ok := seen[string(v)]
-		if !ok {
-			if len(seen) >= limit {
+	if bw > 0 {
+		for i := 0; i < n; i++ {
+			k, ok := tab.intern(pv.fixed[i*bw : (i+1)*bw])
+			if !ok {
 				return nil, nil, false
 			}
-			k = uint32(len(seen))
-			seen[string(v)] = k
-			items = append(items, v...)
-			offsets = append(offsets, uint64(len(items)))
+			binary.LittleEndian.PutUint32(idx[4*i:], k)
 		}
-		binary.LittleEndian.PutUint32(idx[4*i:], k)
+	} else {
+		for i := 0; i < n; i++ {
+			k, ok := tab.intern(pv.fixed[pv.offsets[i]:pv.offsets[i+1]])
+			if !ok {
+				return nil, nil, false
+			}
+			binary.LittleEndian.PutUint32(idx[4*i:], k)
+		}
 	}
-	d := len(seen)
+	items, offsets := tab.items, tab.offsets
+	d := tab.n
 	if d == 0 {
 		return nil, nil, false
 	}
@@ -340,24 +341,18 @@ func (c *pageEnc) autoDictFSL(pv pageValues, fallback int) (*pageDict, []byte, b
 		// limit: the cost policy does not hash every row to find out.
 		return nil, nil, false
 	}
-	seen := make(map[string]uint32, 64)
+	tab := newDictTable(limit, w)
 	idx := make([]byte, 4*n)
-	var items []byte
 	for i := 0; i < n; i++ {
-		row := recs[i*w : (i+1)*w]
-		k, ok := seen[string(row)]
-		if !ok {
-			if len(seen) >= limit || len(items)+w+4*n > maxEnc {
-				return nil, nil, false
-			}
-			k = uint32(len(seen))
-			seen[string(row)] = k
-			items = append(items, row...)
+		k, ok := tab.intern(recs[i*w : (i+1)*w])
+		if !ok || len(tab.items)+4*n > maxEnc {
+			return nil, nil, false
 		}
 		binary.LittleEndian.PutUint32(idx[4*i:], k)
 	}
+	items := tab.items
 	enc, _ := c.plainEncoding(pv)
-	pd := &pageDict{n: len(seen), items: items, encoding: enc}
+	pd := &pageDict{n: tab.n, items: items, encoding: enc}
 	c.compressDictItems(pd)
 	return pd, idx, true
 }
@@ -371,17 +366,17 @@ func fslSampleUniqueRatio(recs []byte, w, n int) float64 {
 	}
 	blocks := min(fslSampleBlocks, count, n)
 	per := max(count/blocks, 1)
-	seen := make(map[string]struct{}, count)
+	tab := newDictTable(count, w)
 	total := 0
 	for b := 0; b < blocks; b++ {
 		start, next := b*n/blocks, min((b+1)*n/blocks, n)
 		for i := start; i < start+min(per, next-start); i++ {
-			seen[string(recs[i*w:(i+1)*w])] = struct{}{}
+			tab.intern(recs[i*w : (i+1)*w])
 			total++
 		}
 	}
 	if total < fslSampleMin {
 		return 0
 	}
-	return float64(len(seen)) / float64(total)
+	return float64(tab.n) / float64(total)
 }

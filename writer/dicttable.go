@@ -1,0 +1,95 @@
+package writer
+
+import (
+	"bytes"
+	"encoding/binary"
+	"hash/maphash"
+	"math/bits"
+)
+
+// dictTable interns a page's values into dense ids in first-occurrence
+// order, for page dictionaries. It is an open-addressing table sized once
+// for the most entries the dictionary may hold (a dictionary that would
+// grow past them is abandoned), so it never rehashes; keys live in the
+// items arena the dictionary is built from, not in Go strings.
+type dictTable struct {
+	slots  []uint32 // id+1 per slot, 0 when empty
+	hashes []uint32 // the high bits of each slot's hash, to skip most compares
+	shift  uint     // 64 - log2(len(slots))
+	limit  int
+	n      int
+
+	// Keys: fixed-width keys of width bw in items (bw > 0), or
+	// variable-width ones delimited by offsets.
+	bw      int
+	items   []byte
+	offsets []uint64
+	seed    maphash.Seed
+}
+
+// newDictTable makes a table for at most limit distinct keys, of width bw
+// bytes (0: variable width).
+func newDictTable(limit, bw int) *dictTable {
+	size := 16
+	for size < 2*limit {
+		size <<= 1
+	}
+	t := &dictTable{
+		slots: make([]uint32, size), hashes: make([]uint32, size),
+		shift: uint(64 - bits.TrailingZeros(uint(size))), limit: limit, bw: bw,
+		seed: maphash.MakeSeed(),
+	}
+	if bw == 0 {
+		t.offsets = []uint64{0}
+	}
+	return t
+}
+
+// hash mixes a key: 8- and 16-byte keys by multiplication (fast, and
+// enough for a table whose order does not leak into the output), others by
+// maphash.
+func (t *dictTable) hash(v []byte) uint64 {
+	switch len(v) {
+	case 8:
+		return binary.LittleEndian.Uint64(v) * 0x9e3779b97f4a7c15
+	case 16:
+		a := binary.LittleEndian.Uint64(v) * 0x9e3779b97f4a7c15
+		b := binary.LittleEndian.Uint64(v[8:]) * 0xc2b2ae3d27d4eb4f
+		return (a ^ bits.RotateLeft64(b, 31)) * 0x165667b19e3779f9
+	}
+	return maphash.Bytes(t.seed, v)
+}
+
+func (t *dictTable) key(id uint32) []byte {
+	if t.bw > 0 {
+		return t.items[int(id)*t.bw : int(id+1)*t.bw]
+	}
+	return t.items[t.offsets[id]:t.offsets[id+1]]
+}
+
+// intern returns v's id, adding v when it is new; ok is false when v is new
+// and the table already holds limit keys.
+func (t *dictTable) intern(v []byte) (id uint32, ok bool) {
+	h := t.hash(v)
+	tag := uint32(h >> 32)
+	mask := uint64(len(t.slots) - 1)
+	for i := h >> t.shift; ; i = (i + 1) & mask {
+		s := t.slots[i]
+		if s == 0 {
+			if t.n >= t.limit {
+				return 0, false
+			}
+			id = uint32(t.n)
+			t.n++
+			t.slots[i], t.hashes[i] = id+1, tag
+			t.items = append(t.items, v...)
+			if t.bw == 0 {
+				t.offsets = append(t.offsets, uint64(len(t.items)))
+			}
+			return id, true
+		}
+		if t.hashes[i] == tag && bytes.Equal(t.key(s-1), v) {
+			return s - 1, true
+		}
+	}
+}
