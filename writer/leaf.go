@@ -306,22 +306,75 @@ func gatherBits(dst []byte, nbits int, segs []structural.Segment) ([]byte, int) 
 // empty. offsets (absolute into data, starting at len(data)) grow by one per
 // value; the first offset must already be present.
 func gatherVariable(offsets []uint64, data []byte, segs []structural.Segment) ([]uint64, []byte) {
+	count, total := 0, 0
 	for _, s := range segs {
-		for i := s.Start; i < s.End; i++ {
-			if !s.Arr.IsNull(i) {
-				switch a := s.Arr.(type) {
-				case *array.String:
-					data = append(data, a.Value(i)...)
-				case *array.Binary:
-					data = append(data, a.Value(i)...)
-				case *array.LargeString:
-					data = append(data, a.Value(i)...)
-				case *array.LargeBinary:
-					data = append(data, a.Value(i)...)
-				}
-			}
-			offsets = append(offsets, uint64(len(data)))
+		d := s.Arr.Data()
+		lo, hi := varOffsets(d, s.Start, s.End)
+		count += s.End - s.Start
+		total += hi - lo
+	}
+	offsets = slices.Grow(offsets, count)
+	data = slices.Grow(data, total)
+	for _, s := range segs {
+		d := s.Arr.Data()
+		bufs := d.Buffers()
+		var vals []byte
+		if len(bufs) > 2 && bufs[2] != nil {
+			vals = bufs[2].Bytes()
 		}
+		if bufs[1] == nil {
+			for i := s.Start; i < s.End; i++ {
+				offsets = append(offsets, uint64(len(data)))
+			}
+			continue
+		}
+		switch d.DataType().ID() {
+		case arrow.LARGE_STRING, arrow.LARGE_BINARY:
+			o := arrow.Int64Traits.CastFromBytes(bufs[1].Bytes())[d.Offset():]
+			offsets, data = gatherOffsets(offsets, data, vals, o, validity(d), d.Offset(), d.NullN(), s.Start, s.End)
+		default:
+			o := arrow.Int32Traits.CastFromBytes(bufs[1].Bytes())[d.Offset():]
+			offsets, data = gatherOffsets(offsets, data, vals, o, validity(d), d.Offset(), d.NullN(), s.Start, s.End)
+		}
+	}
+	return offsets, data
+}
+
+// varOffsets returns the value bytes [lo, hi) slots [s, e) of a string or
+// binary array span.
+func varOffsets(d arrow.ArrayData, s, e int) (int, int) {
+	b := d.Buffers()[1]
+	if b == nil || s == e {
+		return 0, 0
+	}
+	switch d.DataType().ID() {
+	case arrow.LARGE_STRING, arrow.LARGE_BINARY:
+		o := arrow.Int64Traits.CastFromBytes(b.Bytes())[d.Offset():]
+		return int(o[s]), int(o[e])
+	}
+	o := arrow.Int32Traits.CastFromBytes(b.Bytes())[d.Offset():]
+	return int(o[s]), int(o[e])
+}
+
+// gatherOffsets appends the values of slots [s, e) (o: the array's offsets
+// from its first slot) and their end offsets: in one copy when the span has
+// no null, else valid slot by valid slot (a null slot may span bytes in
+// Arrow; it stores none).
+func gatherOffsets[T int32 | int64](offsets []uint64, data, vals []byte, o []T, vb []byte, bitOff, nulls, s, e int) ([]uint64, []byte) {
+	if vb == nil || nulls == 0 {
+		lo := int(o[s])
+		base := uint64(len(data)) - uint64(lo)
+		data = append(data, vals[lo:o[e]]...)
+		for _, end := range o[s+1 : e+1] {
+			offsets = append(offsets, uint64(end)+base)
+		}
+		return offsets, data
+	}
+	for i := s; i < e; i++ {
+		if bitutil.BitIsSet(vb, bitOff+i) {
+			data = append(data, vals[o[i]:o[i+1]]...)
+		}
+		offsets = append(offsets, uint64(len(data)))
 	}
 	return offsets, data
 }
