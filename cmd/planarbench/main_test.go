@@ -17,6 +17,9 @@ import (
 // TestMain lets the test binary stand in for the command: the runner
 // starts os.Executable() with workerFlag for every planar measurement.
 func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == dsWorkerFlag {
+		os.Exit(dsWorkerMain(os.Args[2:], os.Stdout))
+	}
 	if len(os.Args) > 1 && os.Args[1] == workerFlag {
 		os.Exit(workerMain(os.Args[2:], os.Stdout))
 	}
