@@ -17,6 +17,12 @@
 // Lance's reader (a pylance dataset over the file). Every file is read back
 // and compared with the input by its own reader, and planar's files also by
 // pylance; a difference marks the case MISMATCH and the exit status 1.
+//
+// The dataset suite (-suite dataset, dsbench.go) measures the dataset
+// package instead, on local disk and on a local S3 server: append
+// throughput, commit latency (against pylance), concurrent writers,
+// AddColumns against a rewrite, and memory while streaming; -quick makes
+// it small.
 package main
 
 import (

@@ -298,7 +298,7 @@ func TestSpread(t *testing.T) {
 }
 
 func TestUsage(t *testing.T) {
-	for _, args := range [][]string{{"-suite", "nope"}, {"-reps", "0"}, {"extra"}, {"-cases", "("}} {
+	for _, args := range [][]string{{"-suite", "nope"}, {"-reps", "0"}, {"extra"}, {"-cases", "("}, {"-suite", "dataset", "-writers", "1,0"}} {
 		err := run(args, &bytes.Buffer{}, &bytes.Buffer{})
 		if !errors.Is(err, errUsage) {
 			t.Errorf("%q: %v, want a usage error", args, err)
