@@ -38,6 +38,8 @@ func printDatasetMarkdown(w io.Writer, res *dsResults) {
 			secs(over(ms, func(m dsMeasurement) float64 { return m.CPUSec })),
 			rss(ms))
 	}
+	fmt.Fprintln(w, "\nwall: Create to Commit returned; CPU: user+system time of the process over the same span; "+
+		"max RSS: the process's peak, which counts the memory-mapped Arrow input where touched (up to its size).")
 
 	fmt.Fprintf(w, "\n### 2. Commit latency: %d appends of %d rows in sequence (open → write → commit, ms)\n\n", cfg.Commits, cfg.BatchRows)
 	fmt.Fprintln(w, "| store | writer | p50 ms | p90 ms | max ms |")
@@ -60,9 +62,12 @@ func printDatasetMarkdown(w io.Writer, res *dsResults) {
 			fmt.Fprintf(w, "| %s | %s | %s | %s | %s |\n", s.Store, x.who, rate(p50), rate(p90), worst)
 		}
 	}
+	fmt.Fprint(w, "\nplanar: Append (reads the latest version) + Write + Commit, timed in Go; on local disk it fsyncs "+
+		"each file it writes and its directory.")
 	if env.Pylance != "" {
-		fmt.Fprintln(w, "\npylance: one `lance.write_dataset(..., mode=\"append\")` per commit, timed inside python.")
+		fmt.Fprint(w, " pylance: one `lance.write_dataset(..., mode=\"append\")` per commit, timed inside python.")
 	}
+	fmt.Fprintln(w)
 
 	fmt.Fprintf(w, "\n### 3. Concurrent writers: N processes, %d appends of %d rows each, to one dataset\n\n", cfg.PerWriter, cfg.BatchRows)
 	fmt.Fprintln(w, "| store | writers | commits/s | retries per commit | failures | rows check |")
