@@ -27,19 +27,24 @@ func printDatasetMarkdown(w io.Writer, res *dsResults) {
 	fmt.Fprintf(w, "Table: %s; %s rows are %s of Arrow input.\n\n", cols, thousands(cfg.Rows), human(res.ArrowBytes))
 
 	fmt.Fprintf(w, "### 1. Append throughput: Create + Write + Commit of %s rows\n\n", thousands(cfg.Rows))
-	fmt.Fprintln(w, "| store | MB/s (Arrow input) | rows/s | wall s | CPU s | max RSS |")
-	fmt.Fprintln(w, "|---|---|---|---|---|---|")
+	fmt.Fprintln(w, "| store | MB/s (Arrow input) | rows/s | wall s | CPU s | max RSS | stored |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|---|")
 	for _, s := range res.Stores {
 		ms := s.Append
-		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s |\n", s.Store,
+		stored := "–"
+		if b := firstBytes(ms); b != nil {
+			stored = human(total(b))
+		}
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s |\n", s.Store,
 			rate(over(ms, func(m dsMeasurement) float64 { return float64(m.ArrowBytes) / 1e6 / m.WallSec })),
 			rateSI(over(ms, func(m dsMeasurement) float64 { return float64(m.Rows) / m.WallSec })),
 			secs(over(ms, func(m dsMeasurement) float64 { return m.WallSec })),
 			secs(over(ms, func(m dsMeasurement) float64 { return m.CPUSec })),
-			rss(ms))
+			rss(ms), stored)
 	}
 	fmt.Fprintln(w, "\nwall: Create to Commit returned; CPU: user+system time of the process over the same span; "+
-		"max RSS: the process's peak, which counts the memory-mapped Arrow input where touched (up to its size).")
+		"max RSS: the process's peak, which counts the memory-mapped Arrow input where touched (up to its size); "+
+		"stored: the dataset's bytes (data files, manifest, transaction).")
 
 	fmt.Fprintf(w, "\n### 2. Commit latency: %d appends of %d rows in sequence (open → write → commit, ms)\n\n", cfg.Commits, cfg.BatchRows)
 	fmt.Fprintln(w, "| store | writer | p50 ms | p90 ms | max ms |")
