@@ -80,3 +80,34 @@ func TestDatasetConcurrentWriters(t *testing.T) {
 		ids[f.Id] = true
 	}
 }
+
+// TestCommitRetriesFromVersions checks what ReadVersion documents: a commit
+// that rebased over k concurrent appends lands k versions after
+// ReadVersion+1, so the jump counts its retries.
+func TestCommitRetriesFromVersions(t *testing.T) {
+	ctx := context.Background()
+	uri := filepath.Join(t.TempDir(), "ds")
+	w, err := Create(ctx, uri, testSchema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeDataset(t, w)
+	for _, others := range []int{0, 1, 3} {
+		late, err := Append(ctx, uri)
+		if err != nil {
+			t.Fatal(err)
+		}
+		base := late.ReadVersion()
+		for k := range others {
+			a, err := Append(ctx, uri)
+			if err != nil {
+				t.Fatal(err)
+			}
+			writeDataset(t, a, [2]int64{int64(1000*others + 10*k), 10})
+		}
+		d := writeDataset(t, late, [2]int64{int64(1000*others + 500), 10})
+		if retries := d.Version() - base - 1; retries != uint64(others) {
+			t.Errorf("%d appends committed first: version %d from %d, %d retries", others, d.Version(), base, retries)
+		}
+	}
+}

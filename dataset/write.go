@@ -190,7 +190,8 @@ func (w *Writer) setStorage(v string) error {
 
 // ReadVersion is the version the writer started from (0 when creating).
 // Commit may land later than ReadVersion+1 when it rebased over concurrent
-// appends.
+// appends: each retry moves the commit one version on, so the committed
+// Dataset's Version() - ReadVersion() - 1 is the number of retries.
 func (w *Writer) ReadVersion() uint64 {
 	if w.base == nil {
 		return 0

@@ -17,6 +17,12 @@
 // Lance's reader (a pylance dataset over the file). Every file is read back
 // and compared with the input by its own reader, and planar's files also by
 // pylance; a difference marks the case MISMATCH and the exit status 1.
+//
+// The dataset suite (-suite dataset, dsbench.go) measures the dataset
+// package instead, on local disk and on a local S3 server: append
+// throughput, commit latency (against pylance), concurrent writers,
+// AddColumns against a rewrite, and memory while streaming; -quick makes
+// it small.
 package main
 
 import (
@@ -46,6 +52,9 @@ var errUsage = errors.New("usage")
 func main() {
 	if len(os.Args) > 1 && os.Args[1] == workerFlag {
 		os.Exit(workerMain(os.Args[2:], os.Stdout))
+	}
+	if len(os.Args) > 1 && os.Args[1] == dsWorkerFlag {
+		os.Exit(dsWorkerMain(os.Args[2:], os.Stdout))
 	}
 	err := run(os.Args[1:], os.Stdout, os.Stderr)
 	switch {
@@ -78,6 +87,13 @@ func run(args []string, stdout, stderr io.Writer) error {
 	withPylance := fs.Bool("pylance", true, "measure pylance and check planar's files with it (needs the interop venv)")
 	pylance22 := fs.Bool("pylance22", false, "also measure pylance writing format 2.2")
 	python := fs.String("python", "", "python with pylance (default: $PLANAR_PYTHON, else interop/.venv/bin/python in this or a parent directory)")
+	quick := fs.Bool("quick", false, "dataset suite: small sizes and one rep (under a minute)")
+	memRows := fs.Int64("mem-rows", 0, "dataset suite: rows of the memory measurement (default 50M, 500k with -quick)")
+	commits := fs.Int("commits", 0, "dataset suite: appends of the commit latency runs (default 200, 20 with -quick)")
+	writers := fs.String("writers", "1,2,4,8", "dataset suite: numbers of concurrent writer processes")
+	perWriter := fs.Int("per-writer", 0, "dataset suite: appends per concurrent writer (default 25, 5 with -quick)")
+	embedding := fs.Bool("embedding", false, "dataset suite: add an fsl<f32,128> embedding column to the appended and AddColumns table")
+	withS3 := fs.Bool("s3", true, "dataset suite: also measure on a local S3 server (needs the weed binary, see internal/s3test)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil
@@ -86,6 +102,32 @@ func run(args []string, stdout, stderr io.Writer) error {
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments %q: %w", fs.Args(), errUsage)
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if *suite == datasetSuite {
+		cfg := dsDefaults(*quick)
+		if set["reps"] {
+			cfg.Reps = *reps
+		}
+		if *rows > 0 {
+			cfg.Rows = int64(*rows)
+		}
+		if *memRows > 0 {
+			cfg.MemRows = *memRows
+		}
+		if *commits > 0 {
+			cfg.Commits = *commits
+		}
+		if *perWriter > 0 {
+			cfg.PerWriter = *perWriter
+		}
+		var err error
+		if cfg.Writers, err = parseInts(*writers); err != nil {
+			return fmt.Errorf("-writers: %v: %w", err, errUsage)
+		}
+		cfg.Embedding, cfg.S3, cfg.Seed = *embedding, *withS3, *seed
+		return runDataset(cfg, *work, *keep, *withPylance, *python, *out, stdout, stderr)
 	}
 	mk, ok := suites[*suite]
 	if !ok {
@@ -189,6 +231,7 @@ func suiteNames() []string {
 	for k := range suites {
 		s = append(s, k)
 	}
+	s = append(s, datasetSuite)
 	sort.Strings(s)
 	return s
 }

@@ -17,6 +17,9 @@ import (
 // TestMain lets the test binary stand in for the command: the runner
 // starts os.Executable() with workerFlag for every planar measurement.
 func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == dsWorkerFlag {
+		os.Exit(dsWorkerMain(os.Args[2:], os.Stdout))
+	}
 	if len(os.Args) > 1 && os.Args[1] == workerFlag {
 		os.Exit(workerMain(os.Args[2:], os.Stdout))
 	}
@@ -295,7 +298,7 @@ func TestSpread(t *testing.T) {
 }
 
 func TestUsage(t *testing.T) {
-	for _, args := range [][]string{{"-suite", "nope"}, {"-reps", "0"}, {"extra"}, {"-cases", "("}} {
+	for _, args := range [][]string{{"-suite", "nope"}, {"-reps", "0"}, {"extra"}, {"-cases", "("}, {"-suite", "dataset", "-writers", "1,0"}} {
 		err := run(args, &bytes.Buffer{}, &bytes.Buffer{})
 		if !errors.Is(err, errUsage) {
 			t.Errorf("%q: %v, want a usage error", args, err)

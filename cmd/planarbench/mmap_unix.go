@@ -39,3 +39,12 @@ func maxRSSKB() int64 {
 	}
 	return int64(ru.Maxrss)
 }
+
+// cpuSeconds is the user and system CPU time this process has used.
+func cpuSeconds() float64 {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e9
+}

@@ -8,7 +8,8 @@
 // it in $PLANAR_WEED, then in the script's cache path, then on $PATH. When it
 // is missing, tests skip loudly, or fail under CI=true. When the server does
 // not come up, its log's tail is in the failure, and $PLANAR_S3TEST_LOG, if
-// set, names a file to keep the whole log in.
+// set, names a file to keep the whole log in. Launch starts a server outside
+// of a test (cmd/planarbench) and leaves stopping it to the caller.
 package s3test
 
 import (
@@ -25,6 +26,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -118,37 +120,63 @@ func WeedPath() string {
 	return ""
 }
 
+// ErrNoWeed means the weed binary was not found.
+var ErrNoWeed = errors.New("s3test: SeaweedFS weed binary not found ($PLANAR_WEED, cache, $PATH); run `sh interop/s3server.sh`")
+
 // Start launches a server for t and returns it once it serves S3 requests
 // and its bucket exists. Cleanup stops it.
 func Start(t testing.TB) *Server {
 	t.Helper()
 	weed := WeedPath()
 	if weed == "" {
-		msg := "SeaweedFS weed binary not found ($PLANAR_WEED, cache, $PATH); run `sh interop/s3server.sh`"
 		if os.Getenv("CI") == "true" {
-			t.Fatal("CI: " + msg)
+			t.Fatal("CI: " + ErrNoWeed.Error())
 		}
-		t.Skip("!!!!! SKIPPING S3 TESTS: " + msg + " !!!!!")
+		t.Skip("!!!!! SKIPPING S3 TESTS: " + ErrNoWeed.Error() + " !!!!!")
 	}
-	// A port picked free can be taken before weed binds it; retry a few times.
+	s, stop, err := launch(t.TempDir(), weed, t.Logf)
+	if err != nil {
+		t.Fatalf("s3test: %v", err)
+	}
+	t.Cleanup(func() { _ = stop() })
+	return s
+}
+
+// Launch starts a server outside of a test (benchmarks, tools), keeping its
+// data and log under dir, and returns it once it serves S3 requests and its
+// bucket exists. The caller must call stop, which ends the weed process.
+// Without a weed binary the error is ErrNoWeed.
+func Launch(dir string) (s *Server, stop func() error, err error) {
+	weed := WeedPath()
+	if weed == "" {
+		return nil, nil, ErrNoWeed
+	}
+	return launch(dir, weed, func(string, ...any) {})
+}
+
+// launch starts weed in a fresh directory under dir, retrying when a port
+// picked free was taken before weed bound it.
+func launch(dir, weed string, logf func(string, ...any)) (*Server, func() error, error) {
 	var lastErr error
 	for attempt := 0; attempt < 3; attempt++ {
-		s, err := start(t, weed)
+		sub, err := os.MkdirTemp(dir, "weed-")
+		if err != nil {
+			return nil, nil, err
+		}
+		s, stop, err := start(sub, weed, logf)
 		if err == nil {
-			return s
+			return s, stop, nil
 		}
 		lastErr = err
 		if !errors.Is(err, errPortTaken) {
 			break
 		}
-		t.Logf("s3test: start attempt %d: %v", attempt+1, err)
+		logf("s3test: start attempt %d: %v", attempt+1, err)
 	}
-	t.Fatalf("s3test: %v", lastErr)
-	return nil
+	return nil, nil, lastErr
 }
 
-func start(t testing.TB, weed string) (*Server, error) {
-	dir := t.TempDir()
+func start(dir, weed string, logf func(string, ...any)) (*Server, func() error, error) {
 	access, secret := randomHex(10), randomHex(20)
 	cfg := map[string]any{
 		"identities": []any{map[string]any{
@@ -159,19 +187,19 @@ func start(t testing.TB, weed string) (*Server, error) {
 	}
 	cfgJSON, err := json.Marshal(cfg)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	cfgPath := filepath.Join(dir, "s3.json")
 	if err := os.WriteFile(cfgPath, cfgJSON, 0o600); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	data := filepath.Join(dir, "data")
 	if err := os.MkdirAll(data, 0o755); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	ports, err := freePorts(8)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	args := []string{
 		"server",
@@ -183,7 +211,9 @@ func start(t testing.TB, weed string) (*Server, error) {
 		"-master.volumeSizeLimitMB=64",
 		"-volume.port=" + strconv.Itoa(ports[2]),
 		"-volume.port.grpc=" + strconv.Itoa(ports[3]),
-		"-volume.max=32",
+		// Volumes are created as data arrives, so a high cap costs nothing
+		// until used; 256 × 64 MB leaves room for benchmark datasets.
+		"-volume.max=256",
 		"-volume.preStopSeconds=0",
 		"-filer.port=" + strconv.Itoa(ports[4]),
 		"-filer.port.grpc=" + strconv.Itoa(ports[5]),
@@ -196,43 +226,47 @@ func start(t testing.TB, weed string) (*Server, error) {
 		"-master.telemetry=false",
 	}
 	logPath := filepath.Join(dir, "weed.log")
-	logf, err := os.Create(logPath)
+	logFile, err := os.Create(logPath)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	cmd := exec.Command(weed, args...)
 	cmd.Dir = dir
-	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.Stdout, cmd.Stderr = logFile, logFile
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	// The server reads no AWS variables of the test process.
+	// The server reads no AWS variables of the calling process.
 	cmd.Env = filterEnv(os.Environ(), "AWS_")
 	if err := cmd.Start(); err != nil {
-		logf.Close()
-		return nil, fmt.Errorf("start %s: %w", weed, err)
+		logFile.Close()
+		return nil, nil, fmt.Errorf("start %s: %w", weed, err)
 	}
 	exited := make(chan struct{}) // closed when weed has exited
 	var waitErr error
-	go func() { waitErr = cmd.Wait(); logf.Close(); close(exited) }()
+	go func() { waitErr = cmd.Wait(); logFile.Close(); close(exited) }()
 	// The data dir is thrown away, so the stop need not be graceful for
 	// long: SIGTERM, then SIGKILL after a short grace.
-	stop := func() {
-		began := time.Now()
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
-		select {
-		case <-exited:
-		case <-time.After(stopGrace):
-			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-			<-exited
-		}
-		t.Logf("s3test: weed stopped in %v", time.Since(began).Round(time.Millisecond))
-		// weed also listens on unix sockets it names after its ports in
-		// /tmp; a killed weed leaves them behind.
-		for _, p := range ports {
-			socks, _ := filepath.Glob(fmt.Sprintf("/tmp/seaweedfs-*-%d.sock", p))
-			for _, sock := range socks {
-				_ = os.Remove(sock)
+	var once sync.Once
+	stop := func() error {
+		once.Do(func() {
+			began := time.Now()
+			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
+			select {
+			case <-exited:
+			case <-time.After(stopGrace):
+				_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+				<-exited
 			}
-		}
+			logf("s3test: weed stopped in %v", time.Since(began).Round(time.Millisecond))
+			// weed also listens on unix sockets it names after its ports
+			// in /tmp; a killed weed leaves them behind.
+			for _, p := range ports {
+				socks, _ := filepath.Glob(fmt.Sprintf("/tmp/seaweedfs-*-%d.sock", p))
+				for _, sock := range socks {
+					_ = os.Remove(sock)
+				}
+			}
+		})
+		return nil
 	}
 	s := &Server{
 		Endpoint:  "http://127.0.0.1:" + strconv.Itoa(ports[6]),
@@ -254,11 +288,10 @@ func start(t testing.TB, weed string) (*Server, error) {
 		if keep := os.Getenv("PLANAR_S3TEST_LOG"); keep != "" {
 			_ = copyFile(logPath, keep)
 		}
-		return nil, fmt.Errorf("%w\n%s", err, tail(logPath, 4000))
+		return nil, nil, fmt.Errorf("%w\n%s", err, tail(logPath, 4000))
 	}
-	t.Logf("s3test: weed serving %s, bucket %s ready in %v", s.Endpoint, s.Bucket, time.Since(began).Round(time.Millisecond))
-	t.Cleanup(stop)
-	return s, nil
+	logf("s3test: weed serving %s, bucket %s ready in %v", s.Endpoint, s.Bucket, time.Since(began).Round(time.Millisecond))
+	return s, stop, nil
 }
 
 // waitReady creates the bucket and puts a probe object, retrying until the

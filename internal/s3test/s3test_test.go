@@ -3,6 +3,7 @@ package s3test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -170,4 +171,45 @@ func TestObjectStore(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestLaunch starts a server outside of the test's cleanup: it serves
+// requests until stop, and stop (idempotent) ends the process.
+func TestLaunch(t *testing.T) {
+	if WeedPath() == "" {
+		Start(t) // skips loudly, or fails under CI=true
+	}
+	srv, stop, err := Launch(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	c := srv.Client()
+	in := &s3.PutObjectInput{Bucket: aws.String(srv.Bucket), Key: aws.String("k"), Body: bytes.NewReader([]byte("v"))}
+	if _, err := c.PutObject(ctx, in); err != nil {
+		t.Fatalf("put: %v", err)
+	}
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	if err := stop(); err != nil {
+		t.Fatalf("second stop: %v", err)
+	}
+	resp, err := http.Get(srv.Endpoint)
+	if err == nil {
+		resp.Body.Close()
+		t.Fatalf("the server still answers after stop: %s", resp.Status)
+	}
+}
+
+// TestLaunchNoWeed: without a weed binary Launch says so with ErrNoWeed.
+func TestLaunchNoWeed(t *testing.T) {
+	t.Setenv("PLANAR_WEED", "")
+	t.Setenv("PLANAR_CACHE", t.TempDir())
+	t.Setenv("PATH", t.TempDir())
+	if _, _, err := Launch(t.TempDir()); !errors.Is(err, ErrNoWeed) {
+		t.Fatalf("Launch without weed: %v, want ErrNoWeed", err)
+	}
 }
