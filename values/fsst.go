@@ -44,9 +44,32 @@ type FsstTable struct {
 	sym    [256]uint64 // symbol bytes, little-endian, zero beyond len
 	lens   [256]uint8
 
-	// Encoder index: codes grouped by first byte, longest first.
-	byFirst [256 + 1]uint16 // byFirst[b]..byFirst[b+1] indexes order
-	order   [256]uint8
+	// Encoder index: the one-byte symbol of each byte (-1: none), and the
+	// longer symbols grouped by their first two bytes, longest first
+	// (first2[p]..first2[p+1] indexes order2 for the little-endian prefix
+	// p), so that a position looks at a handful of candidates.
+	single [256]int16
+	first2 []uint16 // 1<<16 + 1 entries; nil until the index is built
+	order2 [256]uint8
+}
+
+// fsstLenMask[l] keeps the low l bytes of a word.
+var fsstLenMask = [9]uint64{0, 0xff, 0xffff, 0xffffff, 0xffffffff, 0xff_ffffffff, 0xffff_ffffffff, 0xffffff_ffffffff, ^uint64(0)}
+
+// match returns the code and length of the longest symbol at the start of
+// word (the next min(rem, 8) input bytes, little-endian), or code -1 and
+// length 1 when no symbol covers the first byte.
+func (t *FsstTable) match(word uint64, rem int) (int, int) {
+	if rem >= 2 {
+		p := int(uint16(word))
+		for _, c := range t.order2[t.first2[p]:t.first2[p+1]] {
+			l := int(t.lens[c])
+			if l <= rem && word&fsstLenMask[l] == t.sym[c] {
+				return int(c), l
+			}
+		}
+	}
+	return int(t.single[byte(word)]), 1
 }
 
 // NumSymbols returns the number of symbols in the table.
@@ -98,8 +121,7 @@ func ParseFsstTable(b []byte) (*FsstTable, error) {
 		t.sym[i] = v
 		t.lens[i] = l
 	}
-	t.index()
-	return t, nil
+	return t, nil // the encoder index is built on first use
 }
 
 // AppendBytes appends the FsstTableSize-byte serialized form of t to dst.
@@ -161,69 +183,80 @@ func (t *FsstTable) AppendDecoded(dst, src []byte) ([]byte, error) {
 
 // AppendEncoded appends the FSST coding of src to dst (greedy longest match,
 // escaping bytes no symbol covers). With a verbatim table it appends src.
+// The first call on a parsed table builds its encoder index: a table is not
+// safe for concurrent encoding until it has encoded once.
 func (t *FsstTable) AppendEncoded(dst, src []byte) []byte {
 	if !t.coded {
 		return append(dst, src...)
 	}
+	if t.first2 == nil {
+		t.index()
+	}
 	dst = slices.Grow(dst, len(src)+len(src)/2+1)
-	for i := 0; i < len(src); {
-		first := src[i]
-		var word uint64
-		if len(src)-i >= 8 {
-			word = binary.LittleEndian.Uint64(src[i:])
+	i := 0
+	for ; i+8 <= len(src); {
+		c, l := t.match(binary.LittleEndian.Uint64(src[i:]), len(src)-i)
+		if c < 0 {
+			dst = append(dst, fsstEscape, src[i])
 		} else {
-			for k := len(src) - 1; k >= i; k-- {
-				word = word<<8 | uint64(src[k])
-			}
+			dst = append(dst, byte(c))
 		}
-		rem := len(src) - i
-		matched := false
-		for _, c := range t.order[t.byFirst[first]:t.byFirst[int(first)+1]] {
-			l := int(t.lens[c])
-			if l > rem {
-				continue
-			}
-			mask := ^uint64(0)
-			if l < 8 {
-				mask = 1<<(8*uint(l)) - 1
-			}
-			if word&mask == t.sym[c] {
-				dst = append(dst, c)
-				i += l
-				matched = true
-				break
-			}
+		i += l
+	}
+	for i < len(src) {
+		var word uint64
+		for k := len(src) - 1; k >= i; k-- {
+			word = word<<8 | uint64(src[k])
 		}
-		if !matched {
-			dst = append(dst, fsstEscape, first)
-			i++
+		c, l := t.match(word, len(src)-i)
+		if c < 0 {
+			dst = append(dst, fsstEscape, src[i])
+		} else {
+			dst = append(dst, byte(c))
 		}
+		i += l
 	}
 	return dst
 }
 
-// index builds the encoder lookup: codes grouped by first byte, longest
-// symbol first within a group.
+// index builds the encoder lookup (see FsstTable.single and first2).
 func (t *FsstTable) index() {
-	var count [256]int
+	for b := range t.single {
+		t.single[b] = -1
+	}
+	if t.first2 == nil {
+		t.first2 = make([]uint16, 1<<16+1)
+	} else {
+		clear(t.first2)
+	}
+	// Count the long symbols per prefix into first2[p+1], prefix-sum, then
+	// place them longest first (codes are visited by decreasing length).
+	var byLen [256]uint8
+	n := 0
 	for c := range t.n {
-		count[byte(t.sym[c])]++
+		if t.lens[c] == 1 {
+			if t.single[byte(t.sym[c])] < 0 {
+				t.single[byte(t.sym[c])] = int16(c)
+			}
+			continue
+		}
+		if t.lens[c] < 1 {
+			continue
+		}
+		byLen[n] = uint8(c)
+		n++
+		t.first2[int(uint16(t.sym[c]))+1]++
 	}
-	pos := 0
-	for b := range 256 {
-		t.byFirst[b] = uint16(pos)
-		pos += count[b]
+	for p := 1; p <= 1<<16; p++ {
+		t.first2[p] += t.first2[p-1]
 	}
-	t.byFirst[256] = uint16(pos)
-	var fill [256]int
-	for c := range t.n {
-		b := byte(t.sym[c])
-		t.order[int(t.byFirst[b])+fill[b]] = uint8(c)
-		fill[b]++
-	}
-	for b := range 256 {
-		g := t.order[t.byFirst[b]:t.byFirst[b+1]]
-		sort.SliceStable(g, func(x, y int) bool { return t.lens[g[x]] > t.lens[g[y]] })
+	long := byLen[:n]
+	sort.SliceStable(long, func(x, y int) bool { return t.lens[long[x]] > t.lens[long[y]] })
+	var fill [1 << 16]uint8
+	for _, c := range long {
+		p := uint16(t.sym[c])
+		t.order2[int(t.first2[p])+int(fill[p])] = c
+		fill[p]++
 	}
 }
 
@@ -356,28 +389,18 @@ func BuildFsstTable(sample [][]byte) *FsstTable {
 // trainCodes greedily codes s with the current table, appending training
 // codes (symbol index, or 256+byte for an escaped byte) to codes.
 func (t *FsstTable) trainCodes(codes []int, s []byte) []int {
+	if t.first2 == nil {
+		t.index()
+	}
 	for i := 0; i < len(s); {
 		first := s[i]
 		var word uint64
 		for k := min(len(s), i+8) - 1; k >= i; k-- {
 			word = word<<8 | uint64(s[k])
 		}
-		rem := len(s) - i
-		code := 256 + int(first)
-		step := 1
-		for _, c := range t.order[t.byFirst[first]:t.byFirst[int(first)+1]] {
-			l := int(t.lens[c])
-			if l > rem {
-				continue
-			}
-			mask := ^uint64(0)
-			if l < 8 {
-				mask = 1<<(8*uint(l)) - 1
-			}
-			if word&mask == t.sym[c] {
-				code, step = int(c), l
-				break
-			}
+		code, step := t.match(word, len(s)-i)
+		if code < 0 {
+			code = 256 + int(first)
 		}
 		codes = append(codes, code)
 		i += step
