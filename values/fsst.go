@@ -194,7 +194,7 @@ func (t *FsstTable) AppendEncoded(dst, src []byte) []byte {
 	}
 	dst = slices.Grow(dst, len(src)+len(src)/2+1)
 	i := 0
-	for ; i+8 <= len(src); {
+	for i+8 <= len(src) {
 		c, l := t.match(binary.LittleEndian.Uint64(src[i:]), len(src)-i)
 		if c < 0 {
 			dst = append(dst, fsstEscape, src[i])
