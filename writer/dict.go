@@ -197,12 +197,13 @@ func (c *pageEnc) autoDict(pv pageValues) (*pageDict, []byte, bool) {
 	// null adds "" to the dictionary and later nulls index it.
 	if bw > 0 {
 		for i := 0; i < n; i++ {
-			k, ok := tab.intern(pv.fixed[i*bw : (i+1)*bw])
+			k, ok := tab.internRow(pv.fixed, i)
 			if !ok {
 				return nil, nil, false
 			}
 			binary.LittleEndian.PutUint32(idx[4*i:], k)
 		}
+		tab.items = tab.appendRows(nil)
 	} else {
 		for i := 0; i < n; i++ {
 			k, ok := tab.intern(pv.fixed[pv.offsets[i]:pv.offsets[i+1]])
@@ -344,13 +345,13 @@ func (c *pageEnc) autoDictFSL(pv pageValues, fallback int) (*pageDict, []byte, b
 	tab := newDictTable(limit, w)
 	idx := make([]byte, 4*n)
 	for i := 0; i < n; i++ {
-		k, ok := tab.intern(recs[i*w : (i+1)*w])
-		if !ok || len(tab.items)+4*n > maxEnc {
+		k, ok := tab.internRow(recs, i)
+		if !ok || tab.n*w+4*n > maxEnc {
 			return nil, nil, false
 		}
 		binary.LittleEndian.PutUint32(idx[4*i:], k)
 	}
-	items := tab.items
+	items := tab.appendRows(nil)
 	enc, _ := c.plainEncoding(pv)
 	pd := &pageDict{n: tab.n, items: items, encoding: enc}
 	c.compressDictItems(pd)
@@ -371,7 +372,7 @@ func fslSampleUniqueRatio(recs []byte, w, n int) float64 {
 	for b := 0; b < blocks; b++ {
 		start, next := b*n/blocks, min((b+1)*n/blocks, n)
 		for i := start; i < start+min(per, next-start); i++ {
-			tab.intern(recs[i*w : (i+1)*w])
+			tab.internRow(recs, i)
 			total++
 		}
 	}

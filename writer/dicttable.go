@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"hash/maphash"
 	"math/bits"
+	"slices"
 )
 
 // dictTable interns a page's values into dense ids in first-occurrence
@@ -20,10 +21,13 @@ type dictTable struct {
 	n      int
 
 	// Keys: fixed-width keys of width bw in items (bw > 0), or
-	// variable-width ones delimited by offsets.
+	// variable-width ones delimited by offsets; or, for internRow, records
+	// of width bw in src, the first row of each id in rows (no copy).
 	bw      int
 	items   []byte
 	offsets []uint64
+	src     []byte
+	rows    []uint32
 	seed    maphash.Seed
 }
 
@@ -47,7 +51,8 @@ func newDictTable(limit, bw int) *dictTable {
 
 // hash mixes a key: 8- and 16-byte keys by multiplication (fast, and
 // enough for a table whose order does not leak into the output), others by
-// maphash.
+// maphash of at most their first and last 64 bytes (long keys, vectors,
+// differ early; equal keys still hash equal, and compares settle the rest).
 func (t *dictTable) hash(v []byte) uint64 {
 	switch len(v) {
 	case 8:
@@ -57,10 +62,17 @@ func (t *dictTable) hash(v []byte) uint64 {
 		b := binary.LittleEndian.Uint64(v[8:]) * 0xc2b2ae3d27d4eb4f
 		return (a ^ bits.RotateLeft64(b, 31)) * 0x165667b19e3779f9
 	}
+	if len(v) > 128 {
+		return maphash.Bytes(t.seed, v[:64]) ^ bits.RotateLeft64(maphash.Bytes(t.seed, v[len(v)-64:]), 17) ^ uint64(len(v))
+	}
 	return maphash.Bytes(t.seed, v)
 }
 
 func (t *dictTable) key(id uint32) []byte {
+	if t.rows != nil {
+		r := int(t.rows[id])
+		return t.src[r*t.bw : (r+1)*t.bw]
+	}
 	if t.bw > 0 {
 		return t.items[int(id)*t.bw : int(id+1)*t.bw]
 	}
@@ -92,4 +104,43 @@ func (t *dictTable) intern(v []byte) (id uint32, ok bool) {
 			return s - 1, true
 		}
 	}
+}
+
+// internRow is intern of record i of src (fixed-width records of the
+// table's width) without copying it: the table keeps the row number. A
+// table uses intern or internRow, not both.
+func (t *dictTable) internRow(src []byte, i int) (id uint32, ok bool) {
+	t.src = src
+	if t.rows == nil {
+		t.rows = make([]uint32, 0, 64)
+	}
+	v := src[i*t.bw : (i+1)*t.bw]
+	h := t.hash(v)
+	tag := uint32(h >> 32)
+	mask := uint64(len(t.slots) - 1)
+	for j := h >> t.shift; ; j = (j + 1) & mask {
+		s := t.slots[j]
+		if s == 0 {
+			if t.n >= t.limit {
+				return 0, false
+			}
+			id = uint32(t.n)
+			t.n++
+			t.slots[j], t.hashes[j] = id+1, tag
+			t.rows = append(t.rows, uint32(i))
+			return id, true
+		}
+		if t.hashes[j] == tag && bytes.Equal(t.key(s-1), v) {
+			return s - 1, true
+		}
+	}
+}
+
+// appendRows appends the keys interned by internRow, in id order.
+func (t *dictTable) appendRows(dst []byte) []byte {
+	dst = slices.Grow(dst, len(t.rows)*t.bw)
+	for _, r := range t.rows {
+		dst = append(dst, t.src[int(r)*t.bw:(int(r)+1)*t.bw]...)
+	}
+	return dst
 }
