@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net/url"
 	"os"
 	"strconv"
@@ -168,23 +169,35 @@ func s3Status(err error) int {
 }
 
 // retry runs op until it succeeds, fails with a status other than 503 or
-// 409, or the attempts run out, backing off between attempts.
+// 409, or the attempts run out, backing off between attempts: from 50 ms
+// after a 503 (slow down), from 10 ms after a 409 (a conditional put racing
+// one still in flight, which settles as soon as that one lands), doubling,
+// with jitter so that racing writers spread out.
 func retry(ctx context.Context, op func() error) error {
-	delay := 50 * time.Millisecond
+	var delay time.Duration
 	var err error
 	for attempt := 0; attempt < s3Attempts; attempt++ {
 		if err = op(); err == nil {
 			return nil
 		}
-		if st := s3Status(err); st != 503 && st != 409 {
+		st := s3Status(err)
+		if st != 503 && st != 409 {
 			return err
 		}
+		switch {
+		case delay > 0:
+			delay *= 2
+		case st == 409:
+			delay = 10 * time.Millisecond
+		default:
+			delay = 50 * time.Millisecond
+		}
+		wait := delay/2 + time.Duration(rand.Int64N(int64(delay)))
 		select {
 		case <-ctx.Done():
 			return err
-		case <-time.After(delay):
+		case <-time.After(wait):
 		}
-		delay *= 2
 	}
 	return err
 }
