@@ -1,9 +1,12 @@
 package dataset
 
 import (
+	"context"
 	"errors"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/planarlance/planar/internal/s3test"
 )
@@ -146,5 +149,52 @@ func TestS3PartSizes(t *testing.T) {
 	}
 	if total < 2*DefaultMaxBytesPerFile {
 		t.Fatalf("%d parts hold %d bytes, want at least twice the default file limit %d", s3MaxParts, total, int64(DefaultMaxBytesPerFile))
+	}
+}
+
+// statusErr is an error carrying an HTTP status, as S3 client errors do.
+type statusErr int
+
+func (e statusErr) Error() string       { return "status " + strconv.Itoa(int(e)) }
+func (e statusErr) HTTPStatusCode() int { return int(e) }
+
+// TestS3Retry checks which statuses are retried and how often.
+func TestS3Retry(t *testing.T) {
+	tests := []struct {
+		name      string
+		statuses  []int // the op's answers in turn; 0 is success
+		wantCalls int
+		wantErr   bool
+	}{
+		{"success", []int{0}, 1, false},
+		{"409 then success", []int{409, 409, 0}, 3, false},
+		{"503 then success", []int{503, 0}, 2, false},
+		{"404 is final", []int{404, 0}, 1, true},
+		{"412 is final", []int{412, 0}, 1, true},
+		{"503 until the attempts run out", []int{503, 503, 503, 503, 503, 503, 0}, s3Attempts, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			calls := 0
+			err := retry(t.Context(), func() error {
+				st := tc.statuses[calls]
+				calls++
+				if st == 0 {
+					return nil
+				}
+				return statusErr(st)
+			})
+			if calls != tc.wantCalls || (err != nil) != tc.wantErr {
+				t.Fatalf("%d calls, err %v; want %d calls, error %v", calls, err, tc.wantCalls, tc.wantErr)
+			}
+		})
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	calls := 0
+	start := time.Now()
+	err := retry(ctx, func() error { calls++; return statusErr(503) })
+	if err == nil || calls != 1 || time.Since(start) > time.Second {
+		t.Fatalf("cancelled context: %d calls, %v, %v", calls, err, time.Since(start))
 	}
 }
