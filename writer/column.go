@@ -67,8 +67,10 @@ type colSpec struct {
 }
 
 // pageEnc encodes one page of a column: the column's spec and scratch
-// buffers reused across pages. A page's encoded buffers may point into the
-// scratch, so a pageEnc serves one page at a time, until it is written.
+// buffers reused across pages (of any column: the writer keeps one pageEnc
+// per page in flight, not per column). A page's encoded buffers may point
+// into the scratch, so a pageEnc serves one page at a time, until it is
+// written.
 type pageEnc struct {
 	*colSpec
 	vals, meta, data, rep, def []byte
@@ -96,18 +98,6 @@ type column struct {
 	pendArrow   int64      // Arrow bytes covered by the pending arrays (null rows' items included)
 	cut         int        // pages cut so far (written or in flight)
 	pages       []*file2pb.ColumnMetadata_Page
-	free        []*pageEnc // encoders whose pages are written
-}
-
-// encoder returns a page encoder with the column's spec, reusing one whose
-// page has been written.
-func (c *column) encoder() *pageEnc {
-	if n := len(c.free); n > 0 {
-		e := c.free[n-1]
-		c.free = c.free[:n-1]
-		return e
-	}
-	return &pageEnc{colSpec: c.colSpec}
 }
 
 func newColumn(leaf format.Column, top arrow.Field, ti int, path []structural.Step, cfg *config) (*column, error) {
@@ -396,7 +386,7 @@ func (c *column) flush(w *Writer) error {
 	if len(c.pending) == 0 {
 		return nil
 	}
-	j := &pageJob{col: c, index: c.cut, firstRow: c.firstRow, arrays: c.pending, enc: c.encoder()}
+	j := &pageJob{col: c, index: c.cut, firstRow: c.firstRow, arrays: c.pending, enc: w.pipe.encoder(c.colSpec)}
 	for _, a := range c.pending {
 		c.firstRow += int64(a.Len() * c.fslScale)
 	}

@@ -21,6 +21,7 @@ import (
 
 // pageJob is one page from cut to written.
 type pageJob struct {
+	pipe     *pipeline
 	col      *column
 	index    int   // the page's number in its column
 	firstRow int64 // the page's first element (its priority)
@@ -65,7 +66,8 @@ func (j *pageJob) release() {
 	}
 	j.arrays = nil
 	j.out = encoded{}
-	j.col.free = append(j.col.free, j.enc)
+	j.enc.colSpec = nil
+	j.pipe.free = append(j.pipe.free, j.enc)
 	j.enc = nil
 }
 
@@ -75,6 +77,7 @@ type pipeline struct {
 	workers  int
 	inFlight int
 	queue    []*pageJob // cut, not written; in cut order
+	free     []*pageEnc // encoders (scratch buffers) of written pages
 	work     chan *pageJob
 	wg       sync.WaitGroup
 }
@@ -89,9 +92,22 @@ func newPipeline(workers, inFlight int) *pipeline {
 	return &pipeline{workers: workers, inFlight: max(inFlight, 1)}
 }
 
+// encoder returns a page encoder for a column, reusing the scratch of one
+// whose page has been written.
+func (p *pipeline) encoder(spec *colSpec) *pageEnc {
+	if n := len(p.free); n > 0 {
+		e := p.free[n-1]
+		p.free = p.free[:n-1]
+		e.colSpec = spec
+		return e
+	}
+	return &pageEnc{colSpec: spec}
+}
+
 // submit queues a cut page, first writing the oldest pages while the queue
 // is full. With one worker the page is encoded and written right here.
 func (p *pipeline) submit(j *pageJob, w *Writer) error {
+	j.pipe = p
 	for len(p.queue) >= p.inFlight {
 		if err := p.writeHead(w); err != nil {
 			return err
