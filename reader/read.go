@@ -29,10 +29,12 @@ type pageCache struct {
 	arrays  map[[2]int]arrow.Array
 	fetched map[fetchKey][]byte
 	spans   map[*page][]valueSpan // values a take prefetched (prefetchSparse)
+	raw     *rawCache             // byte ranges of dense pages fetched by window
+	chunks  map[chunkKey]*decodedChunk
 }
 
 func newPageCache() pageCache {
-	return pageCache{arrays: map[[2]int]arrow.Array{}, fetched: map[fetchKey][]byte{}, spans: map[*page][]valueSpan{}}
+	return pageCache{arrays: map[[2]int]arrow.Array{}, fetched: map[fetchKey][]byte{}, spans: map[*page][]valueSpan{}, raw: &rawCache{}, chunks: map[chunkKey]*decodedChunk{}}
 }
 
 func (c pageCache) release() {
@@ -101,6 +103,11 @@ func (f *File) take(indices []int64) (arrow.RecordBatch, error) {
 	// The stored values the runs need from sparse zipped pages, fetched
 	// with one request per run of adjacent value ordinals.
 	if err := f.prefetchSparse(runs, cache); err != nil {
+		return nil, err
+	}
+	// The chunks and records the runs need from dense pages, with nearby
+	// ranges coalesced.
+	if err := f.prefetchDense(runs, cache); err != nil {
 		return nil, err
 	}
 	for _, r := range runs {
@@ -233,7 +240,7 @@ func (f *File) readLeaf(top arrow.DataType, path []structural.Step, ci int, star
 		}
 		// The elements of the page the read covers.
 		a, b := max(es, p.firstRow)-p.firstRow, min(ee, p.firstRow+p.rows)-p.firstRow
-		if p.windowed() {
+		if p.windowed() || p.denseWindowed() && (a != 0 || b != p.rows) {
 			part, err := f.decodePageArray(p, types, path, leafType, a, b, cache)
 			if err != nil {
 				return nil, fmt.Errorf("page %d: %w", pi, err)
@@ -317,16 +324,22 @@ func (f *File) decodePageArray(p *page, types []arrow.DataType, path []structura
 			return nil, err
 		}
 	default:
-		bufs, err := f.pageBuffers(p)
-		if err != nil {
-			return nil, err
-		}
-		if c := p.layout.GetConstantLayout(); c != nil {
-			pd, err = decodeConstantWindow(c, bufs, p.rows, a, b)
-		} else if a != 0 || b != p.rows {
-			return nil, fmt.Errorf("partial decode of a %s page: %w", p.cell(), ErrUnsupported)
-		} else {
-			pd, err = decodeDense(p, bufs)
+		switch c := p.layout.GetConstantLayout(); {
+		case c != nil:
+			var bufs [][]byte
+			if bufs, err = f.pageBuffers(p); err == nil {
+				pd, err = decodeConstantWindow(c, bufs, p.rows, a, b)
+			}
+		case a == 0 && b == p.rows:
+			var bufs [][]byte
+			if bufs, err = f.pageBuffers(p); err == nil {
+				pd, err = decodeDense(p, bufs)
+			}
+		case p.denseWindowed():
+			// Only the chunks or records of the window.
+			pd, err = f.decodeDenseWindow(p, a, b, cache)
+		default:
+			err = fmt.Errorf("partial decode of a %s page: %w", p.cell(), ErrUnsupported)
 		}
 		if err != nil {
 			return nil, err
