@@ -323,7 +323,6 @@ func (f *File) zippedWindowDense(p *page, m *denseMeta, a, b uint64, cache pageC
 	return decodeZippedPage(z, bufs, int(rows))
 }
 
-
 // denseWindow is a run's element window [a, b) of a dense page.
 type denseWindow struct {
 	p    *page
