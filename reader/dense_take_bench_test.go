@@ -87,7 +87,9 @@ func takeBenchData(b *testing.B) []takeBenchFile {
 
 // BenchmarkTake takes 100 and 10,000 random rows (unsorted, with repeats
 // possible) from warm open files; req/op and B-read/op are the IO of one
-// take.
+// take. "whole" decodes every dense page a take touches in full (the
+// reader before window reads), "window" only the chunks and records of the
+// rows.
 //
 // Run with: go test ./reader -run '^$' -bench Take -benchtime 20x
 func BenchmarkTake(b *testing.B) {
@@ -97,29 +99,32 @@ func BenchmarkTake(b *testing.B) {
 			b.Fatal(err)
 		}
 		cell := f.Pages(0)[0].Cell
-		for _, k := range []int{100, 10000} {
-			b.Run(fmt.Sprintf("%s/%s/take%d", tf.name, cell, k), func(b *testing.B) {
-				r := rand.New(rand.NewPCG(1, 2))
-				idx := make([]int64, k)
-				op := func() {
-					for i := range idx {
-						idx[i] = r.Int64N(f.NumRows())
+		for _, mode := range []string{"whole", "window"} {
+			for _, k := range []int{100, 10000} {
+				b.Run(fmt.Sprintf("%s/%s/%s/take%d", tf.name, cell, mode, k), func(b *testing.B) {
+					defer reader.SetDenseWindows(reader.SetDenseWindows(mode == "window"))
+					r := rand.New(rand.NewPCG(1, 2))
+					idx := make([]int64, k)
+					op := func() {
+						for i := range idx {
+							idx[i] = r.Int64N(f.NumRows())
+						}
+						t, err := f.Take(idx)
+						if err != nil {
+							b.Fatal(err)
+						}
+						t.Release()
 					}
-					t, err := f.Take(idx)
-					if err != nil {
-						b.Fatal(err)
+					op() // warm-up: page metadata
+					before := f.IOStats()
+					for b.Loop() {
+						op()
 					}
-					t.Release()
-				}
-				op() // warm-up: page metadata
-				before := f.IOStats()
-				for b.Loop() {
-					op()
-				}
-				io := f.IOStats().Sub(before)
-				b.ReportMetric(float64(io.Requests)/float64(b.N), "req/op")
-				b.ReportMetric(float64(io.Bytes)/float64(b.N), "B-read/op")
-			})
+					io := f.IOStats().Sub(before)
+					b.ReportMetric(float64(io.Requests)/float64(b.N), "req/op")
+					b.ReportMetric(float64(io.Bytes)/float64(b.N), "B-read/op")
+				})
+			}
 		}
 	}
 }
