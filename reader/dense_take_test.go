@@ -124,6 +124,20 @@ func TestDenseTakeMatchesReadAll(t *testing.T) {
 			for set, idx := range takeSets(f.NumRows()) {
 				t.Run(set, func(t *testing.T) { checkTake(t, f, all, idx) })
 			}
+			// A range inside pages reads by window too.
+			n := f.NumRows()
+			part, err := f.ReadRange(n/3, n/4)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for c := 0; c < int(all.NumCols()); c++ {
+				want := array.NewSlice(all.Column(c), n/3, n/3+n/4)
+				if !array.Equal(want, part.Column(c)) {
+					t.Fatalf("column %d: ReadRange differs from ReadAll", c)
+				}
+				want.Release()
+			}
+			part.Release()
 			// Empty take and out-of-range indices.
 			empty, err := f.Take(nil)
 			if err != nil || empty.NumRows() != 0 {
