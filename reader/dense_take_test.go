@@ -108,6 +108,15 @@ func TestDenseTakeMatchesReadAll(t *testing.T) {
 		files["corpus-"+ff.String()] = flat
 		files["nested-"+ff.String()] = writeFile(t, nested, writer.WithFormat(ff))
 	}
+	// Every codec the writer can force, in pages of several chunks.
+	mem := memory.NewGoAllocator()
+	for _, c := range corpus.CodecCases(2500) {
+		rec := c.Record(mem)
+		for _, ff := range []writer.Format{writer.Format2_2, writer.Format2_3} {
+			files["codec-"+c.Name()+"-"+ff.String()] = writeFile(t, rec, writer.WithFormat(ff))
+		}
+		rec.Release()
+	}
 	for _, k := range denseKinds {
 		g := denseGolden(t, k)
 		files["pylance-"+k] = g

@@ -6,6 +6,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/planarlance/planar/structural"
 )
@@ -293,7 +294,12 @@ func emptyProjected(types []arrow.DataType, path []structural.Step, leafType arr
 	pd := &pageData{numVisible: 0, allNull: true}
 	leaf, err := leafArray(leafType, pd, nil)
 	if err != nil {
-		return nil, err
+		// Types no scalar stands for (packed structs): Arrow's own empty
+		// array.
+		empty := array.MakeArrayOfNull(memory.DefaultAllocator, leafType, 0)
+		leaf = empty.Data()
+		leaf.Retain()
+		empty.Release()
 	}
 	defer leaf.Release()
 	layers := make([]structural.LayerData, len(path))
