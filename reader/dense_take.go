@@ -69,6 +69,9 @@ func (f *File) chunk(p *page, m *denseMeta, c int, cache pageCache) (*decodedChu
 
 func (f *File) chunkedWindowDense(p *page, m *denseMeta, a, b uint64, cache pageCache) (*pageData, error) {
 	c0, c1 := m.chunkSpan(a, b)
+	if c0 > c1 || c1 >= len(m.refs) {
+		return nil, fmt.Errorf("rows [%d, %d) in none of %d chunks: %w", a, b, len(m.refs), ErrCorrupt)
+	}
 	chunks := make([]*decodedChunk, 0, c1-c0+1)
 	for c := c0; c <= c1; c++ {
 		dc, err := f.chunk(p, m, c, cache)
@@ -373,7 +376,7 @@ func (f *File) prefetchDense(runs []rowRun, cache pageCache) error {
 		switch {
 		case w.m.mb != nil:
 			c0, c1 := w.m.chunkSpan(w.a, w.b)
-			for c := c0; c <= c1; c++ {
+			for c := c0; c <= c1 && c < len(w.m.refs); c++ {
 				r := w.m.refs[c]
 				want = append(want, byteRange{w.p.buffers[1].Position + uint64(r.Offset), uint64(r.Size)})
 			}
