@@ -6,7 +6,11 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/planarlance/planar/internal/corpus"
 	"github.com/planarlance/planar/reader"
+	"github.com/planarlance/planar/writer"
 )
 
 // damagedTake opens b and takes idx, failing on a panic or on an
@@ -111,16 +115,29 @@ func TestDenseTakeDamage(t *testing.T) {
 
 // FuzzDenseTake takes scattered rows of damaged dense golden pages.
 func FuzzDenseTake(f *testing.F) {
-	for _, k := range []string{"ints", "nints", "short", "lowcard", "lists", "nlists"} {
-		f.Add(denseGolden(f, k), uint16(7))
+	// Small seeds keep the fuzzer fast: one file per nested corpus case
+	// (chunked pages with lists, zipped pages, dictionaries) and the two
+	// smallest pylance goldens (a dictionary page and a nullable flat page
+	// of several chunks); the larger goldens' damage is TestDenseTakeDamage's.
+	mem := memory.NewGoAllocator()
+	for i, c := range corpus.NestedWritable(40) {
+		if i%3 != 0 {
+			continue
+		}
+		rec := corpus.NestedRecord(mem, []corpus.NestedCase{c}, uint64(i))
+		f.Add(writeFile(f, rec, writer.WithFormat([]writer.Format{writer.Format2_2, writer.Format2_3}[i%2])))
+		rec.Release()
 	}
-	f.Fuzz(func(t *testing.T, b []byte, seed uint16) {
+	f.Add(denseGolden(f, "lowcard"))
+	f.Add(denseGolden(f, "nints"))
+	f.Fuzz(func(t *testing.T, b []byte) {
 		r, err := reader.Open(bytes.NewReader(b), int64(len(b)))
 		if err != nil || r.NumRows() == 0 {
 			return
 		}
 		n := r.NumRows()
-		idx := []int64{int64(seed) % n, n - 1, n / 2, int64(seed) % n}
+		seed := int64(len(b))
+		idx := []int64{seed % n, n - 1, n / 2, seed % n}
 		if err := damagedTake(t, "fuzz", b, idx); err != nil {
 			checkClass(t, "Take", err)
 		}
