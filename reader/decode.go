@@ -100,7 +100,7 @@ func decodeChunkedPage(m *enc21pb.MiniBlockLayout, bufs [][]byte, rows int) (*pa
 	var blocks []values.Block
 	for ci, r := range refs {
 		var v values.Block
-		if pd.rep, pd.def, v, err = decodeOneChunk(m, layout, maxVis, bufs[1][r.Offset:r.Offset+r.Size], r, ci, pd.rep, pd.def); err != nil {
+		if pd.rep, pd.def, v, err = decodeOneChunk(m, layout, maxVis, bufs[1][r.Offset:r.Offset+r.Size], r, ci, pd.rep, pd.def, nil); err != nil {
 			return nil, err
 		}
 		blocks = append(blocks, v)
@@ -129,8 +129,9 @@ func decodeChunkedPage(m *enc21pb.MiniBlockLayout, bufs [][]byte, rows int) (*pa
 }
 
 // decodeOneChunk decodes chunk ci (data, located by r) of a chunked page:
-// its levels are appended to rep and def, its values returned.
-func decodeOneChunk(m *enc21pb.MiniBlockLayout, layout values.ChunkLayout, maxVis int, data []byte, r values.ChunkRef, ci int, rep, def []uint16) ([]uint16, []uint16, values.Block, error) {
+// its levels are appended to rep and def, its values returned. fsst, when
+// not nil, is the parsed table of the page's FSST value encoding.
+func decodeOneChunk(m *enc21pb.MiniBlockLayout, layout values.ChunkLayout, maxVis int, data []byte, r values.ChunkRef, ci int, rep, def []uint16, fsst *values.FsstTable) ([]uint16, []uint16, values.Block, error) {
 	parts, err := values.ParseChunk(data, layout)
 	if err != nil {
 		return rep, def, values.Block{}, fmt.Errorf("chunk %d: %w", ci, err)
@@ -162,7 +163,14 @@ func decodeOneChunk(m *enc21pb.MiniBlockLayout, layout values.ChunkLayout, maxVi
 	} else if layout.HasRep && parts.NumLevels != r.NumValues {
 		return rep, def, values.Block{}, fmt.Errorf("chunk %d has %d levels for %d values: %w", ci, parts.NumLevels, r.NumValues, ErrCorrupt)
 	}
-	v, err := values.DecodeMiniBlock(m.ValueCompression, parts.Values, r.NumValues)
+	var v values.Block
+	if fs := m.ValueCompression.GetFsst(); fs != nil && fsst != nil {
+		if v, err = values.DecodeMiniBlock(fs.GetValues(), parts.Values, r.NumValues); err == nil {
+			v, err = fsst.DecodeBlock(v)
+		}
+	} else {
+		v, err = values.DecodeMiniBlock(m.ValueCompression, parts.Values, r.NumValues)
+	}
 	if err != nil {
 		return rep, def, values.Block{}, fmt.Errorf("chunk %d values: %w", ci, err)
 	}

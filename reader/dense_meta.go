@@ -33,11 +33,12 @@ type denseMeta struct {
 	// Zipped pages.
 	z        *enc21pb.FullZipLayout
 	lv       values.ZipLevels
-	stride   uint64 // record bytes of fixed-width pages without repetition (0: indexed)
-	width    int    // value bytes of fixed-width records (0: variable)
-	offBits  int    // length prefix bits of variable-width records
-	idxWidth uint64 // bytes per repetition index entry
-	phantom  bool   // legacy 1-byte control words recorded as zero bits
+	stride   uint64            // record bytes of fixed-width pages without repetition (0: indexed)
+	width    int               // value bytes of fixed-width records (0: variable)
+	offBits  int               // length prefix bits of variable-width records
+	idxWidth uint64            // bytes per repetition index entry
+	phantom  bool              // legacy 1-byte control words recorded as zero bits
+	fsst     *values.FsstTable // the FSST table of the values, parsed once
 
 	bytes uint64 // memory held, for the cache budget
 }
@@ -156,6 +157,12 @@ func (f *File) loadChunkedMeta(p *page, mb *enc21pb.MiniBlockLayout) (*denseMeta
 			m.maxRep++
 		}
 	}
+	if fs := mb.ValueCompression.GetFsst(); fs != nil {
+		if m.fsst, err = values.ParseFsstTable(fs.SymbolTable); err != nil {
+			return nil, fmt.Errorf("fsst values: %w", err)
+		}
+		m.bytes += 8 << 10
+	}
 	if mb.Dictionary != nil {
 		db := get(want[1])
 		if mb.NumDictionaryItems > 1<<32 || !backed(mb.NumDictionaryItems, uint64(len(db))) {
@@ -266,6 +273,13 @@ func loadZippedMeta(p *page, z *enc21pb.FullZipLayout) (*denseMeta, error) {
 		m.offBits = int(d.BitsPerOffset)
 		if m.offBits != 32 && m.offBits != 64 {
 			return nil, fmt.Errorf("zipped length prefix of %d bits: %w", m.offBits, ErrCorrupt)
+		}
+		var err error
+		if m.fsst, err = fsstTable(z.ValueCompression); err != nil {
+			return nil, err
+		}
+		if m.fsst != nil {
+			m.bytes += 8 << 10
 		}
 	default:
 		return nil, fmt.Errorf("zipped page without addressing: %w", ErrCorrupt)

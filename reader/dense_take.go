@@ -55,7 +55,7 @@ func (f *File) chunk(p *page, m *denseMeta, c int, cache pageCache) (*decodedChu
 	mb := m.mb
 	layout := values.ChunkLayout{HasRep: mb.RepCompression != nil, HasDef: mb.DefCompression != nil, NumBuffers: int(mb.NumBuffers), Large: mb.HasLargeChunk}
 	dc := &decodedChunk{}
-	if dc.rep, dc.def, dc.vals, err = decodeOneChunk(mb, layout, structural.MaxVisibleDef(mb.Layers), data, r, c, nil, nil); err != nil {
+	if dc.rep, dc.def, dc.vals, err = decodeOneChunk(mb, layout, structural.MaxVisibleDef(mb.Layers), data, r, c, nil, nil, m.fsst); err != nil {
 		return nil, err
 	}
 	if dc.vals.N != r.NumValues {
@@ -323,7 +323,7 @@ func (f *File) zippedWindowDense(p *page, m *denseMeta, a, b uint64, cache pageC
 	if index != nil {
 		bufs = append(bufs, index)
 	}
-	return decodeZippedPage(z, bufs, int(rows))
+	return decodeZippedWith(z, bufs, int(rows), m.fsst)
 }
 
 // denseWindow is a run's element window [a, b) of a dense page.
