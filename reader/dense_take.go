@@ -22,10 +22,35 @@ type chunkKey struct {
 	c int
 }
 
-// decodedChunk is one decoded chunk: its levels and values.
+// decodedChunk is one decoded chunk: its levels and values, and (chunks
+// with lists, built on first use) where each row starts.
 type decodedChunk struct {
 	rep, def []uint16
 	vals     values.Block
+
+	indexed bool
+	rowAt   []uint32 // level index of each row start
+	visAt   []uint32 // visible entries before each row start
+	visible uint32   // visible entries of the chunk
+}
+
+// indexRows locates the row starts of a chunk with lists.
+func (dc *decodedChunk) indexRows(maxRep, maxVis uint16) {
+	if dc.indexed {
+		return
+	}
+	dc.indexed = true
+	var vis uint32
+	for i, r := range dc.rep {
+		if r == maxRep {
+			dc.rowAt = append(dc.rowAt, uint32(i))
+			dc.visAt = append(dc.visAt, vis)
+		}
+		if dc.def == nil || dc.def[i] <= maxVis {
+			vis++
+		}
+	}
+	dc.visible = vis
 }
 
 // decodeDenseWindow decodes elements [a, b) (a < b) of a dense chunked or
@@ -96,29 +121,26 @@ func (f *File) chunkedWindowDense(p *page, m *denseMeta, a, b uint64, cache page
 		skip, stop := a-m.chunkRow[c0], b-m.chunkRow[c0]
 		var at, vis, starts uint64
 		foundA, foundB := false, false
-	scan:
 		for _, dc := range chunks {
-			for i, r := range dc.rep {
-				if r == m.maxRep {
-					if starts == skip {
-						la, va, foundA = at, vis, true
-					}
-					if starts == stop {
-						lb, vb, foundB = at, vis, true
-						break scan
-					}
-					starts++
-				}
-				if dc.def == nil || dc.def[i] <= maxVis {
-					vis++
-				}
-				at++
+			dc.indexRows(m.maxRep, maxVis)
+			n := uint64(len(dc.rowAt))
+			if !foundA && skip < starts+n {
+				k := skip - starts
+				la, va, foundA = at+uint64(dc.rowAt[k]), vis+uint64(dc.visAt[k]), true
 			}
+			if stop < starts+n {
+				k := stop - starts
+				lb, vb, foundB = at+uint64(dc.rowAt[k]), vis+uint64(dc.visAt[k]), true
+				break
+			}
+			starts += n
+			at += uint64(len(dc.rep))
+			vis += uint64(dc.visible)
 		}
 		if !foundB {
 			lb, vb = at, vis
 		}
-		if !foundA || starts < stop {
+		if !foundA || !foundB && starts < stop {
 			return nil, fmt.Errorf("chunks %d..%d hold %d row starts from row %d, rows [%d, %d) asked: %w", c0, c1, starts, m.chunkRow[c0], a, b, ErrCorrupt)
 		}
 	}
