@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"sync"
 	"testing"
 
@@ -28,7 +30,7 @@ type takeBenchFile struct {
 	data []byte
 }
 
-func takeBenchData(b *testing.B) []takeBenchFile {
+func takeBenchData(b testing.TB) []takeBenchFile {
 	takeBenchOnce.Do(func() {
 		mem := memory.NewGoAllocator()
 		r := rand.New(rand.NewPCG(7, 8))
@@ -125,6 +127,21 @@ func BenchmarkTake(b *testing.B) {
 					b.ReportMetric(float64(io.Bytes)/float64(b.N), "B-read/op")
 				})
 			}
+		}
+	}
+}
+
+// TestWriteTakeBenchFiles writes the benchmark files to the directory named
+// by PLANAR_TAKE_BENCH_DIR (skipped without it), to time another reader on
+// the same bytes (e.g. pylance's LanceFileReader.take_rows).
+func TestWriteTakeBenchFiles(t *testing.T) {
+	dir := os.Getenv("PLANAR_TAKE_BENCH_DIR")
+	if dir == "" {
+		t.Skip("PLANAR_TAKE_BENCH_DIR not set")
+	}
+	for _, tf := range takeBenchData(t) {
+		if err := os.WriteFile(filepath.Join(dir, tf.name+".lance"), tf.data, 0o644); err != nil {
+			t.Fatal(err)
 		}
 	}
 }
