@@ -100,7 +100,7 @@ func decodeChunkedPage(m *enc21pb.MiniBlockLayout, bufs [][]byte, rows int) (*pa
 	var blocks []values.Block
 	for ci, r := range refs {
 		var v values.Block
-		if pd.rep, pd.def, v, err = decodeOneChunk(m, layout, maxVis, bufs[1][r.Offset:r.Offset+r.Size], r, ci, pd.rep, pd.def, nil); err != nil {
+		if pd.rep, pd.def, v, err = decodeOneChunk(m, layout, maxVis, bufs[1][r.Offset:r.Offset+r.Size], r, ci, pd.rep, pd.def, false); err != nil {
 			return nil, err
 		}
 		blocks = append(blocks, v)
@@ -129,9 +129,10 @@ func decodeChunkedPage(m *enc21pb.MiniBlockLayout, bufs [][]byte, rows int) (*pa
 }
 
 // decodeOneChunk decodes chunk ci (data, located by r) of a chunked page:
-// its levels are appended to rep and def, its values returned. fsst, when
-// not nil, is the parsed table of the page's FSST value encoding.
-func decodeOneChunk(m *enc21pb.MiniBlockLayout, layout values.ChunkLayout, maxVis int, data []byte, r values.ChunkRef, ci int, rep, def []uint16, fsst *values.FsstTable) ([]uint16, []uint16, values.Block, error) {
+// its levels are appended to rep and def, its values returned. With
+// fsstCoded, values under an FSST encoding are returned still FSST-coded
+// (the caller expands the ones it needs with the page's table).
+func decodeOneChunk(m *enc21pb.MiniBlockLayout, layout values.ChunkLayout, maxVis int, data []byte, r values.ChunkRef, ci int, rep, def []uint16, fsstCoded bool) ([]uint16, []uint16, values.Block, error) {
 	parts, err := values.ParseChunk(data, layout)
 	if err != nil {
 		return rep, def, values.Block{}, fmt.Errorf("chunk %d: %w", ci, err)
@@ -164,10 +165,8 @@ func decodeOneChunk(m *enc21pb.MiniBlockLayout, layout values.ChunkLayout, maxVi
 		return rep, def, values.Block{}, fmt.Errorf("chunk %d has %d levels for %d values: %w", ci, parts.NumLevels, r.NumValues, ErrCorrupt)
 	}
 	var v values.Block
-	if fs := m.ValueCompression.GetFsst(); fs != nil && fsst != nil {
-		if v, err = values.DecodeMiniBlock(fs.GetValues(), parts.Values, r.NumValues); err == nil {
-			v, err = fsst.DecodeBlock(v)
-		}
+	if fs := m.ValueCompression.GetFsst(); fs != nil && fsstCoded {
+		v, err = values.DecodeMiniBlock(fs.GetValues(), parts.Values, r.NumValues)
 	} else {
 		v, err = values.DecodeMiniBlock(m.ValueCompression, parts.Values, r.NumValues)
 	}

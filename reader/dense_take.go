@@ -80,7 +80,7 @@ func (f *File) chunk(p *page, m *denseMeta, c int, cache pageCache) (*decodedChu
 	mb := m.mb
 	layout := values.ChunkLayout{HasRep: mb.RepCompression != nil, HasDef: mb.DefCompression != nil, NumBuffers: int(mb.NumBuffers), Large: mb.HasLargeChunk}
 	dc := &decodedChunk{}
-	if dc.rep, dc.def, dc.vals, err = decodeOneChunk(mb, layout, structural.MaxVisibleDef(mb.Layers), data, r, c, nil, nil, m.fsst); err != nil {
+	if dc.rep, dc.def, dc.vals, err = decodeOneChunk(mb, layout, structural.MaxVisibleDef(mb.Layers), data, r, c, nil, nil, m.fsst != nil); err != nil {
 		return nil, err
 	}
 	if dc.vals.N != r.NumValues {
@@ -155,7 +155,7 @@ func (f *File) chunkedWindowDense(p *page, m *denseMeta, a, b uint64, cache page
 	}
 	pd.numVisible = int(vb - va)
 	var err error
-	if pd.vals, err = blockRange(chunks, va, vb); err != nil {
+	if pd.vals, err = blockRange(chunks, va, vb, m.fsst); err != nil {
 		return nil, err
 	}
 	return pd, nil
@@ -177,8 +177,10 @@ func levelRange(chunks []*decodedChunk, la, lb uint64, get func(*decodedChunk) [
 	return out
 }
 
-// blockRange copies values [va, vb) of the concatenated chunks.
-func blockRange(chunks []*decodedChunk, va, vb uint64) (values.Block, error) {
+// blockRange copies values [va, vb) of the concatenated chunks. fsst, when
+// not nil, is the table the chunks' values are still coded with: only the
+// values copied are expanded.
+func blockRange(chunks []*decodedChunk, va, vb uint64, fsst *values.FsstTable) (values.Block, error) {
 	first := chunks[0].vals
 	out := values.Block{Bits: first.Bits, Dims: first.Dims, NullItems: first.NullItems}
 	if out.Variable() {
@@ -207,6 +209,13 @@ func blockRange(chunks []*decodedChunk, va, vb uint64) (values.Block, error) {
 			continue
 		}
 		lo, hi := int(max(s, va)-s), int(min(e, vb)-s)
+		if fsst != nil {
+			var err error
+			if v, err = expandRange(fsst, v, lo, hi); err != nil {
+				return out, err
+			}
+			lo, hi = 0, hi-lo
+		}
 		if v.Bits != out.Bits || v.Variable() != out.Variable() || len(v.ItemValid) != len(out.ItemValid) || v.Children != nil {
 			return out, fmt.Errorf("chunks decoded to different forms: %w", ErrCorrupt)
 		}
@@ -248,6 +257,23 @@ func blockRange(chunks []*decodedChunk, va, vb uint64) (values.Block, error) {
 		out.N += hi - lo
 	}
 	return out, nil
+}
+
+// expandRange expands values [lo, hi) of an FSST-coded variable block.
+func expandRange(t *values.FsstTable, v values.Block, lo, hi int) (values.Block, error) {
+	if !v.Variable() || len(v.Offsets) < hi+1 || v.Offsets[hi] > uint64(len(v.Data)) || v.Offsets[lo] > v.Offsets[hi] {
+		return values.Block{}, fmt.Errorf("fsst-coded chunk offsets do not cover %d values: %w", hi, ErrCorrupt)
+	}
+	base := v.Offsets[lo]
+	offs := make([]uint64, hi-lo+1)
+	for i := range offs {
+		o := v.Offsets[lo+i]
+		if o < base || o > v.Offsets[hi] {
+			return values.Block{}, fmt.Errorf("fsst-coded chunk offsets decrease: %w", ErrCorrupt)
+		}
+		offs[i] = o - base
+	}
+	return t.DecodeBlock(values.Block{N: hi - lo, Offsets: offs, Data: v.Data[base:v.Offsets[hi]]})
 }
 
 // appendBitsFrom appends n bits of src from bit from at bit position at of

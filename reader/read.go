@@ -84,7 +84,8 @@ func (f *File) take(indices []int64) (arrow.RecordBatch, error) {
 	if len(indices) == 0 {
 		return f.ReadRange(0, 0)
 	}
-	// Read each maximal run of consecutive indices once, then stitch.
+	// Read each maximal run of consecutive indices once, column by column
+	// (take_runs.go).
 	var runs []rowRun
 	for _, i := range indices {
 		if k := len(runs) - 1; k >= 0 && runs[k].end == i {
@@ -93,14 +94,8 @@ func (f *File) take(indices []int64) (arrow.RecordBatch, error) {
 		}
 		runs = append(runs, rowRun{i, i + 1})
 	}
-	parts := make([]arrow.RecordBatch, 0, len(runs))
 	cache := newPageCache()
 	defer cache.release()
-	defer func() {
-		for _, p := range parts {
-			p.Release()
-		}
-	}()
 	// The stored values the runs need from sparse zipped pages, fetched
 	// with one request per run of adjacent value ordinals.
 	if err := f.prefetchSparse(runs, cache); err != nil {
@@ -111,31 +106,7 @@ func (f *File) take(indices []int64) (arrow.RecordBatch, error) {
 	if err := f.prefetchDense(runs, cache); err != nil {
 		return nil, err
 	}
-	for _, r := range runs {
-		rec, err := f.readRange(r.start, r.end-r.start, cache)
-		if err != nil {
-			return nil, err
-		}
-		parts = append(parts, rec)
-	}
-	if len(parts) == 1 {
-		parts[0].Retain()
-		return parts[0], nil
-	}
-	cols := make([]arrow.Array, len(f.schema.Fields()))
-	for c := range cols {
-		chunks := make([]arrow.Array, len(parts))
-		for k, p := range parts {
-			chunks[k] = p.Column(c)
-		}
-		a, err := concatenate(chunks)
-		if err != nil {
-			return nil, err
-		}
-		defer a.Release()
-		cols[c] = a
-	}
-	return array.NewRecordBatch(f.schema, cols, int64(len(indices))), nil
+	return f.takeRuns(runs, int64(len(indices)), cache)
 }
 
 func bitWidth(dt arrow.DataType) int {
