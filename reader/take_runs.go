@@ -1,6 +1,7 @@
 package reader
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -11,12 +12,16 @@ import (
 )
 
 // A take is read column by column. The runs of a column that follow one
-// another in the take and each lie inside one dense chunked page are decoded
-// together: their levels and values are cut from the page's decoded chunks
-// and joined, then unravelled and built into one array, so that a take of
-// many scattered rows builds one array per page rather than one per row.
-// Other runs (zipped, sparse, constant pages, runs across pages) are read
-// one by one as windows.
+// another in the take and each lie inside one dense chunked or zipped page
+// are decoded together: their levels and values are cut from the page's
+// decoded chunks (or records) and joined, then unravelled and built into one
+// array, so that a take of many scattered rows builds one array per page
+// rather than one per row. Other runs (sparse and constant pages, runs
+// across pages) are read one by one as windows.
+
+// errNoJoin reports windows whose values cannot be joined into one block
+// (packed struct fields, fixed-size lists whose items are not stored).
+var errNoJoin = errors.New("values of windows cannot be joined")
 
 // takeRuns reads the rows of runs (n rows in all) of every field.
 func (f *File) takeRuns(runs []rowRun, n int64, cache pageCache) (arrow.RecordBatch, error) {
@@ -96,7 +101,7 @@ func (f *File) takeLeaf(top arrow.DataType, path []structural.Step, ci int, runs
 			return nil
 		}
 		p := pages[pi]
-		if ee > p.firstRow+p.rows || !p.denseWindowed() || p.layout.GetMiniBlockLayout() == nil || p.firstRow%dims != 0 {
+		if ee > p.firstRow+p.rows || !p.denseWindowed() || p.firstRow%dims != 0 {
 			return nil
 		}
 		return p
@@ -113,10 +118,22 @@ func (f *File) takeLeaf(top arrow.DataType, path []structural.Step, ci int, runs
 			continue
 		}
 		var wins [][2]uint64
+		first := i
 		for ; i < len(runs) && inPage(runs[i]) == p; i++ {
 			wins = append(wins, [2]uint64{uint64(runs[i].start)*dims - p.firstRow, uint64(runs[i].end)*dims - p.firstRow})
 		}
 		a, err := f.decodeWindows(p, types, path, leafType, wins, cache)
+		if errors.Is(err, errNoJoin) {
+			// Values that cannot be joined: one window a run.
+			for _, r := range runs[first:i] {
+				a, err := f.readLeaf(top, path, ci, r.start, r.end, cache)
+				if err != nil {
+					return nil, err
+				}
+				parts = append(parts, a)
+			}
+			continue
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -136,26 +153,28 @@ func (f *File) takeLeaf(top arrow.DataType, path []structural.Step, ci int, runs
 	return out, nil
 }
 
-// decodeWindows decodes element windows of a dense chunked page, in order,
-// into one projected array.
+// decodeWindows decodes element windows of a dense chunked or zipped page,
+// in order, into one projected array.
 func (f *File) decodeWindows(p *page, types []arrow.DataType, path []structural.Step, leafType arrow.DataType, wins [][2]uint64, cache pageCache) (arrow.Array, error) {
 	m, err := f.denseMetaFor(p)
 	if err != nil {
 		return nil, err
 	}
-	if m.mb == nil {
-		return nil, fmt.Errorf("windows of a %s page: %w", p.cell(), ErrUnsupported)
-	}
 	var all *pageData
 	var blocks []values.Block
 	elems := uint64(0)
 	for _, w := range wins {
-		pd, err := f.chunkedWindowDense(p, m, w[0], w[1], cache)
+		var pd *pageData
+		if m.mb != nil {
+			pd, err = f.chunkedWindowDense(p, m, w[0], w[1], cache)
+		} else {
+			pd, err = f.zippedWindowDense(p, m, w[0], w[1], cache)
+		}
 		if err != nil {
 			return nil, err
 		}
 		if pd.vals.NullItems || pd.vals.Children != nil {
-			return nil, fmt.Errorf("joined windows of values without items: %w", ErrUnsupported)
+			return nil, errNoJoin
 		}
 		elems += w[1] - w[0]
 		if all == nil {
@@ -167,6 +186,11 @@ func (f *File) decodeWindows(p *page, types []arrow.DataType, path []structural.
 		all.def = append(all.def, pd.def...)
 		all.numVisible += pd.numVisible
 		blocks = append(blocks, pd.vals)
+	}
+	for _, b := range blocks[1:] {
+		if !joinable(blocks[0], b) {
+			return nil, errNoJoin
+		}
 	}
 	if all.vals, err = concatBlocks(blocks); err != nil {
 		return nil, err
@@ -189,4 +213,18 @@ func (f *File) decodeWindows(p *page, types []arrow.DataType, path []structural.
 	}
 	defer d.Release()
 	return array.MakeFromData(d), nil
+}
+
+// joinable reports whether two value blocks have one form (width, item
+// validity layers present) and can be concatenated.
+func joinable(a, b values.Block) bool {
+	if a.Bits != b.Bits || a.Variable() != b.Variable() || len(a.ItemValid) != len(b.ItemValid) {
+		return false
+	}
+	for k := range a.ItemValid {
+		if (a.ItemValid[k] == nil) != (b.ItemValid[k] == nil) {
+			return false
+		}
+	}
+	return true
 }
