@@ -30,7 +30,9 @@
 // decoded whole), or only the records of its rows (zipped pages: by stride,
 // or through the repetition index entries of the rows). A Take plans the
 // byte ranges of all its rows first and reads them with nearby ranges
-// coalesced (coalesce.go); each chunk is fetched and decoded once per Take.
+// coalesced (coalesce.go); each chunk is fetched and decoded once per Take,
+// and the rows a Take asks of one dense page are joined into one array
+// (take_runs.go).
 //
 // Allocations are bounded by the file's size or by the rows a read asks for:
 // counts that size an allocation must be backed by the page's bytes (beyond
