@@ -99,40 +99,9 @@ func decodeChunkedPage(m *enc21pb.MiniBlockLayout, bufs [][]byte, rows int) (*pa
 	maxVis := structural.MaxVisibleDef(m.Layers)
 	var blocks []values.Block
 	for ci, r := range refs {
-		parts, err := values.ParseChunk(bufs[1][r.Offset:r.Offset+r.Size], layout)
-		if err != nil {
-			return nil, fmt.Errorf("chunk %d: %w", ci, err)
-		}
-		if !layout.HasRep && layout.HasDef && parts.NumLevels != r.NumValues {
-			return nil, fmt.Errorf("chunk %d has %d levels for %d values: %w", ci, parts.NumLevels, r.NumValues, ErrCorrupt)
-		}
-		if layout.HasRep {
-			if pd.rep, err = values.DecodeLevels(m.RepCompression, parts.Rep, parts.NumLevels, pd.rep); err != nil {
-				return nil, fmt.Errorf("chunk %d rep: %w", ci, err)
-			}
-		}
-		if layout.HasDef {
-			start := len(pd.def)
-			if pd.def, err = values.DecodeLevels(m.DefCompression, parts.Def, parts.NumLevels, pd.def); err != nil {
-				return nil, fmt.Errorf("chunk %d def: %w", ci, err)
-			}
-			if layout.HasRep {
-				vis := 0
-				for _, d := range pd.def[start:] {
-					if int(d) <= maxVis {
-						vis++
-					}
-				}
-				if vis != r.NumValues {
-					return nil, fmt.Errorf("chunk %d has %d visible levels for %d values: %w", ci, vis, r.NumValues, ErrCorrupt)
-				}
-			}
-		} else if layout.HasRep && parts.NumLevels != r.NumValues {
-			return nil, fmt.Errorf("chunk %d has %d levels for %d values: %w", ci, parts.NumLevels, r.NumValues, ErrCorrupt)
-		}
-		v, err := values.DecodeMiniBlock(m.ValueCompression, parts.Values, r.NumValues)
-		if err != nil {
-			return nil, fmt.Errorf("chunk %d values: %w", ci, err)
+		var v values.Block
+		if pd.rep, pd.def, v, err = decodeOneChunk(m, layout, maxVis, bufs[1][r.Offset:r.Offset+r.Size], r, ci, pd.rep, pd.def, false); err != nil {
+			return nil, err
 		}
 		blocks = append(blocks, v)
 	}
@@ -157,6 +126,54 @@ func decodeChunkedPage(m *enc21pb.MiniBlockLayout, bufs [][]byte, rows int) (*pa
 		return nil, err
 	}
 	return pd, nil
+}
+
+// decodeOneChunk decodes chunk ci (data, located by r) of a chunked page:
+// its levels are appended to rep and def, its values returned. With
+// fsstCoded, values under an FSST encoding are returned still FSST-coded
+// (the caller expands the ones it needs with the page's table).
+func decodeOneChunk(m *enc21pb.MiniBlockLayout, layout values.ChunkLayout, maxVis int, data []byte, r values.ChunkRef, ci int, rep, def []uint16, fsstCoded bool) ([]uint16, []uint16, values.Block, error) {
+	parts, err := values.ParseChunk(data, layout)
+	if err != nil {
+		return rep, def, values.Block{}, fmt.Errorf("chunk %d: %w", ci, err)
+	}
+	if !layout.HasRep && layout.HasDef && parts.NumLevels != r.NumValues {
+		return rep, def, values.Block{}, fmt.Errorf("chunk %d has %d levels for %d values: %w", ci, parts.NumLevels, r.NumValues, ErrCorrupt)
+	}
+	if layout.HasRep {
+		if rep, err = values.DecodeLevels(m.RepCompression, parts.Rep, parts.NumLevels, rep); err != nil {
+			return rep, def, values.Block{}, fmt.Errorf("chunk %d rep: %w", ci, err)
+		}
+	}
+	if layout.HasDef {
+		start := len(def)
+		if def, err = values.DecodeLevels(m.DefCompression, parts.Def, parts.NumLevels, def); err != nil {
+			return rep, def, values.Block{}, fmt.Errorf("chunk %d def: %w", ci, err)
+		}
+		if layout.HasRep {
+			vis := 0
+			for _, d := range def[start:] {
+				if int(d) <= maxVis {
+					vis++
+				}
+			}
+			if vis != r.NumValues {
+				return rep, def, values.Block{}, fmt.Errorf("chunk %d has %d visible levels for %d values: %w", ci, vis, r.NumValues, ErrCorrupt)
+			}
+		}
+	} else if layout.HasRep && parts.NumLevels != r.NumValues {
+		return rep, def, values.Block{}, fmt.Errorf("chunk %d has %d levels for %d values: %w", ci, parts.NumLevels, r.NumValues, ErrCorrupt)
+	}
+	var v values.Block
+	if fs := m.ValueCompression.GetFsst(); fs != nil && fsstCoded {
+		v, err = values.DecodeMiniBlock(fs.GetValues(), parts.Values, r.NumValues)
+	} else {
+		v, err = values.DecodeMiniBlock(m.ValueCompression, parts.Values, r.NumValues)
+	}
+	if err != nil {
+		return rep, def, values.Block{}, fmt.Errorf("chunk %d values: %w", ci, err)
+	}
+	return rep, def, v, nil
 }
 
 // concatBlocks joins decoded chunk blocks into one.

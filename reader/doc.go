@@ -22,6 +22,18 @@
 // bytes of the rows it asks for (a row with no leaf value reads none).
 // IOStats counts the requests and bytes.
 //
+// Dense chunked and zipped pages are read by row window too when a read
+// covers part of a page (dense_meta.go, dense_take.go): the chunk words,
+// the chunked repetition index and the dictionary are loaded once per page
+// and cached in the File; a read then fetches and decodes only the chunks
+// holding its rows (chunked pages with lists but no repetition index are
+// decoded whole), or only the records of its rows (zipped pages: by stride,
+// or through the repetition index entries of the rows). A Take plans the
+// byte ranges of all its rows first and reads them with nearby ranges
+// coalesced (coalesce.go); each chunk is fetched and decoded once per Take,
+// and the rows a Take asks of one dense page are joined into one array
+// (take_runs.go).
+//
 // Allocations are bounded by the file's size or by the rows a read asks for:
 // counts that size an allocation must be backed by the page's bytes (beyond
 // a fixed allowance), and pages that store no values (constant and all-null

@@ -52,6 +52,9 @@ type File struct {
 	io      ioCounter
 	// sparseCache holds the structure of the sparse pages read so far.
 	sparseCache sparseCache
+	// denseCache holds the addressing metadata of the dense pages read by
+	// window so far.
+	denseCache denseCache
 }
 
 // Open reads and validates the metadata of a Lance file of the given size.

@@ -6,6 +6,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/planarlance/planar/structural"
 )
@@ -29,10 +30,12 @@ type pageCache struct {
 	arrays  map[[2]int]arrow.Array
 	fetched map[fetchKey][]byte
 	spans   map[*page][]valueSpan // values a take prefetched (prefetchSparse)
+	raw     *rawCache             // byte ranges of dense pages fetched by window
+	chunks  map[chunkKey]*decodedChunk
 }
 
 func newPageCache() pageCache {
-	return pageCache{arrays: map[[2]int]arrow.Array{}, fetched: map[fetchKey][]byte{}, spans: map[*page][]valueSpan{}}
+	return pageCache{arrays: map[[2]int]arrow.Array{}, fetched: map[fetchKey][]byte{}, spans: map[*page][]valueSpan{}, raw: &rawCache{}, chunks: map[chunkKey]*decodedChunk{}}
 }
 
 func (c pageCache) release() {
@@ -81,7 +84,8 @@ func (f *File) take(indices []int64) (arrow.RecordBatch, error) {
 	if len(indices) == 0 {
 		return f.ReadRange(0, 0)
 	}
-	// Read each maximal run of consecutive indices once, then stitch.
+	// Read each maximal run of consecutive indices once, column by column
+	// (take_runs.go).
 	var runs []rowRun
 	for _, i := range indices {
 		if k := len(runs) - 1; k >= 0 && runs[k].end == i {
@@ -90,44 +94,19 @@ func (f *File) take(indices []int64) (arrow.RecordBatch, error) {
 		}
 		runs = append(runs, rowRun{i, i + 1})
 	}
-	parts := make([]arrow.RecordBatch, 0, len(runs))
 	cache := newPageCache()
 	defer cache.release()
-	defer func() {
-		for _, p := range parts {
-			p.Release()
-		}
-	}()
 	// The stored values the runs need from sparse zipped pages, fetched
 	// with one request per run of adjacent value ordinals.
 	if err := f.prefetchSparse(runs, cache); err != nil {
 		return nil, err
 	}
-	for _, r := range runs {
-		rec, err := f.readRange(r.start, r.end-r.start, cache)
-		if err != nil {
-			return nil, err
-		}
-		parts = append(parts, rec)
+	// The chunks and records the runs need from dense pages, with nearby
+	// ranges coalesced.
+	if err := f.prefetchDense(runs, cache); err != nil {
+		return nil, err
 	}
-	if len(parts) == 1 {
-		parts[0].Retain()
-		return parts[0], nil
-	}
-	cols := make([]arrow.Array, len(f.schema.Fields()))
-	for c := range cols {
-		chunks := make([]arrow.Array, len(parts))
-		for k, p := range parts {
-			chunks[k] = p.Column(c)
-		}
-		a, err := concatenate(chunks)
-		if err != nil {
-			return nil, err
-		}
-		defer a.Release()
-		cols[c] = a
-	}
-	return array.NewRecordBatch(f.schema, cols, int64(len(indices))), nil
+	return f.takeRuns(runs, int64(len(indices)), cache)
 }
 
 func bitWidth(dt arrow.DataType) int {
@@ -233,7 +212,7 @@ func (f *File) readLeaf(top arrow.DataType, path []structural.Step, ci int, star
 		}
 		// The elements of the page the read covers.
 		a, b := max(es, p.firstRow)-p.firstRow, min(ee, p.firstRow+p.rows)-p.firstRow
-		if p.windowed() {
+		if p.windowed() || p.denseWindowed() && (a != 0 || b != p.rows) {
 			part, err := f.decodePageArray(p, types, path, leafType, a, b, cache)
 			if err != nil {
 				return nil, fmt.Errorf("page %d: %w", pi, err)
@@ -286,7 +265,12 @@ func emptyProjected(types []arrow.DataType, path []structural.Step, leafType arr
 	pd := &pageData{numVisible: 0, allNull: true}
 	leaf, err := leafArray(leafType, pd, nil)
 	if err != nil {
-		return nil, err
+		// Types no scalar stands for (packed structs): Arrow's own empty
+		// array.
+		empty := array.MakeArrayOfNull(memory.DefaultAllocator, leafType, 0)
+		leaf = empty.Data()
+		leaf.Retain()
+		empty.Release()
 	}
 	defer leaf.Release()
 	layers := make([]structural.LayerData, len(path))
@@ -317,16 +301,22 @@ func (f *File) decodePageArray(p *page, types []arrow.DataType, path []structura
 			return nil, err
 		}
 	default:
-		bufs, err := f.pageBuffers(p)
-		if err != nil {
-			return nil, err
-		}
-		if c := p.layout.GetConstantLayout(); c != nil {
-			pd, err = decodeConstantWindow(c, bufs, p.rows, a, b)
-		} else if a != 0 || b != p.rows {
-			return nil, fmt.Errorf("partial decode of a %s page: %w", p.cell(), ErrUnsupported)
-		} else {
-			pd, err = decodeDense(p, bufs)
+		switch c := p.layout.GetConstantLayout(); {
+		case c != nil:
+			var bufs [][]byte
+			if bufs, err = f.pageBuffers(p); err == nil {
+				pd, err = decodeConstantWindow(c, bufs, p.rows, a, b)
+			}
+		case a == 0 && b == p.rows:
+			var bufs [][]byte
+			if bufs, err = f.pageBuffers(p); err == nil {
+				pd, err = decodeDense(p, bufs)
+			}
+		case p.denseWindowed():
+			// Only the chunks or records of the window.
+			pd, err = f.decodeDenseWindow(p, a, b, cache)
+		default:
+			err = fmt.Errorf("partial decode of a %s page: %w", p.cell(), ErrUnsupported)
 		}
 		if err != nil {
 			return nil, err

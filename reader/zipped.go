@@ -10,6 +10,12 @@ import (
 
 // decodeZippedPage decodes a dense x zipped (FullZip) page.
 func decodeZippedPage(z *enc21pb.FullZipLayout, bufs [][]byte, rows int) (*pageData, error) {
+	return decodeZippedWith(z, bufs, rows, nil)
+}
+
+// decodeZippedWith is decodeZippedPage with the page's per-value FSST table
+// already parsed (nil: parsed from the description when needed).
+func decodeZippedWith(z *enc21pb.FullZipLayout, bufs [][]byte, rows int, fsst *values.FsstTable) (*pageData, error) {
 	if len(bufs) < 1 || len(bufs) > 2 {
 		return nil, fmt.Errorf("zipped page with %d buffers: %w", len(bufs), ErrCorrupt)
 	}
@@ -58,7 +64,12 @@ func decodeZippedPage(z *enc21pb.FullZipLayout, bufs [][]byte, rows int) (*pageD
 		if err != nil {
 			return nil, err
 		}
-		pd.vals, err = perValueVariable(z.ValueCompression, values.Block{N: visible, Offsets: zp.Offsets, Data: zp.VarData})
+		in := values.Block{N: visible, Offsets: zp.Offsets, Data: zp.VarData}
+		if fsst != nil {
+			pd.vals, err = fsst.DecodeBlock(in)
+		} else {
+			pd.vals, err = perValueVariable(z.ValueCompression, in)
+		}
 		if err != nil {
 			return nil, err
 		}
