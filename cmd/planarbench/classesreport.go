@@ -205,7 +205,11 @@ func sideCell(s classSideResult, f func(classSideResult) string) string {
 }
 
 func writeCell(s classSideResult) string {
-	return fmt.Sprintf("%s · %.2f s · %.1f×", rate(s.WriteMBps), s.WriteCPU.Median, s.CPUPerWall.Median)
+	cpu := fmt.Sprintf("%.2f s", s.WriteCPU.Median)
+	if s.WriteCPU.Median < 0.1 {
+		cpu = fmt.Sprintf("%.1f ms", s.WriteCPU.Median*1e3)
+	}
+	return fmt.Sprintf("%s · %s · %.1f×", rate(s.WriteMBps), cpu, s.CPUPerWall.Median)
 }
 
 func classFileCell(s classSideResult) string {
