@@ -328,6 +328,9 @@ type classSideResult struct {
 	ReadMBps    spread `json:"readall_mb_s"`
 	Take100Sec  spread `json:"take100_s"`
 	Take10kSec  spread `json:"take10k_s"`
+	ReadCPU     spread `json:"readall_cpu_s"`
+	Take100CPU  spread `json:"take100_cpu_s"`
+	Take10kCPU  spread `json:"take10k_cpu_s"`
 	ReadBack    string `json:"read_back"`
 	TakeBack    string `json:"take_back"`
 	PylanceBack string `json:"pylance_read_back,omitempty"`
@@ -379,11 +382,10 @@ func (r *runner) runClass(p preparedCase, takes string) classResult {
 			}
 			sr := &res.Sides[i]
 			if err != nil {
-				msg := fmt.Sprintf("rep %d: %v", rep+1, err)
 				if s.Kind == "parquet" {
-					sr.Notes = addNote(sr.Notes, msg)
+					sr.Notes = addNote(sr.Notes, err.Error())
 				} else {
-					sr.Errors = append(sr.Errors, msg)
+					sr.Errors = append(sr.Errors, fmt.Sprintf("rep %d: %v", rep+1, err))
 				}
 				continue
 			}
@@ -441,8 +443,11 @@ func addNote(list []string, s string) []string {
 
 // summarize turns the samples into medians and ranges.
 func (sr *classSideResult) summarize(arrowBytes int64) {
-	var wr, cpu, cpw, rd, t1, t2 []float64
+	var wr, cpu, cpw, rd, t1, t2, rc, c1, c2 []float64
 	for _, m := range sr.Samples {
+		rc = append(rc, m.ReadAllCPUSec)
+		c1 = append(c1, m.Take100CPUSec)
+		c2 = append(c2, m.Take10kCPUSec)
 		mb := float64(arrowBytes) / 1e6
 		wr = append(wr, mb/m.WriteSec)
 		cpu = append(cpu, m.WriteCPUSec)
@@ -453,6 +458,7 @@ func (sr *classSideResult) summarize(arrowBytes int64) {
 	}
 	sr.WriteMBps, sr.WriteCPU, sr.CPUPerWall = spreadOf(wr), spreadOf(cpu), spreadOf(cpw)
 	sr.ReadMBps, sr.Take100Sec, sr.Take10kSec = spreadOf(rd), spreadOf(t1), spreadOf(t2)
+	sr.ReadCPU, sr.Take100CPU, sr.Take10kCPU = spreadOf(rc), spreadOf(c1), spreadOf(c2)
 }
 
 // measureClass runs one measurement in its own process: this binary for

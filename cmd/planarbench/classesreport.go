@@ -43,7 +43,7 @@ func printClassesMarkdown(w io.Writer, res *classResults) {
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "ReadAll: Arrow MB/s of opening the file and reading every row. take: milliseconds of one take of random rows (sorted, the same rows for every side) "+
 		"on a freshly opened file: planar reader.File.Take, pylance LanceFileReader.take_rows, parquet reading the row groups that hold the rows "+
-		"(pqarrow ReadRowGroups) then arrow's compute.Take. Ratios: ReadAll of MB/s (above 1: planar cost faster), takes of times (below 1: planar cost faster).")
+		"(pqarrow ReadRowGroups) then arrow's compute.Take. After the wall time: the median user+sys CPU milliseconds of the process (steadier than the wall time on a shared machine). Ratios: ReadAll of MB/s (above 1: planar cost faster), takes of times (below 1: planar cost faster).")
 	fmt.Fprintln(w)
 	header(w, "| class | measure |", res.Sides, " cost÷pylance | cost÷parquet |")
 	for _, c := range res.Cases {
@@ -52,10 +52,11 @@ func printClassesMarkdown(w io.Writer, res *classResults) {
 			cell func(classSideResult) string
 			val  func(classSideResult) float64
 		}{
-			{"ReadAll MB/s", func(s classSideResult) string { return rate(s.ReadMBps) }, func(s classSideResult) float64 { return s.ReadMBps.Median }},
-			{fmt.Sprintf("take %s ms", countLabel(c.Take100)), func(s classSideResult) string { return millis(s.Take100Sec) },
+			{"ReadAll MB/s", func(s classSideResult) string { return rate(s.ReadMBps) + " · " + cpuMillis(s.ReadCPU) },
+				func(s classSideResult) float64 { return s.ReadMBps.Median }},
+			{fmt.Sprintf("take %s ms", countLabel(c.Take100)), func(s classSideResult) string { return millis(s.Take100Sec) + " · " + cpuMillis(s.Take100CPU) },
 				func(s classSideResult) float64 { return s.Take100Sec.Median }},
-			{fmt.Sprintf("take %s ms", countLabel(c.Take10k)), func(s classSideResult) string { return millis(s.Take10kSec) },
+			{fmt.Sprintf("take %s ms", countLabel(c.Take10k)), func(s classSideResult) string { return millis(s.Take10kSec) + " · " + cpuMillis(s.Take10kCPU) },
 				func(s classSideResult) float64 { return s.Take10kSec.Median }},
 		}
 		for i, r := range rows {
@@ -223,20 +224,30 @@ func classFileCell(s classSideResult) string {
 	return human(lo) + "–" + human(hi)
 }
 
+// ms formats seconds as milliseconds.
+func ms(x float64) string {
+	x *= 1e3
+	switch {
+	case x >= 100:
+		return fmt.Sprintf("%.0f", x)
+	case x >= 1:
+		return fmt.Sprintf("%.1f", x)
+	}
+	return fmt.Sprintf("%.2f", x)
+}
+
+// cpuMillis is the median of a CPU time spread, in milliseconds.
+func cpuMillis(s spread) string {
+	if len(s.All) == 0 {
+		return "–"
+	}
+	return "CPU " + ms(s.Median)
+}
+
 // millis is a time spread in milliseconds.
 func millis(s spread) string {
 	if len(s.All) == 0 {
 		return "–"
-	}
-	ms := func(x float64) string {
-		x *= 1e3
-		switch {
-		case x >= 100:
-			return fmt.Sprintf("%.0f", x)
-		case x >= 1:
-			return fmt.Sprintf("%.1f", x)
-		}
-		return fmt.Sprintf("%.2f", x)
 	}
 	if len(s.All) == 1 {
 		return ms(s.Median)

@@ -50,6 +50,11 @@ type classMeasurement struct {
 	ReadAllSec  float64 `json:"readall_s"`   // open and read every row
 	Take100Sec  float64 `json:"take100_s"`   // the take alone, on a freshly opened file
 	Take10kSec  float64 `json:"take10k_s"`
+	// CPU time (user+sys) of the same, less noisy than the wall time on a
+	// shared machine.
+	ReadAllCPUSec float64 `json:"readall_cpu_s"`
+	Take100CPUSec float64 `json:"take100_cpu_s"`
+	Take10kCPUSec float64 `json:"take10k_cpu_s"`
 	// ReadBack and TakeBack are "ok" when the rows read equal the input's.
 	ReadBack string `json:"read_back"`
 	TakeBack string `json:"take_back"`
@@ -138,13 +143,13 @@ func measureClassJob(j classJob) (classMeasurement, error) {
 	m.FileBytes = st.Size()
 
 	runtime.GC()
-	t0 = time.Now()
+	cpu0, t0 = cpuSeconds(), time.Now()
 	f, err := open()
 	if err != nil {
 		return m, fmt.Errorf("open: %w", err)
 	}
 	tbl, err := f.ReadAll()
-	m.ReadAllSec = time.Since(t0).Seconds()
+	m.ReadAllSec, m.ReadAllCPUSec = time.Since(t0).Seconds(), cpuSeconds()-cpu0
 	f.Close()
 	if err != nil {
 		return m, fmt.Errorf("read all: %w", err)
@@ -159,17 +164,17 @@ func measureClassJob(j classJob) (classMeasurement, error) {
 	defer input.Release()
 	m.TakeBack = "ok"
 	for _, t := range []struct {
-		rows []int64
-		sec  *float64
-	}{{takes.Small, &m.Take100Sec}, {takes.Large, &m.Take10kSec}} {
+		rows     []int64
+		sec, cpu *float64
+	}{{takes.Small, &m.Take100Sec, &m.Take100CPUSec}, {takes.Large, &m.Take10kSec, &m.Take10kCPUSec}} {
 		f, err := open()
 		if err != nil {
 			return m, fmt.Errorf("open: %w", err)
 		}
 		runtime.GC()
-		t0 = time.Now()
+		cpu0, t0 = cpuSeconds(), time.Now()
 		got, err := f.Take(t.rows)
-		*t.sec = time.Since(t0).Seconds()
+		*t.sec, *t.cpu = time.Since(t0).Seconds(), cpuSeconds()-cpu0
 		f.Close()
 		if err != nil {
 			return m, fmt.Errorf("take of %d rows: %w", len(t.rows), err)
