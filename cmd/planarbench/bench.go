@@ -16,9 +16,12 @@ import (
 // side is one writer of the table's columns.
 type side struct {
 	Name    string `json:"name"`
-	Kind    string `json:"kind"` // planar or pylance
+	Kind    string `json:"kind"` // planar, pylance or (classes suite) parquet
 	Policy  string `json:"policy,omitempty"`
 	Version string `json:"version"`
+	// Concurrency is planar's writer.WithConcurrency (0: the default,
+	// GOMAXPROCS).
+	Concurrency int `json:"concurrency,omitempty"`
 }
 
 func sides(pylance, pylance22 bool) []side {

@@ -2,6 +2,7 @@
 // data and prints one Markdown table per suite.
 //
 //	go run ./cmd/planarbench -suite sparse [-reps 3] [-out results.json] [-big] [-pylance22]
+//	go run ./cmd/planarbench -suite classes [-scale 1] [-reps 3] [-cases REGEXP] [-out results.json]
 //
 // Each case's rows are generated once into an Arrow IPC file in a work
 // directory; every measurement (one writer, one repetition) runs in a
@@ -23,6 +24,14 @@
 // throughput, commit latency (against pylance), concurrent writers,
 // AddColumns against a rewrite, and memory while streaming; -quick makes
 // it small.
+//
+// The classes suite (-suite classes, classes.go) is the performance table
+// of issue 12: the column classes of corpus.PerfClasses and three sparse
+// cases (-scale multiplies their rows), written by planar (cost, lance,
+// and cost on one core), pylance and arrow-go's Parquet writer (zstd);
+// per class the file size, write MB/s and CPU time, ReadAll MB/s and the
+// time of a take of 100 and of 10k random rows, each with the writer's
+// own reader, and the ratios of planar cost to pylance and to Parquet.
 package main
 
 import (
@@ -55,6 +64,9 @@ func main() {
 	}
 	if len(os.Args) > 1 && os.Args[1] == dsWorkerFlag {
 		os.Exit(dsWorkerMain(os.Args[2:], os.Stdout))
+	}
+	if len(os.Args) > 1 && os.Args[1] == classesWorkerFlag {
+		os.Exit(classesWorkerMain(os.Args[2:], os.Stdout))
 	}
 	err := run(os.Args[1:], os.Stdout, os.Stderr)
 	switch {
@@ -93,6 +105,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	writers := fs.String("writers", "1,2,4,8", "dataset suite: numbers of concurrent writer processes")
 	perWriter := fs.Int("per-writer", 0, "dataset suite: appends per concurrent writer (default 25, 5 with -quick)")
 	embedding := fs.Bool("embedding", false, "dataset suite: add an fsl<f32,128> embedding column to the appended and AddColumns table")
+	scale := fs.Float64("scale", 1, "classes suite: row-count multiplier (1: 1Mi rows per flat class, 64Ki vectors; e.g. 0.02 for a quick run)")
 	withS3 := fs.Bool("s3", true, "dataset suite: also measure on a local S3 server (needs the weed binary, see internal/s3test)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -128,6 +141,17 @@ func run(args []string, stdout, stderr io.Writer) error {
 		}
 		cfg.Embedding, cfg.S3, cfg.Seed = *embedding, *withS3, *seed
 		return runDataset(cfg, *work, *keep, *withPylance, *python, *out, stdout, stderr)
+	}
+	if *suite == classesSuite {
+		cfg := classesConfig{Scale: *scale, Reps: *reps, Seed: *seed, Work: *work, Keep: *keep,
+			Pylance: *withPylance, Python: *python, Out: *out}
+		if *match != "" {
+			var err error
+			if cfg.Cases, err = regexp.Compile(*match); err != nil {
+				return fmt.Errorf("-cases: %v: %w", err, errUsage)
+			}
+		}
+		return runClasses(cfg, stdout, stderr)
 	}
 	mk, ok := suites[*suite]
 	if !ok {
@@ -231,7 +255,7 @@ func suiteNames() []string {
 	for k := range suites {
 		s = append(s, k)
 	}
-	s = append(s, datasetSuite)
+	s = append(s, datasetSuite, classesSuite)
 	sort.Strings(s)
 	return s
 }

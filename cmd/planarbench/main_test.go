@@ -23,6 +23,9 @@ func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == workerFlag {
 		os.Exit(workerMain(os.Args[2:], os.Stdout))
 	}
+	if len(os.Args) > 1 && os.Args[1] == classesWorkerFlag {
+		os.Exit(classesWorkerMain(os.Args[2:], os.Stdout))
+	}
 	os.Exit(m.Run())
 }
 

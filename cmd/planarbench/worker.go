@@ -211,9 +211,11 @@ func compare(all arrow.RecordBatch, recs []arrow.RecordBatch) string {
 	var off int64
 	for _, r := range recs {
 		for c := range int(r.NumCols()) {
-			got := array.NewSlice(all.Column(c), off, off+r.NumRows())
+			slice := array.NewSlice(all.Column(c), off, off+r.NumRows())
+			got := sameTypeAs(slice, r.Column(c).DataType())
 			eq := array.Equal(got, r.Column(c))
 			got.Release()
+			slice.Release()
 			if !eq {
 				return fmt.Sprintf("column %q differs in rows [%d, %d)", r.ColumnName(c), off, off+r.NumRows())
 			}
