@@ -34,6 +34,13 @@
 // and the rows a Take asks of one dense page are joined into one array
 // (take_runs.go).
 //
+// File.NewRecordReader streams rows as record batches of a chosen size
+// (WithBatchRows), of chosen top-level fields (WithColumns) and rows
+// (WithRowRange): an arrow-go array.RecordReader whose memory is a batch and
+// the pages it spans, since every window-read page kind decodes only the
+// batch's rows and whole-decoded pages are dropped once passed (stream.go).
+// ReadAll is its single batch.
+//
 // Allocations are bounded by the file's size or by the rows a read asks for:
 // counts that size an allocation must be backed by the page's bytes (beyond
 // a fixed allowance), and pages that store no values (constant and all-null

@@ -11,8 +11,23 @@ import (
 	"github.com/planarlance/planar/structural"
 )
 
-// ReadAll reads every row of every column.
-func (f *File) ReadAll() (arrow.RecordBatch, error) { return f.ReadRange(0, f.numRows) }
+// ReadAll reads every row of every column: a RecordReader's one batch.
+func (f *File) ReadAll() (arrow.RecordBatch, error) {
+	if f.numRows == 0 {
+		return f.ReadRange(0, 0)
+	}
+	r, err := f.NewRecordReader(WithBatchRows(f.numRows))
+	if err != nil {
+		return nil, err
+	}
+	defer r.Release()
+	if !r.Next() {
+		return nil, r.Err()
+	}
+	rec := r.RecordBatch()
+	rec.Retain()
+	return rec, nil
+}
 
 // ReadRange reads rows [start, start+n).
 func (f *File) ReadRange(start, n int64) (arrow.RecordBatch, error) {
@@ -45,27 +60,11 @@ func (c pageCache) release() {
 }
 
 func (f *File) readRange(start, n int64, cache pageCache) (arrow.RecordBatch, error) {
-	if start < 0 || n < 0 || start > f.numRows || n > f.numRows-start {
-		return nil, fmt.Errorf("range [%d, +%d) of %d rows: %w", start, n, f.numRows, ErrOutOfRange)
-	}
 	layout, err := f.fieldLayout()
 	if err != nil {
 		return nil, err
 	}
-	cols := make([]arrow.Array, 0, len(layout))
-	defer func() {
-		for _, c := range cols {
-			c.Release()
-		}
-	}()
-	for _, fc := range layout {
-		a, err := f.readField(fc, start, start+n, cache)
-		if err != nil {
-			return nil, fmt.Errorf("field %q: %w", fc.field.Name, err)
-		}
-		cols = append(cols, a)
-	}
-	return array.NewRecordBatch(f.schema, cols, n), nil
+	return f.readFields(f.schema, layout, start, n, cache)
 }
 
 // Take reads the rows at the given indices, in the given order (repeats
