@@ -164,46 +164,24 @@ func (d *Dataset) asDataset(rec arrow.RecordBatch) (arrow.RecordBatch, error) {
 // most batchRows rows (DefaultScanBatchRows when batchRows <= 0). The caller
 // owns each batch and must Release it. Iteration stops at the first error.
 func (d *Dataset) Scan(ctx context.Context, batchRows int64) iter.Seq2[arrow.RecordBatch, error] {
-	if batchRows <= 0 {
-		batchRows = DefaultScanBatchRows
-	}
 	return func(yield func(arrow.RecordBatch, error) bool) {
-		for i := range d.mf.m.Fragments {
-			if err := ctx.Err(); err != nil {
-				yield(nil, err)
-				return
-			}
-			if !d.scanFragment(ctx, i, batchRows, yield) {
-				return
-			}
-		}
-	}
-}
-
-func (d *Dataset) scanFragment(ctx context.Context, i int, batchRows int64, yield func(arrow.RecordBatch, error) bool) bool {
-	f, err := d.openFragment(i)
-	if err != nil {
-		return yield(nil, err) && false
-	}
-	defer f.Close()
-	for at := int64(0); at < f.NumRows(); at += batchRows {
-		if err := ctx.Err(); err != nil {
-			yield(nil, err)
-			return false
-		}
-		rec, err := f.ReadRange(at, min(batchRows, f.NumRows()-at))
-		if err == nil {
-			rec, err = d.asDataset(rec)
-		}
+		r, err := d.NewRecordReader(ctx, batchRows)
 		if err != nil {
-			yield(nil, fmt.Errorf("fragment %d: %w", d.mf.m.Fragments[i].Id, err))
-			return false
+			yield(nil, err)
+			return
 		}
-		if !yield(rec, nil) {
-			return false
+		defer r.Release()
+		for r.Next() {
+			rec := r.RecordBatch()
+			rec.Retain()
+			if !yield(rec, nil) {
+				return
+			}
+		}
+		if err := r.Err(); err != nil {
+			yield(nil, err)
 		}
 	}
-	return true
 }
 
 // ReadAll reads every row of this version into one batch.

@@ -32,17 +32,23 @@
 // fragment gets one more data file holding only the new fields, the old
 // files stay as they are, and the version is committed as Lance's Merge.
 // Reads join a fragment's data files column-wise, so fragments written by
-// either planar or pylance's add_columns read back whole.
+// either planar or pylance's add_columns read back whole. NewRecordReader
+// streams a version's rows as an arrow-go array.RecordReader with a column
+// projection, one fragment's files open at a time; Scan and ReadAll are
+// built on it.
 //
 // Storage goes through a small object-store layer (list, get, ranged get,
-// put, put-if-not-exists, delete). On S3 a data file is buffered in memory and
-// put whole when it is finished, and read through ranged GETs. The endpoint,
+// put, put-if-not-exists, delete, and a streaming create). Data files are
+// streamed as they are written: locally to a temporary file renamed into
+// place when finished, on S3 as a multipart upload (one part in flight while
+// the next fills; a file smaller than a part is one PUT); they are read
+// through ranged GETs. The endpoint,
 // region and credentials come from the AWS environment variables
 // (AWS_ENDPOINT_URL_S3 or AWS_ENDPOINT_URL, AWS_REGION, AWS_ACCESS_KEY_ID,
 // AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN, AWS_ALLOW_HTTP), overridden by
 // WithStorageOptions with the keys pylance's storage_options take; a custom
 // endpoint is addressed path-style. Requests answered 503 or 409 are retried
-// with backoff.
+// with backoff and jitter.
 //
 // Data files follow the dataset's storage version, 2.2 (the default, as in
 // pylance) or 2.3 (planar's 2.3 page layout, which Lance 14 reads).
