@@ -64,7 +64,7 @@ func (f *File) readRange(start, n int64, cache pageCache) (arrow.RecordBatch, er
 	if err != nil {
 		return nil, err
 	}
-	return f.readFields(f.schema, layout, start, n, cache)
+	return f.readFields(f.schema, layout, start, n, func(int) pageCache { return cache }, false)
 }
 
 // Take reads the rows at the given indices, in the given order (repeats

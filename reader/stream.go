@@ -3,6 +3,8 @@ package reader
 import (
 	"errors"
 	"fmt"
+	"runtime"
+	"sync"
 	"sync/atomic"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -79,7 +81,7 @@ type RecordReader struct {
 	next   int64
 	end    int64
 	batch  int64
-	cache  pageCache
+	caches []pageCache // one per field: fields are decoded concurrently
 	cur    arrow.RecordBatch
 	err    error
 }
@@ -133,7 +135,10 @@ func (f *File) NewRecordReader(opts ...ReadOption) (*RecordReader, error) {
 		schema = arrow.NewSchema(afs, &md)
 	}
 	r := &RecordReader{f: f, schema: schema, fields: fields, next: o.start, end: o.end, batch: o.batchRows,
-		dims: make([]uint64, len(f.columns)), cache: newPageCache()}
+		dims: make([]uint64, len(f.columns)), caches: make([]pageCache, len(fields))}
+	for i := range r.caches {
+		r.caches[i] = newPageCache()
+	}
 	for _, fc := range fields {
 		for k, ci := range fc.cols {
 			d := uint64(1)
@@ -163,7 +168,7 @@ func (r *RecordReader) Next() bool {
 		return false
 	}
 	n := min(r.batch, r.end-r.next)
-	rec, err := r.f.readFields(r.schema, r.fields, r.next, n, r.cache)
+	rec, err := r.f.readFields(r.schema, r.fields, r.next, n, func(i int) pageCache { return r.caches[i] }, true)
 	if err != nil {
 		r.err = classify(err)
 		r.drop()
@@ -206,41 +211,78 @@ func (r *RecordReader) Release() {
 // or before the next row, and the per-batch caches of windows (a chunk on a
 // batch boundary is decoded again by the next batch).
 func (r *RecordReader) evict() {
-	for k, a := range r.cache.arrays {
-		p := r.f.columns[k[0]][k[1]]
-		if p.firstRow+p.rows <= uint64(r.next)*r.dims[k[0]] {
-			a.Release()
-			delete(r.cache.arrays, k)
+	for i, c := range r.caches {
+		for k, a := range c.arrays {
+			p := r.f.columns[k[0]][k[1]]
+			if p.firstRow+p.rows <= uint64(r.next)*r.dims[k[0]] {
+				a.Release()
+				delete(c.arrays, k)
+			}
 		}
+		fresh := newPageCache()
+		fresh.arrays = c.arrays
+		r.caches[i] = fresh
 	}
-	arrays := r.cache.arrays
-	r.cache = newPageCache()
-	r.cache.arrays = arrays
 }
 
 func (r *RecordReader) drop() {
-	r.cache.release()
-	r.cache = newPageCache()
+	for i, c := range r.caches {
+		c.release()
+		r.caches[i] = newPageCache()
+	}
 }
 
 // readFields reads rows [start, start+n) of the given fields as a batch of
-// schema.
-func (f *File) readFields(schema *arrow.Schema, fields []fieldColumns, start, n int64, cache pageCache) (arrow.RecordBatch, error) {
+// schema, field i with cache(i). With parallel, fields are decoded on up to
+// GOMAXPROCS goroutines (their caches must then be distinct: the File's own
+// caches are safe for concurrent use, a pageCache is not); the batch and
+// its errors do not depend on it.
+func (f *File) readFields(schema *arrow.Schema, fields []fieldColumns, start, n int64, cache func(int) pageCache, parallel bool) (arrow.RecordBatch, error) {
 	if start < 0 || n < 0 || start > f.numRows || n > f.numRows-start {
 		return nil, fmt.Errorf("range [%d, +%d) of %d rows: %w", start, n, f.numRows, ErrOutOfRange)
 	}
-	cols := make([]arrow.Array, 0, len(fields))
+	cols := make([]arrow.Array, len(fields))
+	errs := make([]error, len(fields))
+	read := func(i int) {
+		fc := fields[i]
+		a, err := f.readField(fc, start, start+n, cache(i))
+		if err != nil {
+			errs[i] = fmt.Errorf("field %q: %w", fc.field.Name, err)
+			return
+		}
+		cols[i] = a
+	}
+	if workers := min(runtime.GOMAXPROCS(0), len(fields)); parallel && workers > 1 {
+		var next atomic.Int64
+		var wg sync.WaitGroup
+		for range workers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := int(next.Add(1) - 1); i < len(fields); i = int(next.Add(1) - 1) {
+					read(i)
+				}
+			}()
+		}
+		wg.Wait()
+	} else {
+		for i := range fields {
+			if read(i); errs[i] != nil {
+				break
+			}
+		}
+	}
 	defer func() {
 		for _, c := range cols {
-			c.Release()
+			if c != nil {
+				c.Release()
+			}
 		}
 	}()
-	for _, fc := range fields {
-		a, err := f.readField(fc, start, start+n, cache)
+	for _, err := range errs {
 		if err != nil {
-			return nil, fmt.Errorf("field %q: %w", fc.field.Name, err)
+			return nil, err
 		}
-		cols = append(cols, a)
 	}
 	return array.NewRecordBatch(schema, cols, n), nil
 }
