@@ -145,6 +145,11 @@ func UnravelPath(layers []Layer, path []Step, rep, def []uint16, numRows, numVis
 		u.rep = rep
 	}
 	u.def = def
+	if L == 1 && flatUnravel {
+		// A flat leaf: one slot per entry, its definition level its
+		// validity (the common case, without the walk).
+		return unravelFlat(u.out, u.condLayer, def, numRows, numVisible)
+	}
 
 	rows := 0
 	for u.pos < u.n {
@@ -165,6 +170,44 @@ func UnravelPath(layers []Layer, path []Step, rep, def []uint16, numRows, numVis
 		}
 	}
 	return u.out, nil
+}
+
+// flatUnravel enables unravelFlat (tests compare it with the walk).
+var flatUnravel = true
+
+// unravelFlat unravels the definition levels of a one-layer page (a leaf
+// without ancestors): entry i is slot i, null when its level names the
+// leaf's own condition. It gives what the walk gives, in one pass.
+func unravelFlat(out []LayerData, condLayer []int, def []uint16, numRows, numVisible int) ([]LayerData, error) {
+	n := len(def)
+	if n != numVisible {
+		return nil, corrupt("levels give %d visible items, page has %d", n, numVisible)
+	}
+	if n != numRows {
+		return nil, corrupt("levels give %d rows (×1), page has %d", n, numRows)
+	}
+	maxDef := uint16(len(condLayer) - 1)
+	var valid []bool // allocated at the first null
+	for i, v := range def {
+		if v == 0 {
+			if valid != nil {
+				valid[i] = true
+			}
+			continue
+		}
+		if v > maxDef {
+			return nil, corrupt("entry %d has definition %d, maximum is %d", i, v, maxDef)
+		}
+		if valid == nil {
+			valid = make([]bool, n)
+			for k := range i {
+				valid[k] = true
+			}
+		}
+	}
+	out[0].Len = n
+	out[0].Valid = valid
+	return out, nil
 }
 
 func corrupt(format string, args ...any) error {
