@@ -927,8 +927,11 @@ func (c FsstCodec) Estimate(p *Profile) (int, bool) {
 // Code returns the FSST-coded form of a variable block.
 func (c FsstCodec) Code(b Block) Block {
 	out := Block{N: b.N, Offsets: make([]uint64, 1, b.N+1)}
+	if b.N > 0 {
+		out.Data = make([]byte, 0, b.Offsets[b.N]-b.Offsets[0]+uint64(b.N))
+	}
 	for i := 0; i < b.N; i++ {
-		out.Data = c.Table.AppendEncoded(out.Data, b.Data[b.Offsets[i]:b.Offsets[i+1]])
+		out.Data = c.Table.appendEncodedIn(out.Data, b.Data, int(b.Offsets[i]), int(b.Offsets[i+1]))
 		out.Offsets = append(out.Offsets, uint64(len(out.Data)))
 	}
 	return out

@@ -186,31 +186,44 @@ func (t *FsstTable) AppendDecoded(dst, src []byte) ([]byte, error) {
 // The first call on a parsed table builds its encoder index: a table is not
 // safe for concurrent encoding until it has encoded once.
 func (t *FsstTable) AppendEncoded(dst, src []byte) []byte {
+	return t.appendEncodedIn(dst, src, 0, len(src))
+}
+
+// appendEncodedIn is AppendEncoded of buf[start:end]. Bytes of buf past end
+// are read (and masked off) to load whole words near the end of the value:
+// a page's values lie back to back in one buffer, so short values need no
+// byte-by-byte loads.
+func (t *FsstTable) appendEncodedIn(dst, buf []byte, start, end int) []byte {
 	if !t.coded {
-		return append(dst, src...)
+		return append(dst, buf[start:end]...)
 	}
 	if t.first2 == nil {
 		t.index()
 	}
-	dst = slices.Grow(dst, len(src)+len(src)/2+1)
-	i := 0
-	for i+8 <= len(src) {
-		c, l := t.match(binary.LittleEndian.Uint64(src[i:]), len(src)-i)
+	dst = slices.Grow(dst, (end-start)+(end-start)/2+1)
+	i := start
+	for i < end && i+8 <= len(buf) {
+		rem := end - i
+		word := binary.LittleEndian.Uint64(buf[i:])
+		if rem < 8 {
+			word &= fsstLenMask[rem]
+		}
+		c, l := t.match(word, rem)
 		if c < 0 {
-			dst = append(dst, fsstEscape, src[i])
+			dst = append(dst, fsstEscape, buf[i])
 		} else {
 			dst = append(dst, byte(c))
 		}
 		i += l
 	}
-	for i < len(src) {
+	for i < end {
 		var word uint64
-		for k := len(src) - 1; k >= i; k-- {
-			word = word<<8 | uint64(src[k])
+		for k := min(end, i+8) - 1; k >= i; k-- {
+			word = word<<8 | uint64(buf[k])
 		}
-		c, l := t.match(word, len(src)-i)
+		c, l := t.match(word, end-i)
 		if c < 0 {
-			dst = append(dst, fsstEscape, src[i])
+			dst = append(dst, fsstEscape, buf[i])
 		} else {
 			dst = append(dst, byte(c))
 		}
