@@ -47,10 +47,13 @@ type pageCache struct {
 	spans   map[*page][]valueSpan // values a take prefetched (prefetchSparse)
 	raw     *rawCache             // byte ranges of dense pages fetched by window
 	chunks  map[chunkKey]*decodedChunk
+	// sparseChunks are the value chunks of sparse chunked pages decoded
+	// for a one-chunk window.
+	sparseChunks map[fetchKey]sparseChunk
 }
 
 func newPageCache() pageCache {
-	return pageCache{arrays: map[[2]int]arrow.Array{}, fetched: map[fetchKey][]byte{}, spans: map[*page][]valueSpan{}, raw: &rawCache{}, chunks: map[chunkKey]*decodedChunk{}}
+	return pageCache{arrays: map[[2]int]arrow.Array{}, fetched: map[fetchKey][]byte{}, spans: map[*page][]valueSpan{}, raw: &rawCache{}, chunks: map[chunkKey]*decodedChunk{}, sparseChunks: map[fetchKey]sparseChunk{}}
 }
 
 func (c pageCache) release() {

@@ -132,6 +132,12 @@ type fetchKey struct {
 	k int
 }
 
+// sparseChunk is one decoded value chunk of a sparse chunked page.
+type sparseChunk struct {
+	vals values.Block
+	dict *values.Block
+}
+
 // chunkedWindow fetches the chunks holding leaf slots [s0, s1), decodes
 // them and keeps those slots. Chunks the call has not fetched yet are read
 // with one request per contiguous run; the call keeps them (cache), so a
@@ -148,6 +154,13 @@ func (f *File) chunkedWindow(p *page, ch *enc23pb.ChunkedValues, m *sparseMeta, 
 	}
 	if c0 < 0 || c1 < c0 {
 		return values.Block{}, nil, fmt.Errorf("leaf slots [%d, %d) outside the chunks: %w", s0, s1, ErrCorrupt)
+	}
+	if c0 == c1 {
+		// One chunk (a take's run, typically): decoded once per call.
+		if dc, ok := cache.sparseChunks[fetchKey{p, c0}]; ok {
+			vals, err := sliceBlock(dc.vals, s0-m.chunks[c0].FirstValue, s1-m.chunks[c0].FirstValue)
+			return vals, dc.dict, err
+		}
 	}
 	lo, last := m.chunks[c0], m.chunks[c1]
 	var data []byte
@@ -189,6 +202,9 @@ func (f *File) chunkedWindow(p *page, ch *enc23pb.ChunkedValues, m *sparseMeta, 
 	dp, err := decodeChunkedPage(mb, bufs, items)
 	if err != nil {
 		return values.Block{}, nil, err
+	}
+	if c0 == c1 {
+		cache.sparseChunks[fetchKey{p, c0}] = sparseChunk{vals: dp.vals, dict: dp.dict}
 	}
 	vals, err := sliceBlock(dp.vals, s0-lo.FirstValue, s1-lo.FirstValue)
 	if err != nil {
