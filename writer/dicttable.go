@@ -28,6 +28,7 @@ type dictTable struct {
 	offsets []uint64
 	src     []byte
 	rows    []uint32
+	keys8   []uint64 // 8-byte keys by slot (internRow of 8-byte records)
 	seed    maphash.Seed
 }
 
@@ -114,6 +115,9 @@ func (t *dictTable) internRow(src []byte, i int) (id uint32, ok bool) {
 	if t.rows == nil {
 		t.rows = make([]uint32, 0, 64)
 	}
+	if t.bw == 8 {
+		return t.internRow8(binary.LittleEndian.Uint64(src[i*8:]), i)
+	}
 	v := src[i*t.bw : (i+1)*t.bw]
 	h := t.hash(v)
 	tag := uint32(h >> 32)
@@ -131,6 +135,31 @@ func (t *dictTable) internRow(src []byte, i int) (id uint32, ok bool) {
 			return id, true
 		}
 		if t.hashes[j] == tag && bytes.Equal(t.key(s-1), v) {
+			return s - 1, true
+		}
+	}
+}
+
+// internRow8 is internRow of an 8-byte key, kept in the table itself: a
+// probe compares words, without reading the record back.
+func (t *dictTable) internRow8(k uint64, i int) (uint32, bool) {
+	if t.keys8 == nil {
+		t.keys8 = make([]uint64, len(t.slots))
+	}
+	mask := uint64(len(t.slots) - 1)
+	for j := (k * 0x9e3779b97f4a7c15) >> t.shift; ; j = (j + 1) & mask {
+		s := t.slots[j]
+		if s == 0 {
+			if t.n >= t.limit {
+				return 0, false
+			}
+			id := uint32(t.n)
+			t.n++
+			t.slots[j], t.keys8[j] = id+1, k
+			t.rows = append(t.rows, uint32(i))
+			return id, true
+		}
+		if t.keys8[j] == k {
 			return s - 1, true
 		}
 	}
