@@ -493,7 +493,7 @@ func (c *pageEnc) describeValues(sp *selector.Page, pv pageValues) {
 		prof.Var = &st
 		prof.Sample = c.spreadSample(pv, sample)
 		if pv.info.utf8 && st.MaxLen >= selector.FsstMinMaxLen && (c.opts.Compression == selector.CompressionFsst ||
-			(c.opts.Compression == selector.CompressionAuto && prof.RawBytes() >= selector.FsstMinBytes)) {
+			(c.opts.Compression == selector.CompressionAuto && prof.RawBytes() >= selector.FsstMinBytes && !c.dictSure(st, pv))) {
 			sp.Fsst = c.trainFsst(pv)
 		}
 	}
@@ -535,6 +535,29 @@ func (c *pageEnc) spreadSample(pv pageValues, n int) values.Block {
 // trainFsst builds a symbol table from values spread over the page, up to
 // the trainer's byte budget (runs of consecutive values from evenly spaced
 // places, so both local and page-wide repetition is seen).
+// dictSure reports whether a variable-width page will certainly be
+// dictionary encoded (under either policy), so that no FSST table need be
+// trained for it: a few short distinct values (counted exactly), whose
+// dictionary and indices, sized at their worst, are well under the size
+// limit of autoDict (both policies' estimates: the lance one is the
+// larger).
+func (c *pageEnc) dictSure(st stats.VarStats, pv pageValues) bool {
+	if st.Distinct > 256 || pv.n < 100 || st.MaxLen > 64 || c.opts.Structural != selector.StructuralAuto || 4*st.Nulls >= pv.n {
+		// (Pages a quarter null may go sparse, where zipped values, FSST
+		// coded, are weighed against the dictionary.)
+		return false
+	}
+	divisor, ratio := c.opts.DictLimits()
+	d := int(st.Distinct) + 1 // null slots add the empty value
+	if d > min(pv.n/divisor, 100000) {
+		return false
+	}
+	items := d * st.MaxLen
+	raw := st.Bytes + 4*(pv.n+1)
+	est := items + 4*pv.n + 4*(d+1) + 16 // the lance policy's estimate, the larger
+	return float64(est) < 0.9*ratio*float64(raw)
+}
+
 func (c *pageEnc) trainFsst(pv pageValues) *values.FsstTable {
 	n := pv.n
 	total := int(pv.offsets[n] - pv.offsets[0])
