@@ -75,11 +75,14 @@ const (
 // Candidate is one value codec tree the selector considered, with its
 // estimated size.
 type Candidate struct {
-	Codec     values.Codec
-	Bytes     int     // estimated stored bytes of the values
-	ReadCost  float64 // estimated read work, byte-equivalents
-	WriteCost float64 // estimated encoding work, byte-equivalents
-	Cost      float64 // Bytes + Lambda·ReadCost + Mu·WriteCost
+	Codec values.Codec
+	Bytes int // estimated stored bytes of the values
+	// InnerBytes (general compression) is the child codec's estimated
+	// size: the bytes the compressor works on.
+	InnerBytes int
+	ReadCost   float64 // estimated read work, byte-equivalents
+	WriteCost  float64 // estimated encoding work, byte-equivalents
+	Cost       float64 // Bytes + Lambda·ReadCost + Mu·WriteCost
 }
 
 func (c Candidate) String() string {
@@ -268,8 +271,11 @@ func choose(p Page, o Options) Plan {
 	}
 	for i := range plan.Candidates {
 		c := &plan.Candidates[i]
-		c.ReadCost = readCost(c.Codec, c.Bytes, p.Profile)
-		c.WriteCost = writeCost(c.Codec, p.Profile)
+		if g, ok := c.Codec.(values.GeneralCodec); ok && c.InnerBytes == 0 {
+			c.InnerBytes, _ = g.Inner.Estimate(p.Profile)
+		}
+		c.ReadCost = readCost(c.Codec, c.Bytes, c.InnerBytes, p.Profile)
+		c.WriteCost = writeCost(c.Codec, c.InnerBytes, p.Profile)
 		c.Cost = float64(c.Bytes) + lambda*c.ReadCost + mu*c.WriteCost
 	}
 	// Cheapest first; ties keep the simpler (earlier) codec.
@@ -473,7 +479,7 @@ func candidates(p Page, o Options) []Candidate {
 			lz := values.GeneralCodec{Scheme: values.SchemeLZ4, Inner: c, ChunkValues: chunk}
 			n, ok := lz.Estimate(prof)
 			if ok {
-				out = append(out, Candidate{Codec: lz, Bytes: n})
+				out = append(out, Candidate{Codec: lz, Bytes: n, InnerBytes: inner})
 			}
 			_, isBss := c.(values.BssCodec)
 			if ok && !isBss && n*20 > inner*19 {
@@ -484,9 +490,10 @@ func candidates(p Page, o Options) []Candidate {
 			}
 			zs := values.GeneralCodec{Scheme: values.SchemeZstd, Level: AutoZstdLevel, Inner: c, ChunkValues: chunk}
 			if n, ok := zs.Estimate(prof); ok {
-				out = append(out, Candidate{Codec: zs, Bytes: n})
+				out = append(out, Candidate{Codec: zs, Bytes: n, InnerBytes: inner})
 			}
 		}
+		out = append(out, windowCandidates(p, o)...)
 	}
 	if len(out) == 0 {
 		out = append(out, Candidate{Codec: base[0], Bytes: prof.RawBytes()})

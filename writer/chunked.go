@@ -22,8 +22,8 @@ func (c *pageEnc) encodeChunked(d structural.Dense, pv pageValues, enc *encoded)
 	plan := enc.plan
 	codec := plan.Codec
 	venc := codec.Encoding()
-	if fc, ok := codec.(values.FsstCodec); ok && pv.fsst {
-		codec = fc.Values // the page is already coded
+	if fc, ok := fsstOf(codec); ok && pv.fsst {
+		codec = withoutFsst(codec, fc) // the page is already coded
 	}
 	nbuf := codec.NumBuffers()
 	counts := c.chunkCounts(pv, codec)
@@ -132,6 +132,26 @@ func (c *pageEnc) encodeChunked(d structural.Dense, pv pageValues, enc *encoded)
 	enc.bufs = bufs
 	enc.desc = describe(plan.Codec.Name(), defEnc, repEnc, d)
 	return nil
+}
+
+// fsstOf returns the FSST codec of a chunked tree: the codec itself or the
+// child of general compression over it.
+func fsstOf(c values.Codec) (values.FsstCodec, bool) {
+	if g, ok := c.(values.GeneralCodec); ok {
+		c = g.Inner
+	}
+	fc, ok := c.(values.FsstCodec)
+	return fc, ok
+}
+
+// withoutFsst is the tree that stores already coded values: FSST's values
+// codec, under the general compression of c if any.
+func withoutFsst(c values.Codec, fc values.FsstCodec) values.Codec {
+	if g, ok := c.(values.GeneralCodec); ok {
+		g.Inner = fc.Values
+		return g
+	}
+	return fc.Values
 }
 
 // rleChunk is the value count of bit-packed chunks: one FastLanes block.

@@ -403,7 +403,7 @@ func (c *pageEnc) encodeDictPage(d structural.Dense, pv pageValues, sp selector.
 // them first when the plan's codec asks for it).
 func (c *pageEnc) encodeCell(d structural.Dense, pv pageValues, sp selector.Page, plan selector.Plan, f Format) (encoded, error) {
 	sparse := plan.Structure == selector.Sparse
-	if fc, ok := plan.Codec.(values.FsstCodec); ok {
+	if fc, ok := fsstOf(plan.Codec); ok {
 		// Code the page once, so chunks are cut on coded sizes.
 		coded := fc.Code(values.Block{N: pv.n, Data: pv.fixed, Offsets: pv.offsets})
 		pv.fixed, pv.offsets = coded.Data, coded.Offsets
@@ -441,6 +441,13 @@ func (c *pageEnc) encodeCell(d structural.Dense, pv pageValues, sp selector.Page
 			break
 		}
 		err = c.encodeChunked(d, pv, &enc)
+		for g, ok := enc.plan.Codec.(values.GeneralCodec); ok && g.ChunkValues > 1024 && errors.Is(err, errTooManyLevels); g, ok = enc.plan.Codec.(values.GeneralCodec) {
+			// A window chunk holding too many levels: smaller windows.
+			g.ChunkValues /= 4
+			enc = encoded{plan: enc.plan}
+			enc.plan.Codec = g
+			err = c.encodeChunked(d, pv, &enc)
+		}
 		if errors.Is(err, errTooManyLevels) && pv.info.kind != kindDict && pv.info.kind != kindBool && !pv.fsst && !plan.TrySparse {
 			// A value preceded by more than 65535 invisible entries cannot be
 			// chunked; zipped pages have no per-chunk limit.
