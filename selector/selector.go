@@ -313,7 +313,7 @@ func candidates(p Page, o Options) []Candidate {
 		if word && o.allows("bitpack") {
 			base = append(base, values.BitpackCodec{Bits: p.Bits})
 		}
-		if word && o.allows("rle") && o.rleAllowed(prof.Fixed.Runs, prof.N) {
+		if word && o.allows("rle") && o.rleAllowed(prof.Fixed.Runs, prof.N) && !(!lance && o.Codec == "" && rleCannotWin(p.Bits, prof)) {
 			base = append(base, values.RleCodec{Bits: p.Bits})
 			if p.Format23 && !(lance && p.DictIndices) {
 				base = append(base, values.RleCodec{Bits: p.Bits, LenBits: 16})
@@ -564,6 +564,18 @@ func ByteEntropy(b values.Block) float64 {
 		total += h
 	}
 	return total / float64(min(w, 8))
+}
+
+// rleCannotWin (cost policy) reports whether every RLE form stores at least
+// what bit packing does, so estimating them (a scan of the page's runs) is
+// wasted: each run stores its value at no fewer bits than bit packing's
+// width and a length of at least one bit, so runs·(w+1) ≥ n·w settles it.
+func rleCannotWin(bits int, prof *values.Profile) bool {
+	w := prof.Fixed.BitWidth
+	if w <= 0 || w > bits {
+		w = bits
+	}
+	return int64(prof.Fixed.Runs)*int64(w+1) >= int64(prof.N)*int64(w)
 }
 
 // rlePlainLoses reports whether plain RLE is estimated no smaller than the
