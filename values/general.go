@@ -194,9 +194,9 @@ func zstdDecoder() (*zstd.Decoder, error) {
 func appendZstd(dst []byte, level int, src []byte) ([]byte, error) {
 	i := zstdSpeedIndex(level)
 	if i < 2 && len(src) <= zstdSmallInput {
-		// The better level finds more in small inputs (short values
-		// compressed one by one), at a cost that does not matter at
-		// this size.
+		// Small inputs (short values compressed one by one) get the
+		// better level, at a cost that does not matter at this size
+		// (chosen when the fast levels did not entropy-code literals).
 		i = 2
 	}
 	enc, err := getZstdEncoder(i)
