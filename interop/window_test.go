@@ -21,7 +21,7 @@ import (
 // byte-stream-split or FSST-coded values), are read back equal by pylance
 // (whole file, row ranges, takes) and by planar, in 2.2 and 2.3. The test
 // also checks that windows were written at all: chunks of more than 4096
-// values and General over FSST.
+// values, General over FSST and Zstd-compressed definition levels.
 func TestWindowChunks(t *testing.T) {
 	py := python(t)
 	dir := t.TempDir()
@@ -51,19 +51,22 @@ func TestWindowChunks(t *testing.T) {
 		datasets = append(datasets, ds)
 	}
 	// The forms this test is about must occur.
-	var bigChunks, zstdFsst bool
+	var bigChunks, zstdFsst, zstdLevels bool
 	for _, p := range files {
 		for _, fp := range filePages(t, p) {
 			if strings.Contains(fp.encoding, "general(zstd,fsst(") {
 				zstdFsst = true
+			}
+			if strings.Contains(fp.encoding, "def=general(zstd,") {
+				zstdLevels = true
 			}
 		}
 		if maxChunkValues(t, p) > 4096 {
 			bigChunks = true
 		}
 	}
-	if !bigChunks || !zstdFsst {
-		t.Errorf("windows not exercised: chunks over 4096 values %v, general over fsst %v", bigChunks, zstdFsst)
+	if !bigChunks || !zstdFsst || !zstdLevels {
+		t.Errorf("windows not exercised: chunks over 4096 values %v, general over fsst %v, zstd levels %v", bigChunks, zstdFsst, zstdLevels)
 	}
 	res := runCheck(t, py, dir, datasets)
 	t.Logf("checked against pylance %s", res.Pylance)
