@@ -64,10 +64,14 @@ func BenchmarkClassSizes(b *testing.B) {
 		cost, lance := size(selector.PolicyCost), size(selector.PolicyLance)
 		py := -1
 		for _, w := range res.Writes {
-			if w.OK && filepath.Base(w.File) == pc.Name+".pylance.lance" {
-				if st, err := os.Stat(w.File); err == nil {
-					py = int(st.Size())
-				}
+			if filepath.Base(w.File) != pc.Name+".pylance.lance" {
+				continue
+			}
+			if !w.OK && w.Error != nil {
+				fmt.Printf("%s: pylance could not write it: %s\n", pc.Name, *w.Error)
+			}
+			if st, err := os.Stat(w.File); err == nil && w.OK {
+				py = int(st.Size())
 			}
 		}
 		pq := -1 // pqarrow cannot write null fixed-size-list rows

@@ -41,9 +41,8 @@ func TestStructureRules(t *testing.T) {
 			want{Sparse, Chunked, false}, want{Sparse, Zipped, false}},
 		{"explicit sparse, trivial structure", with(narrow, func(p *Page) { p.HasLevels, p.Degenerate = false, true }), Options{Structural: StructuralSparse},
 			want{Dense, Chunked, false}, want{Dense, Chunked, false}},
-		// Lance's writer goes sparse; the cost policy measures both.
 		{"over the level budget", with(narrow, func(p *Page) { p.HasLists, p.OverBudget = true, true }), Options{},
-			want{Sparse, Chunked, false}, want{Dense, Chunked, true}},
+			want{Sparse, Chunked, false}, want{Sparse, Chunked, false}},
 		{"over budget, miniblock asked", with(narrow, func(p *Page) { p.HasLists, p.OverBudget = true, true }), Options{Structural: StructuralMiniBlock},
 			want{Dense, Chunked, false}, want{Dense, Chunked, false}},
 		{"early list rule", with(narrow, func(p *Page) {
