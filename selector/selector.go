@@ -75,11 +75,14 @@ const (
 // Candidate is one value codec tree the selector considered, with its
 // estimated size.
 type Candidate struct {
-	Codec     values.Codec
-	Bytes     int     // estimated stored bytes of the values
-	ReadCost  float64 // estimated read work, byte-equivalents
-	WriteCost float64 // estimated encoding work, byte-equivalents
-	Cost      float64 // Bytes + Lambda·ReadCost + Mu·WriteCost
+	Codec values.Codec
+	Bytes int // estimated stored bytes of the values
+	// InnerBytes (general compression) is the child codec's estimated
+	// size: the bytes the compressor works on.
+	InnerBytes int
+	ReadCost   float64 // estimated read work, byte-equivalents
+	WriteCost  float64 // estimated encoding work, byte-equivalents
+	Cost       float64 // Bytes + Lambda·ReadCost + Mu·WriteCost
 }
 
 func (c Candidate) String() string {
@@ -268,8 +271,11 @@ func choose(p Page, o Options) Plan {
 	}
 	for i := range plan.Candidates {
 		c := &plan.Candidates[i]
-		c.ReadCost = readCost(c.Codec, c.Bytes, p.Profile)
-		c.WriteCost = writeCost(c.Codec, p.Profile)
+		if g, ok := c.Codec.(values.GeneralCodec); ok && c.InnerBytes == 0 {
+			c.InnerBytes, _ = g.Inner.Estimate(p.Profile)
+		}
+		c.ReadCost = readCost(c.Codec, c.Bytes, c.InnerBytes, p.Profile)
+		c.WriteCost = writeCost(c.Codec, c.InnerBytes, p.Profile)
 		c.Cost = float64(c.Bytes) + lambda*c.ReadCost + mu*c.WriteCost
 	}
 	// Cheapest first; ties keep the simpler (earlier) codec.
@@ -307,7 +313,7 @@ func candidates(p Page, o Options) []Candidate {
 		if word && o.allows("bitpack") {
 			base = append(base, values.BitpackCodec{Bits: p.Bits})
 		}
-		if word && o.allows("rle") && o.rleAllowed(prof.Fixed.Runs, prof.N) {
+		if word && o.allows("rle") && o.rleAllowed(prof.Fixed.Runs, prof.N) && !(!lance && o.Codec == "" && rleCannotWin(p.Bits, prof)) {
 			base = append(base, values.RleCodec{Bits: p.Bits})
 			if p.Format23 && !(lance && p.DictIndices) {
 				base = append(base, values.RleCodec{Bits: p.Bits, LenBits: 16})
@@ -473,7 +479,7 @@ func candidates(p Page, o Options) []Candidate {
 			lz := values.GeneralCodec{Scheme: values.SchemeLZ4, Inner: c, ChunkValues: chunk}
 			n, ok := lz.Estimate(prof)
 			if ok {
-				out = append(out, Candidate{Codec: lz, Bytes: n})
+				out = append(out, Candidate{Codec: lz, Bytes: n, InnerBytes: inner})
 			}
 			_, isBss := c.(values.BssCodec)
 			if ok && !isBss && n*20 > inner*19 {
@@ -484,9 +490,10 @@ func candidates(p Page, o Options) []Candidate {
 			}
 			zs := values.GeneralCodec{Scheme: values.SchemeZstd, Level: AutoZstdLevel, Inner: c, ChunkValues: chunk}
 			if n, ok := zs.Estimate(prof); ok {
-				out = append(out, Candidate{Codec: zs, Bytes: n})
+				out = append(out, Candidate{Codec: zs, Bytes: n, InnerBytes: inner})
 			}
 		}
+		out = append(out, windowCandidates(p, o)...)
 	}
 	if len(out) == 0 {
 		out = append(out, Candidate{Codec: base[0], Bytes: prof.RawBytes()})
@@ -557,6 +564,18 @@ func ByteEntropy(b values.Block) float64 {
 		total += h
 	}
 	return total / float64(min(w, 8))
+}
+
+// rleCannotWin (cost policy) reports whether every RLE form stores at least
+// what bit packing does, so estimating them (a scan of the page's runs) is
+// wasted: each run stores its value at no fewer bits than bit packing's
+// width and a length of at least one bit, so runs·(w+1) ≥ n·w settles it.
+func rleCannotWin(bits int, prof *values.Profile) bool {
+	w := prof.Fixed.BitWidth
+	if w <= 0 || w > bits {
+		w = bits
+	}
+	return int64(prof.Fixed.Runs)*int64(w+1) >= int64(prof.N)*int64(w)
 }
 
 // rlePlainLoses reports whether plain RLE is estimated no smaller than the

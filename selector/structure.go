@@ -38,6 +38,10 @@ func sparseStructure(p Page, o Options) (bool, string) {
 	case trivial:
 		return false, ""
 	case p.OverBudget && !requested:
+		// Lance's writer rule, kept by the cost policy too: measuring such
+		// pages dense and sparse (both encoded) made the list class 7%
+		// smaller but its writes ~1.4x slower. Lance reads dense chunks of
+		// any level count a chunk header can hold.
 		return true, "levels over the mini-block level budget"
 	case p.Scalar != nil:
 		return true, "every value equal under non-trivial structure"

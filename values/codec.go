@@ -78,6 +78,19 @@ type Profile struct {
 	// that count exactly (RLE entries); results are cached per profile.
 	Data     Block
 	runScans map[[2]int][2]int
+	// fsstCoded is the sample coded with fsstTable (cached: every FSST
+	// candidate of a page estimates from it).
+	fsstTable *FsstTable
+	fsstCoded Block
+}
+
+// fsstSample returns the sample coded with t, coding it once per profile
+// and table.
+func (p *Profile) fsstSample(t *FsstTable) Block {
+	if p.fsstTable != t || p.fsstCoded.Offsets == nil {
+		p.fsstTable, p.fsstCoded = t, FsstCodec{Table: t}.Code(p.Sample)
+	}
+	return p.fsstCoded
 }
 
 // runScan is RunScan over the page's values, cached per (maxRun, segment);
@@ -576,6 +589,12 @@ func (c GeneralCodec) Estimate(p *Profile) (int, bool) {
 	s := getScratch()
 	defer putScratch(s)
 	var bufs [][]byte
+	sample, child := p.Sample, c.Inner
+	if fc, ok := c.Inner.(FsstCodec); ok && fc.Table != nil && p.Sample.Variable() {
+		// FSST codes value by value: pieces of the coded sample are the
+		// coded pieces, and the sample is coded once per page.
+		sample, child = p.fsstSample(fc.Table), fc.Values
+	}
 	// At most trialPieces chunk-sized pieces, spread over the sample: each
 	// compression call has a fixed cost, and a few chunks give the ratio.
 	stride := per
@@ -583,14 +602,14 @@ func (c GeneralCodec) Estimate(p *Profile) (int, bool) {
 		stride = per * (pieces / trialPieces)
 	}
 	for start := 0; start < p.Sample.N; start += stride {
-		piece := sliceBlock(p.Sample, start, min(per, p.Sample.N-start))
+		piece := sliceBlock(sample, start, min(per, sample.N-start))
 		var b []byte
 		if c.Inner.Contexts()&InChunk != 0 {
 			for i := range bufs {
 				bufs[i] = bufs[i][:0]
 			}
 			var err error
-			if bufs, err = c.Inner.AppendChunk(bufs, piece); err != nil {
+			if bufs, err = child.AppendChunk(bufs, piece); err != nil {
 				return 0, false
 			}
 			b = bufs[0]
@@ -903,13 +922,8 @@ func (c FsstCodec) Estimate(p *Profile) (int, bool) {
 	if raw == 0 {
 		return 0, false
 	}
-	coded := 0
-	buf := getScratch()
-	defer putScratch(buf)
-	for i := 0; i < s.N; i++ {
-		buf.b = c.Table.AppendEncoded(buf.b[:0], s.Data[s.Offsets[i]:s.Offsets[i+1]])
-		coded += len(buf.b)
-	}
+	cs := p.fsstSample(c.Table)
+	coded := int(cs.Offsets[cs.N] - cs.Offsets[0])
 	bytes := int(int64(p.Var.Bytes) * int64(coded) / int64(raw))
 	if c.Values.Offsets == nil {
 		return bytes + (p.N+1)*c.Values.OffBits/8 + FsstTableSize, true

@@ -549,6 +549,9 @@ func fzMiniCases() []fzCase {
 			out, err := AppendInlineBitpackedAll(nil, 32, b.Data, b.N)
 			return fzGeneral(SchemeLZ4, fzInline(32)), [][]byte{fzCompress(SchemeLZ4, out)}, err
 		}),
+		fzFixedCase("zstd(bss64)", 64, func(b Block) (*enc21pb.CompressiveEncoding, [][]byte, error) {
+			return one(fzGeneral(SchemeZstd, fzBSS(64)), fzCompress(SchemeZstd, AppendByteStreamSplit(nil, 64, b.Data, b.N)))
+		}),
 		fzFixedCase("zstd(flat8)", 8, func(b Block) (*enc21pb.CompressiveEncoding, [][]byte, error) {
 			return one(fzGeneral(SchemeZstd, FlatEncoding(8)), fzCompress(SchemeZstd, b.Data))
 		}),
@@ -616,6 +619,13 @@ func fzMiniCases() []fzCase {
 			tab, enc := fzFsstEncode(b)
 			ch := AppendVariableChunk(nil, 32, enc.Offsets, enc.Data)
 			return one(fzFsst(tab, fzGeneral(SchemeZstd, fzVariable(FlatEncoding(32)))), fzCompress(SchemeZstd, ch))
+		}),
+		// The cost policy's windows: general compression over FSST-coded
+		// values in the legacy layout (offsets and codes in one buffer).
+		fzStringCase("zstd(fsst(var(flat32)))", func(b Block) (*enc21pb.CompressiveEncoding, [][]byte, error) {
+			tab, enc := fzFsstEncode(b)
+			ch := AppendVariableChunk(nil, 32, enc.Offsets, enc.Data)
+			return one(fzGeneral(SchemeZstd, fzFsst(tab, fzVariable(FlatEncoding(32)))), fzCompress(SchemeZstd, ch))
 		}),
 		fzStringCase("lz4(var(flat32))", func(b Block) (*enc21pb.CompressiveEncoding, [][]byte, error) {
 			ch := AppendVariableChunk(nil, 32, b.Offsets, b.Data)

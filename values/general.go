@@ -166,6 +166,12 @@ func getZstdEncoder(i int) (*zstd.Encoder, error) {
 		zstd.WithZeroFrames(true),
 		zstd.WithEncoderCRC(false), // libzstd's default: no content checksum
 		zstd.WithLowerEncoderMem(true),
+		// Entropy-code the literals of blocks where no match is found
+		// (klauspost's fast levels store them raw by default): bit-packed
+		// or FSST-coded values and small numbers have few matches but
+		// skewed bytes (packed decimal digits: 0.84 of their size instead
+		// of 1.0; the URL class under the cost policy: 4% smaller).
+		zstd.WithAllLitEntropyCompression(true),
 	)
 }
 
@@ -188,9 +194,9 @@ func zstdDecoder() (*zstd.Decoder, error) {
 func appendZstd(dst []byte, level int, src []byte) ([]byte, error) {
 	i := zstdSpeedIndex(level)
 	if i < 2 && len(src) <= zstdSmallInput {
-		// The fast encoders leave the literals of small inputs without
-		// entropy coding (a 1 KiB text stays 1 KiB); the better level
-		// codes them, at a cost that does not matter at this size.
+		// Small inputs (short values compressed one by one) get the
+		// better level, at a cost that does not matter at this size
+		// (chosen when the fast levels did not entropy-code literals).
 		i = 2
 	}
 	enc, err := getZstdEncoder(i)

@@ -22,8 +22,8 @@ func (c *pageEnc) encodeChunked(d structural.Dense, pv pageValues, enc *encoded)
 	plan := enc.plan
 	codec := plan.Codec
 	venc := codec.Encoding()
-	if fc, ok := codec.(values.FsstCodec); ok && pv.fsst {
-		codec = fc.Values // the page is already coded
+	if fc, ok := fsstOf(codec); ok && pv.fsst {
+		codec = withoutFsst(codec, fc) // the page is already coded
 	}
 	nbuf := codec.NumBuffers()
 	counts := c.chunkCounts(pv, codec)
@@ -134,6 +134,26 @@ func (c *pageEnc) encodeChunked(d structural.Dense, pv pageValues, enc *encoded)
 	return nil
 }
 
+// fsstOf returns the FSST codec of a chunked tree: the codec itself or the
+// child of general compression over it.
+func fsstOf(c values.Codec) (values.FsstCodec, bool) {
+	if g, ok := c.(values.GeneralCodec); ok {
+		c = g.Inner
+	}
+	fc, ok := c.(values.FsstCodec)
+	return fc, ok
+}
+
+// withoutFsst is the tree that stores already coded values: FSST's values
+// codec, under the general compression of c if any.
+func withoutFsst(c values.Codec, fc values.FsstCodec) values.Codec {
+	if g, ok := c.(values.GeneralCodec); ok {
+		g.Inner = fc.Values
+		return g
+	}
+	return fc.Values
+}
+
 // rleChunk is the value count of bit-packed chunks: one FastLanes block.
 const rleChunk = 1024
 
@@ -221,10 +241,57 @@ func levelCodec(levels []uint16, n, chunks int, plan selector.Plan, rleLevels bo
 	}
 	e := &enc21pb.CompressiveEncoding{Compression: &enc21pb.CompressiveEncoding_OutOfLineBitpacking{OutOfLineBitpacking: &enc21pb.OutOfLineBitpacking{
 		UncompressedBitsPerValue: 16, Values: values.FlatEncoding(w)}}}
-	return e, func(dst []byte, l []uint16) ([]byte, error) {
+	pack := func(dst []byte, l []uint16) ([]byte, error) {
 		raw = values.AppendFlatLevels(raw[:0], l)
 		return values.AppendOutOfLineBitpacked(dst, 16, w, raw, len(l))
 	}
+	if ze, zpack, ok := zstdLevels(levels, n, chunks, w, plan); ok {
+		return ze, zpack
+	}
+	return e, pack
+}
+
+// minZstdLevelChunk is the average levels per chunk from which general
+// compression of the level streams is tried (window chunks): below it the
+// per-chunk frame and table overheads eat the gain.
+const minZstdLevelChunk = 8192
+
+// zstdLevels decides, for the cost policy's window chunks, whether a level
+// stream is stored as General{Zstd, OutOfLineBitpacking} instead of bit
+// packed alone, by the cost model's terms: compressing the packed stream
+// (one trial over the page) must save more than λ·read + μ·write of Zstd
+// over those bytes. Skewed definition levels (few nulls, lists mostly of
+// one shape) have entropy well under their bit width, which Zstd's entropy
+// coder takes.
+func zstdLevels(levels []uint16, n, chunks, w int, plan selector.Plan) (*enc21pb.CompressiveEncoding, levelPacker, bool) {
+	g, ok := plan.Codec.(values.GeneralCodec)
+	if !ok || g.ChunkValues <= 4096 || chunks == 0 || n/chunks < minZstdLevelChunk {
+		return nil, nil, false
+	}
+	raw := values.AppendFlatLevels(nil, levels)
+	packed, err := values.AppendOutOfLineBitpacked(nil, 16, w, raw, len(levels))
+	if err != nil {
+		return nil, nil, false
+	}
+	z, err := values.AppendCompressed(nil, values.SchemeZstd, selector.WindowZstdLevel, packed)
+	if err != nil {
+		return nil, nil, false
+	}
+	// Zstd's work over the packed bytes, read and write, at the cost
+	// model's default weights and large-window factors.
+	if float64(len(z))+selector.LevelZstdWork*float64(len(packed)) >= float64(len(packed)) {
+		return nil, nil, false
+	}
+	gc := values.GeneralCodec{Scheme: values.SchemeZstd, Level: selector.WindowZstdLevel, Inner: values.OutOfLineCodec{Bits: 16, Width: w}}
+	var buf []byte
+	return gc.Encoding(), func(dst []byte, l []uint16) ([]byte, error) {
+		raw = values.AppendFlatLevels(raw[:0], l)
+		var err error
+		if buf, err = values.AppendOutOfLineBitpacked(buf[:0], 16, w, raw, len(l)); err != nil {
+			return dst, err
+		}
+		return values.AppendCompressed(dst, values.SchemeZstd, selector.WindowZstdLevel, buf)
+	}, true
 }
 
 // runEntries counts the RLE entries of levels with one- and two-byte run

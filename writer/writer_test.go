@@ -157,9 +157,9 @@ func concat(t *testing.T, recs []arrow.RecordBatch) []arrow.Array {
 
 // only23 reports whether an encoding uses a form 2.2 does not admit:
 // variable-width offsets encoded on their own, u16 RLE run lengths,
-// composite RLE, or RLE levels (planar run-length codes levels in 2.3 only).
+// composite RLE (packed run values or lengths), or RLE levels (planar run-length codes levels in 2.3 only).
 func only23(enc string) bool {
-	return strings.Contains(enc, "def=rle") || strings.Contains(enc, "rep=rle") || strings.Contains(enc, "variable(delta") || strings.Contains(enc, "variable(range") || strings.Contains(enc, ",flat16)") || strings.Contains(enc, "rle(bitpack")
+	return strings.Contains(enc, "def=rle") || strings.Contains(enc, "rep=rle") || strings.Contains(enc, "variable(delta") || strings.Contains(enc, "variable(range") || strings.Contains(enc, ",flat16)") || strings.Contains(enc, "rle(bitpack") || strings.Contains(enc, ",bitpack8(w=")
 }
 
 // Page buffers of dense pages must be identical between 2.2 (pb21 metadata)
