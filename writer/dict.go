@@ -368,7 +368,6 @@ func fslSampleUniqueRatio(recs []byte, w, n int) float64 {
 	blocks := min(fslSampleBlocks, count, n)
 	per := max(count/blocks, 1)
 	tab := newDictTable(count, w)
-	tab.items = make([]byte, 0, count*w) // rows are wide: no regrowth copies
 	total := 0
 	for b := 0; b < blocks; b++ {
 		start, next := b*n/blocks, min((b+1)*n/blocks, n)
