@@ -28,7 +28,7 @@ type dictTable struct {
 	offsets []uint64
 	src     []byte
 	rows    []uint32
-	keys8   []uint64 // 8-byte keys by slot (internRow of 8-byte records)
+	ents8   []ent8 // internRow of 8-byte records: key and id+1 per slot (one cache line a probe)
 	seed    maphash.Seed
 }
 
@@ -143,26 +143,32 @@ func (t *dictTable) internRow(src []byte, i int) (id uint32, ok bool) {
 // internRow8 is internRow of an 8-byte key, kept in the table itself: a
 // probe compares words, without reading the record back.
 func (t *dictTable) internRow8(k uint64, i int) (uint32, bool) {
-	if t.keys8 == nil {
-		t.keys8 = make([]uint64, len(t.slots))
+	if t.ents8 == nil {
+		t.ents8 = make([]ent8, len(t.slots))
 	}
-	mask := uint64(len(t.slots) - 1)
+	mask := uint64(len(t.ents8) - 1)
 	for j := (k * 0x9e3779b97f4a7c15) >> t.shift; ; j = (j + 1) & mask {
-		s := t.slots[j]
-		if s == 0 {
+		e := &t.ents8[j]
+		if e.id == 0 {
 			if t.n >= t.limit {
 				return 0, false
 			}
 			id := uint32(t.n)
 			t.n++
-			t.slots[j], t.keys8[j] = id+1, k
+			e.key, e.id = k, id+1
 			t.rows = append(t.rows, uint32(i))
 			return id, true
 		}
-		if t.keys8[j] == k {
-			return s - 1, true
+		if e.key == k {
+			return e.id - 1, true
 		}
 	}
+}
+
+// ent8 is a slot of an 8-byte-key table: the key and its id+1 (0: empty).
+type ent8 struct {
+	key uint64
+	id  uint32
 }
 
 // appendRows appends the keys interned by internRow, in id order.
