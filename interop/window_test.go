@@ -12,12 +12,13 @@ import (
 
 	"github.com/planarlance/planar/internal/corpus"
 	"github.com/planarlance/planar/reader"
+	"github.com/planarlance/planar/selector"
 	"github.com/planarlance/planar/writer"
 )
 
 // TestWindowChunks: the performance classes written under the cost policy,
 // which compresses some pages in large chunks ("windows" of up to 2^15
-// values and 256 KiB of raw values, general compression over plain,
+// values and 64 KiB of raw values, general compression over plain,
 // byte-stream-split or FSST-coded values), are read back equal by pylance
 // (whole file, row ranges, takes) and by planar, in 2.2 and 2.3. The test
 // also checks that windows were written at all: chunks of more than 4096
@@ -43,7 +44,12 @@ func TestWindowChunks(t *testing.T) {
 		writeIPC(t, ds.Arrow, []arrow.RecordBatch{rec})
 		for _, f := range []writer.Format{writer.Format2_2, writer.Format2_3} {
 			p := filepath.Join(dir, fmt.Sprintf("%s.planar-%s.lance", pc.Name, f))
-			writePlanar(t, p, []arrow.RecordBatch{rec}, writer.WithFormat(f))
+			opts := []writer.Option{writer.WithFormat(f)}
+			if pc.Name == "urls" {
+				// String windows are opt-in (selector.KeyStringWindows).
+				opts = append(opts, writer.WithColumnOptions(rec.Schema().Field(0).Name, map[string]string{selector.KeyStringWindows: "on"}))
+			}
+			writePlanar(t, p, []arrow.RecordBatch{rec}, opts...)
 			ds.Planar = append(ds.Planar, fileSpec{File: p, Format: f.String()})
 			files = append(files, p)
 			checkPlanarRead(t, p, rec)

@@ -104,12 +104,15 @@ func encodeFactor(c values.Codec) float64 {
 
 // WindowBytes is the raw size of the large chunks the cost policy offers
 // under general compression ("windows"): Zstd finds matches and builds its
-// entropy tables over the whole chunk, and a call costs less per byte.
-const WindowBytes = 256 << 10
+// entropy tables over the whole chunk, and a call costs less per byte. A
+// one-row take decodes a whole window: 64 KiB keeps nearly all of the size
+// gain of 256 KiB windows (URL class 9.65 against 9.44 MB) at a quarter of
+// the take's work.
+const WindowBytes = 64 << 10
 
 // largeWindow is the raw chunk size from which a compression call counts
 // as a large window (its per-call cost amortised).
-const largeWindow = 64 << 10
+const largeWindow = 32 << 10
 
 // generalFactors are the encode and decode work of general compression per
 // byte it compresses (the child's output), by scheme, level and chunk size.

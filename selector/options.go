@@ -28,6 +28,10 @@ const (
 	// KeyCodec is planar's own key: it forces one value codec of a
 	// fixed-width column ("flat", "bitpack", "rle", "bss").
 	KeyCodec = "planar:codec"
+	// KeyStringWindows ("on"/"off", default off) lets the cost policy weigh
+	// Zstd over large chunks ("windows") of string values: smaller files,
+	// slower takes (a one-row take decodes a whole 64 KiB window).
+	KeyStringWindows = "planar:string-windows"
 )
 
 // ErrInvalidOption is wrapped by every error about an option value.
@@ -73,9 +77,11 @@ const (
 // Options are the per-column knobs the selector honours. The zero value is
 // the default of every knob.
 type Options struct {
-	Structural  Structural
-	Compression CompressionMode
-	Level       int // zstd level (0 = default)
+	// StringWindows admits window candidates for string values (KeyStringWindows).
+	StringWindows bool
+	Structural    Structural
+	Compression   CompressionMode
+	Level         int // zstd level (0 = default)
 	// RleThreshold, when > 0, admits RLE only when runs < values·threshold
 	// (Lance's rle-threshold); 0 leaves RLE to the size estimate.
 	RleThreshold float64
@@ -271,6 +277,15 @@ func (o *Options) Set(field string, t Type, key, value string) error {
 	case KeyBlob:
 		if value == "true" {
 			return bad("blob v1 columns are closed in format 2.3; store blobs as blob v2 struct input")
+		}
+	case KeyStringWindows:
+		switch value {
+		case "on":
+			o.StringWindows = true
+		case "off":
+			o.StringWindows = false
+		default:
+			return bad("want on or off")
 		}
 	case KeyCodec:
 		switch value {
