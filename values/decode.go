@@ -763,13 +763,15 @@ func (t *FsstTable) DecodeBlock(in Block) (Block, error) {
 		return Block{}, fmt.Errorf("fsst over a fixed-width block: %w", ErrCorrupt)
 	}
 	var err error
-	out := Block{N: in.N, Offsets: make([]uint64, 1, in.N+1), Data: make([]byte, 0, 2*len(in.Data))}
+	out := Block{N: in.N, Offsets: make([]uint64, 1, in.N+1), Data: make([]byte, 0, t.decodedLen(in.Data)+8)}
 	for i := 0; i < in.N; i++ {
 		a, b := in.Offsets[i], in.Offsets[i+1]
 		if a > b || b > uint64(len(in.Data)) {
 			return Block{}, fmt.Errorf("fsst value %d range [%d, %d): %w", i, a, b, ErrCorrupt)
 		}
-		if out.Data, err = t.AppendDecoded(out.Data, in.Data[a:b]); err != nil {
+		if !t.coded {
+			out.Data = append(out.Data, in.Data[a:b]...)
+		} else if out.Data, err = t.appendDecodedIn(out.Data, in.Data[a:b]); err != nil {
 			return Block{}, err
 		}
 		out.Offsets = append(out.Offsets, uint64(len(out.Data)))

@@ -150,10 +150,34 @@ func (t *FsstTable) AppendDecoded(dst, src []byte) ([]byte, error) {
 	if !t.coded {
 		return append(dst, src...), nil
 	}
-	start := len(dst)
 	// Every code emits at most 8 bytes; start with a guess of 3x and write
 	// whole 8-byte symbols, growing when fewer than 8 bytes of room remain.
-	dst = slices.Grow(dst, 3*len(src)+8)
+	return t.appendDecodedIn(slices.Grow(dst, 3*len(src)+8), src)
+}
+
+// decodedLen is the decoded size of a run of codes (the input size for a
+// verbatim table); codes outside the table count nothing (decoding them
+// fails).
+func (t *FsstTable) decodedLen(codes []byte) int {
+	if !t.coded {
+		return len(codes)
+	}
+	n := 0
+	for i := 0; i < len(codes); i++ {
+		if c := codes[i]; c == fsstEscape {
+			i++
+			n++
+		} else {
+			n += int(t.lens[c])
+		}
+	}
+	return n
+}
+
+// appendDecodedIn is AppendDecoded into dst's capacity as it is, grown only
+// when fewer than 8 bytes of room remain (DecodeBlock sizes it exactly).
+func (t *FsstTable) appendDecodedIn(dst, src []byte) ([]byte, error) {
+	start := len(dst)
 	out := dst[:cap(dst)]
 	pos := start
 	n := t.n
