@@ -1,9 +1,11 @@
 package values
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"math/bits"
+	"sync"
 
 	"github.com/planarlance/planar/proto/enc21pb"
 )
@@ -749,11 +751,45 @@ func FsstDecodeBlock(table []byte, in Block) (Block, error) {
 	if !in.Variable() {
 		return Block{}, fmt.Errorf("fsst over a fixed-width block: %w", ErrCorrupt)
 	}
-	t, err := ParseFsstTable(table)
+	t, err := parsedFsstTable(table)
 	if err != nil {
 		return Block{}, err
 	}
 	return t.DecodeBlock(in)
+}
+
+// fsstTables remembers the last few symbol tables parsed for decoding: a
+// page's chunks all carry the same table, parsed once instead of per chunk.
+// Entries hold a copy of the table bytes and match by content.
+var fsstTables struct {
+	sync.Mutex
+	raw  [4][]byte
+	tab  [4]*FsstTable
+	next int
+}
+
+// parsedFsstTable is ParseFsstTable through fsstTables. The tables it
+// returns are shared and only decode (they never build an encoder index).
+func parsedFsstTable(table []byte) (*FsstTable, error) {
+	c := &fsstTables
+	c.Lock()
+	for i, r := range c.raw {
+		if r != nil && bytes.Equal(r, table) {
+			t := c.tab[i]
+			c.Unlock()
+			return t, nil
+		}
+	}
+	c.Unlock()
+	t, err := ParseFsstTable(table)
+	if err != nil {
+		return nil, err
+	}
+	c.Lock()
+	c.raw[c.next], c.tab[c.next] = bytes.Clone(table), t
+	c.next = (c.next + 1) % len(c.raw)
+	c.Unlock()
+	return t, nil
 }
 
 // DecodeBlock decodes every value of a variable-width block of FSST codes
