@@ -798,20 +798,52 @@ func (t *FsstTable) DecodeBlock(in Block) (Block, error) {
 	if !in.Variable() {
 		return Block{}, fmt.Errorf("fsst over a fixed-width block: %w", ErrCorrupt)
 	}
-	var err error
-	out := Block{N: in.N, Offsets: make([]uint64, 1, in.N+1), Data: make([]byte, 0, t.decodedLen(in.Data)+8)}
 	for i := 0; i < in.N; i++ {
-		a, b := in.Offsets[i], in.Offsets[i+1]
-		if a > b || b > uint64(len(in.Data)) {
+		if a, b := in.Offsets[i], in.Offsets[i+1]; a > b || b > uint64(len(in.Data)) {
 			return Block{}, fmt.Errorf("fsst value %d range [%d, %d): %w", i, a, b, ErrCorrupt)
 		}
-		if !t.coded {
-			out.Data = append(out.Data, in.Data[a:b]...)
-		} else if out.Data, err = t.appendDecodedIn(out.Data, in.Data[a:b]); err != nil {
-			return Block{}, err
-		}
-		out.Offsets = append(out.Offsets, uint64(len(out.Data)))
 	}
+	out := Block{N: in.N, Offsets: make([]uint64, 1, in.N+1)}
+	if in.N == 0 {
+		return out, nil
+	}
+	codes := in.Data[in.Offsets[0]:in.Offsets[in.N]]
+	if !t.coded {
+		out.Data = append([]byte(nil), codes...)
+		for i := 1; i <= in.N; i++ {
+			out.Offsets = append(out.Offsets, in.Offsets[i]-in.Offsets[0])
+		}
+		return out, nil
+	}
+	// One pass over the chunk's codes, values back to back: every symbol
+	// is written as a whole 8-byte word into a buffer sized exactly (plus
+	// 8 bytes of slack), and each value's end is noted as its codes end.
+	buf := make([]byte, t.decodedLen(codes)+8)
+	pos, i := 0, int(in.Offsets[0])
+	data, n := in.Data, t.n
+	for v := 0; v < in.N; v++ {
+		end := int(in.Offsets[v+1])
+		for i < end {
+			c := data[i]
+			if c == fsstEscape {
+				if i+1 >= end {
+					return Block{}, fmt.Errorf("values: fsst value %d ends with an escape: %w", v, ErrCorrupt)
+				}
+				buf[pos] = data[i+1]
+				pos++
+				i += 2
+				continue
+			}
+			if int(c) >= n {
+				return Block{}, fmt.Errorf("values: fsst code %d in value %d but the table has %d symbols: %w", c, v, n, ErrCorrupt)
+			}
+			binary.LittleEndian.PutUint64(buf[pos:], t.sym[c])
+			pos += int(t.lens[c])
+			i++
+		}
+		out.Offsets = append(out.Offsets, uint64(pos))
+	}
+	out.Data = buf[:pos]
 	return out, nil
 }
 
