@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math/bits"
+	"slices"
 	"sync"
 
 	"github.com/planarlance/planar/proto/enc21pb"
@@ -421,8 +422,11 @@ func DecodeLevels(enc *enc21pb.CompressiveEncoding, buf []byte, n int, dst []uin
 	if f.Bits != 16 || len(f.Data) < 2*n {
 		return dst, fmt.Errorf("levels decoded to %d-bit values: %w", f.Bits, ErrCorrupt)
 	}
-	for i := 0; i < n; i++ {
-		dst = append(dst, binary.LittleEndian.Uint16(f.Data[2*i:]))
+	at := len(dst)
+	dst = slices.Grow(dst, n)[:at+n]
+	out, data := dst[at:], f.Data[:2*n]
+	for i := range out {
+		out[i] = binary.LittleEndian.Uint16(data[2*i:])
 	}
 	return dst, nil
 }
