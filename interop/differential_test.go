@@ -539,6 +539,62 @@ var lanceBugs = []struct {
 	{"Structural sibling fields have incompatible validity metadata", hasListAboveStructFSL,
 		"a fixed-size list of structs below a list, with a null FSL slot and a list inside the struct: pylance 14 refuses its own file of " +
 			"[[[{f1: null, f2: [1]}, {f1: null, f2: []}], null]] (list<fsl<struct<f1: float16, f2: list<int64>>, 2>>) the same way"},
+	{"its children have differing lengths", hasStructFSLBesideSibling,
+		"a struct whose child holds a fixed-size list of structs, next to another child: pylance 14 counts the inner struct's rows " +
+			"times the FSL dimension and refuses its own 2.3 file the same way, e.g. struct<f1: fsl<struct<f2: int32, f3: list<int32>>, 3>, " +
+			"f4: int32> with null rows (\"child 'f4' has 11 rows, but the field has 33\") and struct<f7: struct<f8: int16, f9: " +
+			"large_list<large_utf8>>, f10: struct<f11: fsl<struct<f12: utf8, f13: fsl<int16, 4>>, 2>>> (seeds 924863, 926001)"},
+}
+
+// hasStructFSLBesideSibling reports whether a struct with at least two
+// children has one that holds (through structs) a fixed-size list of
+// structs.
+func hasStructFSLBesideSibling(s *arrow.Schema) bool {
+	var holds func(dt arrow.DataType) bool
+	holds = func(dt arrow.DataType) bool {
+		switch t := dt.(type) {
+		case *arrow.FixedSizeListType:
+			if _, ok := t.Elem().(*arrow.StructType); ok {
+				return true
+			}
+		case *arrow.StructType:
+			for _, f := range t.Fields() {
+				if holds(f.Type) {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	var walk func(dt arrow.DataType) bool
+	walk = func(dt arrow.DataType) bool {
+		switch t := dt.(type) {
+		case *arrow.StructType:
+			if t.NumFields() >= 2 {
+				for _, f := range t.Fields() {
+					if holds(f.Type) {
+						return true
+					}
+				}
+			}
+			for _, f := range t.Fields() {
+				if walk(f.Type) {
+					return true
+				}
+			}
+		case *arrow.MapType:
+			return walk(t.KeyType()) || walk(t.ItemType())
+		case arrow.ListLikeType:
+			return walk(t.Elem())
+		}
+		return false
+	}
+	for _, f := range s.Fields() {
+		if walk(f.Type) {
+			return true
+		}
+	}
+	return false
 }
 
 // hasListAboveStructFSL reports whether a field of s has a structural

@@ -608,3 +608,20 @@ func TestSmallPagesKeepTheirOwnDictionaryItems(t *testing.T) {
 	}
 	bothWays(t, c)
 }
+
+// Found by the differential fuzzer (seeds 924863 and 926001, campaign
+// 910000-929999): a struct holding a fixed-size list of structs beside
+// another child. Pylance 14 refuses its own file of that shape the same way
+// (lanceBugs, hasStructFSLBesideSibling); planar must read its file back
+// exactly, and nothing else may differ.
+func TestRegressStructFSLBesideSibling(t *testing.T) {
+	for _, seed := range []uint64{924863, 926001} {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			c := corpus.RandomCase(memory.NewGoAllocator(), seed)
+			if !hasStructFSLBesideSibling(c.Schema) {
+				t.Fatalf("seed %d no longer draws the shape", seed)
+			}
+			bothWays(t, c)
+		})
+	}
+}
