@@ -223,19 +223,21 @@ func writeTemp(p string, b []byte) (string, error) {
 	return tmp, nil
 }
 
+// Put writes the object through Create (a temporary file renamed into
+// place) and syncs the directory.
 func (s *localStore) Put(ctx context.Context, key string, b []byte) error {
-	p, err := s.path(key)
+	w, err := s.Create(ctx, key)
 	if err != nil {
 		return err
 	}
-	tmp, err := writeTemp(p, b)
-	if err != nil {
+	if _, err := w.Write(b); err != nil {
+		w.Abort()
 		return fmt.Errorf("put %s: %w", key, err)
 	}
-	if err := os.Rename(tmp, p); err != nil {
-		_ = os.Remove(tmp)
+	if err := w.Close(); err != nil {
 		return fmt.Errorf("put %s: %w", key, err)
 	}
+	p, _ := s.path(key) // checked by Create
 	syncDir(filepath.Dir(p))
 	return nil
 }

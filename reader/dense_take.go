@@ -392,13 +392,8 @@ func (f *File) prefetchDense(runs []rowRun, cache pageCache) error {
 	}
 	var wins []denseWindow
 	for _, fc := range layout {
-		for k, ci := range fc.cols {
-			dims := uint64(1)
-			for _, s := range fc.paths[k] {
-				if s.Kind == structural.StepFSL {
-					dims *= uint64(s.Dim)
-				}
-			}
+		for _, ci := range fc.cols {
+			dims := f.dims[ci]
 			pages := f.columns[ci]
 			for _, r := range runs {
 				es, ee := uint64(r.start)*dims, uint64(r.end)*dims

@@ -48,8 +48,12 @@ type File struct {
 	leaves  []format.Column
 	numRows int64
 	columns [][]*page
-	closer  io.Closer
-	io      ioCounter
+	// dims are, per column, the elements of a row: the product of the
+	// structural fixed-size-list dimensions on its path (page lengths
+	// count elements).
+	dims   []uint64
+	closer io.Closer
+	io     ioCounter
 	// sparseCache holds the structure of the sparse pages read so far.
 	sparseCache sparseCache
 	// denseCache holds the addressing metadata of the dense pages read by
@@ -254,6 +258,7 @@ func (f *File) open() error {
 		}
 		f.columns[i] = pages
 	}
+	f.dims = dims
 	return nil
 }
 

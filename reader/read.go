@@ -120,6 +120,14 @@ func bitWidth(dt arrow.DataType) int {
 
 // readField reads rows [start, end) of one top-level field.
 func (f *File) readField(fc fieldColumns, start, end int64, cache pageCache) (arrow.Array, error) {
+	return f.assembleField(fc, func(k, ci int) (arrow.Array, error) {
+		return f.readLeaf(fc.field.Type, fc.paths[k], ci, start, end, cache)
+	})
+}
+
+// assembleField reads each leaf column of a top-level field with leaf and
+// merges them into the field's array.
+func (f *File) assembleField(fc fieldColumns, leaf func(k, ci int) (arrow.Array, error)) (arrow.Array, error) {
 	parts := make([]arrow.Array, 0, len(fc.cols))
 	defer func() {
 		for _, p := range parts {
@@ -127,7 +135,7 @@ func (f *File) readField(fc fieldColumns, start, end int64, cache pageCache) (ar
 		}
 	}()
 	for k, ci := range fc.cols {
-		a, err := f.readLeaf(fc.field.Type, fc.paths[k], ci, start, end, cache)
+		a, err := leaf(k, ci)
 		if err != nil {
 			return nil, fmt.Errorf("column %q: %w", f.leaves[ci].Path, err)
 		}
@@ -191,12 +199,7 @@ func (f *File) readLeaf(top arrow.DataType, path []structural.Step, ci int, star
 	}
 	leafType := types[len(types)-1]
 	pages := f.columns[ci]
-	dims := int64(1)
-	for _, s := range path {
-		if s.Kind == structural.StepFSL {
-			dims *= int64(s.Dim)
-		}
-	}
+	dims := int64(f.dims[ci])
 	// Page lengths count elements: rows times structural FSL dimensions.
 	es, ee := uint64(start*dims), uint64(end*dims)
 	first := sort.Search(len(pages), func(k int) bool { return pages[k].firstRow+pages[k].rows > es })

@@ -42,12 +42,7 @@ func (f *File) prefetchSparse(runs []rowRun, cache pageCache) error {
 
 func (f *File) prefetchColumn(ci int, path []structural.Step, runs []rowRun, cache pageCache) error {
 	pages := f.columns[ci]
-	dims := uint64(1)
-	for _, s := range path {
-		if s.Kind == structural.StepFSL {
-			dims *= uint64(s.Dim)
-		}
-	}
+	dims := f.dims[ci]
 	type plan struct {
 		m  *sparseMeta
 		ks [][2]int // ordinal ranges of the runs

@@ -9,8 +9,6 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-
-	"github.com/planarlance/planar/structural"
 )
 
 // ErrInvalidOption is wrapped by NewRecordReader for options it cannot
@@ -77,7 +75,6 @@ type RecordReader struct {
 	f      *File
 	schema *arrow.Schema
 	fields []fieldColumns
-	dims   []uint64 // per physical column: elements per row (structural FSL dimensions)
 	next   int64
 	end    int64
 	batch  int64
@@ -135,20 +132,9 @@ func (f *File) NewRecordReader(opts ...ReadOption) (*RecordReader, error) {
 		schema = arrow.NewSchema(afs, &md)
 	}
 	r := &RecordReader{f: f, schema: schema, fields: fields, next: o.start, end: o.end, batch: o.batchRows,
-		dims: make([]uint64, len(f.columns)), caches: make([]pageCache, len(fields))}
+		caches: make([]pageCache, len(fields))}
 	for i := range r.caches {
 		r.caches[i] = newPageCache()
-	}
-	for _, fc := range fields {
-		for k, ci := range fc.cols {
-			d := uint64(1)
-			for _, s := range fc.paths[k] {
-				if s.Kind == structural.StepFSL {
-					d *= uint64(s.Dim)
-				}
-			}
-			r.dims[ci] = d
-		}
 	}
 	r.refs.Store(1)
 	return r, nil
@@ -214,7 +200,7 @@ func (r *RecordReader) evict() {
 	for i, c := range r.caches {
 		for k, a := range c.arrays {
 			p := r.f.columns[k[0]][k[1]]
-			if p.firstRow+p.rows <= uint64(r.next)*r.dims[k[0]] {
+			if p.firstRow+p.rows <= uint64(r.next)*r.f.dims[k[0]] {
 				a.Release()
 				delete(c.arrays, k)
 			}

@@ -46,31 +46,9 @@ func (f *File) takeRuns(runs []rowRun, n int64, cache pageCache) (arrow.RecordBa
 }
 
 func (f *File) takeField(fc fieldColumns, runs []rowRun, n int64, cache pageCache) (arrow.Array, error) {
-	parts := make([]arrow.Array, 0, len(fc.cols))
-	defer func() {
-		for _, p := range parts {
-			p.Release()
-		}
-	}()
-	for k, ci := range fc.cols {
-		a, err := f.takeLeaf(fc.field.Type, fc.paths[k], ci, runs, n, cache)
-		if err != nil {
-			return nil, fmt.Errorf("column %q: %w", f.leaves[ci].Path, err)
-		}
-		parts = append(parts, a)
-	}
-	m, err := merge(fc.field.Type, parts, fc.paths, 0)
-	if err != nil {
-		return nil, err
-	}
-	if !arrow.TypeEqual(m.DataType(), fc.field.Type) {
-		d := m.Data()
-		rebuilt := retype(d, fc.field.Type)
-		m.Release()
-		m = array.MakeFromData(rebuilt)
-		rebuilt.Release()
-	}
-	return m, nil
+	return f.assembleField(fc, func(k, ci int) (arrow.Array, error) {
+		return f.takeLeaf(fc.field.Type, fc.paths[k], ci, runs, n, cache)
+	})
 }
 
 // takeLeaf reads the rows of runs of one physical column.
@@ -80,12 +58,7 @@ func (f *File) takeLeaf(top arrow.DataType, path []structural.Step, ci int, runs
 		return nil, err
 	}
 	leafType := types[len(types)-1]
-	dims := uint64(1)
-	for _, s := range path {
-		if s.Kind == structural.StepFSL {
-			dims *= uint64(s.Dim)
-		}
-	}
+	dims := f.dims[ci]
 	pages := f.columns[ci]
 	var parts []arrow.Array
 	defer func() {

@@ -83,28 +83,17 @@ func (t *dictTable) key(id uint32) []byte {
 // intern returns v's id, adding v when it is new; ok is false when v is new
 // and the table already holds limit keys.
 func (t *dictTable) intern(v []byte) (id uint32, ok bool) {
-	h := t.hash(v)
-	tag := uint32(h >> 32)
-	mask := uint64(len(t.slots) - 1)
-	for i := h >> t.shift; ; i = (i + 1) & mask {
-		s := t.slots[i]
-		if s == 0 {
-			if t.n >= t.limit {
-				return 0, false
-			}
-			id = uint32(t.n)
-			t.n++
-			t.slots[i], t.hashes[i] = id+1, tag
-			t.items = append(t.items, v...)
-			if t.bw == 0 {
-				t.offsets = append(t.offsets, uint64(len(t.items)))
-			}
-			return id, true
-		}
-		if t.hashes[i] == tag && bytes.Equal(t.key(s-1), v) {
-			return s - 1, true
+	j, tag, id, found := t.lookup(v)
+	if found {
+		return id, true
+	}
+	if id, ok = t.claim(j, tag); ok {
+		t.items = append(t.items, v...)
+		if t.bw == 0 {
+			t.offsets = append(t.offsets, uint64(len(t.items)))
 		}
 	}
+	return id, ok
 }
 
 // internRow is intern of record i of src (fixed-width records of the
@@ -118,26 +107,43 @@ func (t *dictTable) internRow(src []byte, i int) (id uint32, ok bool) {
 	if t.bw == 8 {
 		return t.internRow8(binary.LittleEndian.Uint64(src[i*8:]), i)
 	}
-	v := src[i*t.bw : (i+1)*t.bw]
+	j, tag, id, found := t.lookup(src[i*t.bw : (i+1)*t.bw])
+	if found {
+		return id, true
+	}
+	if id, ok = t.claim(j, tag); ok {
+		t.rows = append(t.rows, uint32(i))
+	}
+	return id, ok
+}
+
+// lookup finds v: its id, or the empty slot j where it would go, with the
+// tag (high hash bits) the slot keeps.
+func (t *dictTable) lookup(v []byte) (j uint64, tag, id uint32, found bool) {
 	h := t.hash(v)
-	tag := uint32(h >> 32)
+	tag = uint32(h >> 32)
 	mask := uint64(len(t.slots) - 1)
-	for j := h >> t.shift; ; j = (j + 1) & mask {
+	for j = h >> t.shift; ; j = (j + 1) & mask {
 		s := t.slots[j]
 		if s == 0 {
-			if t.n >= t.limit {
-				return 0, false
-			}
-			id = uint32(t.n)
-			t.n++
-			t.slots[j], t.hashes[j] = id+1, tag
-			t.rows = append(t.rows, uint32(i))
-			return id, true
+			return j, tag, 0, false
 		}
 		if t.hashes[j] == tag && bytes.Equal(t.key(s-1), v) {
-			return s - 1, true
+			return j, tag, s - 1, true
 		}
 	}
+}
+
+// claim gives the next id to empty slot j; false when the table already
+// holds limit keys. The caller records the key.
+func (t *dictTable) claim(j uint64, tag uint32) (uint32, bool) {
+	if t.n >= t.limit {
+		return 0, false
+	}
+	id := uint32(t.n)
+	t.n++
+	t.slots[j], t.hashes[j] = id+1, tag
+	return id, true
 }
 
 // internRow8 is internRow of an 8-byte key, kept in the table itself: a

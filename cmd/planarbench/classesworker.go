@@ -63,25 +63,14 @@ type classMeasurement struct {
 }
 
 func classesWorkerMain(args []string, stdout io.Writer) int {
-	var j classJob
-	if len(args) != 1 {
-		fmt.Fprintln(os.Stderr, "planarbench: "+classesWorkerFlag+" takes one JSON job")
-		return 2
-	}
-	if err := json.Unmarshal([]byte(args[0]), &j); err != nil {
-		fmt.Fprintln(os.Stderr, "planarbench:", err)
-		return 2
-	}
-	m, err := measureClassJob(j)
-	if err != nil {
-		m.Error = err.Error()
-	}
-	m.MaxRSSKB = maxRSSKB()
-	if err := json.NewEncoder(stdout).Encode(m); err != nil {
-		fmt.Fprintln(os.Stderr, "planarbench:", err)
-		return 1
-	}
-	return 0
+	return runWorker(classesWorkerFlag, args, stdout, func(j classJob) any {
+		m, err := measureClassJob(j)
+		if err != nil {
+			m.Error = err.Error()
+		}
+		m.MaxRSSKB = maxRSSKB()
+		return m
+	})
 }
 
 // tableFile is a written file opened with its writer's reader.

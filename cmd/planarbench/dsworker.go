@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"io/fs"
@@ -100,25 +99,14 @@ type dsMeasurement struct {
 }
 
 func dsWorkerMain(args []string, stdout io.Writer) int {
-	var j dsJob
-	if len(args) != 1 {
-		fmt.Fprintln(os.Stderr, "planarbench: "+dsWorkerFlag+" takes one JSON job")
-		return 2
-	}
-	if err := json.Unmarshal([]byte(args[0]), &j); err != nil {
-		fmt.Fprintln(os.Stderr, "planarbench:", err)
-		return 2
-	}
-	m, err := runDSJob(context.Background(), j)
-	if err != nil {
-		m.Error = err.Error()
-	}
-	m.MaxRSSKB = maxRSSKB()
-	if err := json.NewEncoder(stdout).Encode(m); err != nil {
-		fmt.Fprintln(os.Stderr, "planarbench:", err)
-		return 1
-	}
-	return 0
+	return runWorker(dsWorkerFlag, args, stdout, func(j dsJob) any {
+		m, err := runDSJob(context.Background(), j)
+		if err != nil {
+			m.Error = err.Error()
+		}
+		m.MaxRSSKB = maxRSSKB()
+		return m
+	})
 }
 
 func runDSJob(ctx context.Context, j dsJob) (dsMeasurement, error) {

@@ -41,7 +41,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"runtime"
@@ -50,6 +49,8 @@ import (
 	"time"
 
 	_ "embed"
+
+	"github.com/planarlance/planar/internal/pyenv"
 )
 
 //go:embed pylance_bench.py
@@ -274,35 +275,7 @@ type environment struct {
 }
 
 // errNoPylance means no python with pylance was found.
-var errNoPylance = errors.New("pylance not available")
+var errNoPylance = pyenv.ErrNoPylance
 
 // findPylance returns the python to use and pylance's version.
-func findPylance(flagPy string) (string, string, error) {
-	py := flagPy
-	if py == "" {
-		py = os.Getenv("PLANAR_PYTHON")
-	}
-	if py == "" {
-		dir, _ := os.Getwd()
-		for {
-			cand := filepath.Join(dir, "interop", ".venv", "bin", "python")
-			if _, err := os.Stat(cand); err == nil {
-				py = cand
-				break
-			}
-			parent := filepath.Dir(dir)
-			if parent == dir {
-				break
-			}
-			dir = parent
-		}
-	}
-	if py == "" {
-		return "", "", fmt.Errorf("%w: no interop/.venv/bin/python here or above (run `sh interop/setup.sh`)", errNoPylance)
-	}
-	out, err := exec.Command(py, "-c", "import lance, pyarrow; print(lance.__version__)").CombinedOutput()
-	if err != nil {
-		return "", "", fmt.Errorf("%w at %s: %v: %s (run `sh interop/setup.sh`)", errNoPylance, py, err, strings.TrimSpace(string(out)))
-	}
-	return py, strings.TrimSpace(string(out)), nil
-}
+var findPylance = pyenv.Find

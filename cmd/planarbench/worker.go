@@ -59,26 +59,35 @@ type measurement struct {
 	Error    string `json:"error,omitempty"`
 }
 
-func workerMain(args []string, stdout io.Writer) int {
-	var j job
+// runWorker is the main of a worker process: it decodes the one JSON job in
+// args, runs it and prints its measurement as JSON (exit status 2 for a bad
+// job, 1 when the result cannot be written).
+func runWorker[J any](flag string, args []string, stdout io.Writer, run func(J) any) int {
+	var j J
 	if len(args) != 1 {
-		fmt.Fprintln(os.Stderr, "planarbench: "+workerFlag+" takes one JSON job")
+		fmt.Fprintln(os.Stderr, "planarbench: "+flag+" takes one JSON job")
 		return 2
 	}
 	if err := json.Unmarshal([]byte(args[0]), &j); err != nil {
 		fmt.Fprintln(os.Stderr, "planarbench:", err)
 		return 2
 	}
-	m, err := measurePlanar(j)
-	if err != nil {
-		m.Error = err.Error()
-	}
-	m.MaxRSSKB = maxRSSKB()
-	if err := json.NewEncoder(stdout).Encode(m); err != nil {
+	if err := json.NewEncoder(stdout).Encode(run(j)); err != nil {
 		fmt.Fprintln(os.Stderr, "planarbench:", err)
 		return 1
 	}
 	return 0
+}
+
+func workerMain(args []string, stdout io.Writer) int {
+	return runWorker(workerFlag, args, stdout, func(j job) any {
+		m, err := measurePlanar(j)
+		if err != nil {
+			m.Error = err.Error()
+		}
+		m.MaxRSSKB = maxRSSKB()
+		return m
+	})
 }
 
 func measurePlanar(j job) (measurement, error) {

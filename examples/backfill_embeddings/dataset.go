@@ -29,8 +29,6 @@ import (
 //go:embed backfill_pylance.py
 var pylanceScript []byte
 
-var errNoPylance = errors.New("no python with pylance")
-
 // dsConfig is the dataset form's job.
 type dsConfig struct {
 	gen         batchGen // rows, batch size, valid fraction and seed of the embeddings
@@ -105,39 +103,6 @@ type dsResult struct {
 	pylance     *pyCheck         // nil without pylance
 	pyProblems  []string         // where pylance disagrees with what was written
 	v1, v2      map[string]int64 // the dataset's files after each commit
-}
-
-// findPython returns the interpreter with pylance and pylance's version:
-// flagPy, else $PLANAR_PYTHON, else interop/.venv/bin/python in the working
-// directory or above it.
-func findPython(flagPy string) (string, string, error) {
-	py := flagPy
-	if py == "" {
-		py = os.Getenv("PLANAR_PYTHON")
-	}
-	if py == "" {
-		dir, _ := os.Getwd()
-		for {
-			cand := filepath.Join(dir, "interop", ".venv", "bin", "python")
-			if _, err := os.Stat(cand); err == nil {
-				py = cand
-				break
-			}
-			parent := filepath.Dir(dir)
-			if parent == dir {
-				break
-			}
-			dir = parent
-		}
-	}
-	if py == "" {
-		return "", "", fmt.Errorf("%w: no interop/.venv/bin/python here or above (run `sh interop/setup.sh`)", errNoPylance)
-	}
-	out, err := exec.Command(py, "-c", "import lance, pyarrow; print(lance.__version__)").CombinedOutput()
-	if err != nil {
-		return "", "", fmt.Errorf("%w at %s: %v: %s", errNoPylance, py, err, strings.TrimSpace(string(out)))
-	}
-	return py, strings.TrimSpace(string(out)), nil
 }
 
 // runDataset creates the dataset of ids and text (pylance, or planar without

@@ -51,6 +51,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
 	"github.com/planarlance/planar/dataset"
+	"github.com/planarlance/planar/internal/pyenv"
 	"github.com/planarlance/planar/reader"
 	"github.com/planarlance/planar/writer"
 )
@@ -152,7 +153,7 @@ func main() {
 		cfg := dsConfig{gen: gen, rowsPerFile: *rowsPerFile, storage: *storage, out: dir}
 		py, version, err := "", "", error(nil)
 		if *python != "none" {
-			py, version, err = findPython(*python)
+			py, version, err = pyenv.Find(*python)
 		}
 		switch {
 		case *python == "none":

@@ -11,6 +11,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 
 	"github.com/planarlance/planar/dataset"
+	"github.com/planarlance/planar/internal/pyenv"
 	"github.com/planarlance/planar/reader"
 )
 
@@ -113,7 +114,7 @@ func checkFile(t *testing.T, fr fileResult, g batchGen) {
 // under CI=true and skips loudly otherwise.
 func pythonOrSkip(t *testing.T) string {
 	t.Helper()
-	py, version, err := findPython("")
+	py, version, err := pyenv.Find("")
 	if err != nil {
 		if os.Getenv("CI") == "true" {
 			t.Fatal("CI: " + err.Error())
