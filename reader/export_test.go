@@ -7,3 +7,14 @@ func SetDenseWindows(on bool) bool {
 	denseWindows = on
 	return prev
 }
+
+// SetRawPages turns the straight-to-buffer read of raw page runs on or off
+// and returns the previous setting.
+func SetRawPages(on bool) bool {
+	prev := rawPages
+	rawPages = on
+	return prev
+}
+
+// RawPageRuns counts the page runs read straight into one buffer.
+func RawPageRuns() int64 { return rawPageRuns.Load() }

@@ -127,11 +127,24 @@ func (f *File) readAt(off, n uint64) ([]byte, error) {
 		return nil, fmt.Errorf("range [%d, +%d) outside file of %d bytes: %w", off, n, f.size, ErrCorrupt)
 	}
 	b := make([]byte, n)
-	f.io.add(n)
-	if k, err := f.r.ReadAt(b, int64(off)); err != nil && !(errors.Is(err, io.EOF) && uint64(k) == n) {
-		return nil, shortRead(off, n, err)
+	if err := f.readInto(b, off); err != nil {
+		return nil, err
 	}
 	return b, nil
+}
+
+// readInto fills dst with the file's bytes from off (checked by the caller
+// to lie inside the file), counting the read.
+func (f *File) readInto(dst []byte, off uint64) error {
+	n := uint64(len(dst))
+	if off > uint64(f.size) || n > uint64(f.size)-off {
+		return fmt.Errorf("range [%d, +%d) outside file of %d bytes: %w", off, n, f.size, ErrCorrupt)
+	}
+	f.io.add(n)
+	if k, err := f.r.ReadAt(dst, int64(off)); err != nil && !(errors.Is(err, io.EOF) && uint64(k) == n) {
+		return shortRead(off, n, err)
+	}
+	return nil
 }
 
 func (f *File) open() error {

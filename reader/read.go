@@ -210,6 +210,17 @@ func (f *File) readLeaf(top arrow.DataType, path []structural.Step, ci int, star
 		}
 	}()
 	ud := uint64(dims)
+	if last := sort.Search(len(pages), func(k int) bool { return pages[k].firstRow >= ee }); len(types) == 1 && ud == 1 &&
+		last-first > 1 && pages[first].firstRow == es && pages[last-1].firstRow+pages[last-1].rows == ee {
+		// Whole pages of a flat column: raw pages go straight to one buffer.
+		out, ok, err := f.readRawPages(leafType, pages[first:last])
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			return out, nil
+		}
+	}
 	for pi := first; pi < len(pages) && pages[pi].firstRow < ee; pi++ {
 		p := pages[pi]
 		if p.firstRow%ud != 0 || p.rows%ud != 0 {
@@ -255,6 +266,10 @@ func (f *File) readLeaf(top arrow.DataType, path []structural.Step, ci int, star
 		// Concatenate also normalizes offsets, so that every leaf of a
 		// field lines up.
 		var err error
+		var ok bool
+		if out, ok = concatFixed(chunks); ok {
+			break
+		}
 		if out, err = concatenate(chunks); err != nil {
 			return nil, fmt.Errorf("%v: %w", err, ErrCorrupt)
 		}
