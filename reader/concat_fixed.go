@@ -1,6 +1,8 @@
 package reader
 
 import (
+	"encoding/binary"
+
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/bitutil"
@@ -149,4 +151,117 @@ func nullCount(d arrow.ArrayData) int {
 		return 0
 	}
 	return d.Len() - bitutil.CountSetBits(b.Bytes(), d.Offset(), d.Len())
+}
+
+// concatVariable joins flat string or binary arrays (32- or 64-bit
+// offsets) into one, copying the value bytes once in preemptible pieces
+// and rebasing the offsets. ok is false for other types.
+func concatVariable(chunks []arrow.Array) (arrow.Array, bool) {
+	if len(chunks) == 0 {
+		return nil, false
+	}
+	dt := chunks[0].DataType()
+	var ow int
+	switch dt.ID() {
+	case arrow.STRING, arrow.BINARY:
+		ow = 4
+	case arrow.LARGE_STRING, arrow.LARGE_BINARY:
+		ow = 8
+	default:
+		return nil, false
+	}
+	datas := make([]arrow.ArrayData, len(chunks))
+	n, nulls, bytes := 0, 0, 0
+	counts := make([]int, len(chunks))
+	for i, c := range chunks {
+		d := c.Data()
+		datas[i] = d
+		n += d.Len()
+		counts[i] = nullCount(d)
+		nulls += counts[i]
+		lo, hi := offsetAt(d, 0, ow), offsetAt(d, d.Len(), ow)
+		bytes += hi - lo
+	}
+	if ow == 4 && bytes > 1<<31-1 {
+		return nil, false // arrow reports the overflow
+	}
+	var validity *memory.Buffer
+	if nulls > 0 {
+		validity = memory.NewResizableBuffer(memory.DefaultAllocator)
+		validity.Resize(int(bitutil.BytesForBits(int64(n))))
+		defer validity.Release()
+		bm, at := validity.Bytes(), 0
+		for i, d := range datas {
+			if b := d.Buffers()[0]; b != nil && counts[i] > 0 {
+				bitutil.CopyBitmap(b.Bytes(), d.Offset(), d.Len(), bm, at)
+			} else {
+				bitutil.SetBitsTo(bm, int64(at), int64(d.Len()), true)
+			}
+			at += d.Len()
+		}
+	}
+	offs := memory.NewResizableBuffer(memory.DefaultAllocator)
+	defer offs.Release()
+	offs.Resize((n + 1) * ow)
+	data := memory.NewResizableBuffer(memory.DefaultAllocator)
+	defer data.Release()
+	data.Resize(bytes)
+	ob, db := offs.Bytes(), data.Bytes()
+	row, base := 0, 0
+	for _, d := range datas {
+		lo, hi := offsetAt(d, 0, ow), offsetAt(d, d.Len(), ow)
+		rebase(ob, d, row, base-lo, ow)
+		if hi > lo {
+			src := d.Buffers()[2].Bytes()[lo:hi]
+			at := base
+			for len(src) > 0 {
+				k := copy(db[at:at+min(len(src), copyPiece)], src)
+				src, at = src[k:], at+k
+			}
+		}
+		row, base = row+d.Len(), base+hi-lo
+	}
+	putOffset(ob, n, base, ow)
+	out := array.NewData(dt, n, []*memory.Buffer{validity, offs, data}, nil, nulls, 0)
+	defer out.Release()
+	return array.MakeFromData(out), true
+}
+
+// offsetAt is offset i (counted from d's own offset) of a string or
+// binary array with offsets of ow bytes.
+func offsetAt(d arrow.ArrayData, i, ow int) int {
+	b := d.Buffers()[1].Bytes()
+	j := (d.Offset() + i) * ow
+	if ow == 4 {
+		return int(int32(binary.LittleEndian.Uint32(b[j:])))
+	}
+	return int(binary.LittleEndian.Uint64(b[j:]))
+}
+
+// rebase writes d's offsets (but its last), plus delta, at row of dst.
+func rebase(dst []byte, d arrow.ArrayData, row, delta, ow int) {
+	src := d.Buffers()[1].Bytes()
+	if ow == 4 {
+		in := arrow.Int32Traits.CastFromBytes(src)[d.Offset() : d.Offset()+d.Len()]
+		out := arrow.Int32Traits.CastFromBytes(dst)[row : row+d.Len()]
+		dl := int32(delta)
+		for i, o := range in {
+			out[i] = o + dl
+		}
+		return
+	}
+	in := arrow.Int64Traits.CastFromBytes(src)[d.Offset() : d.Offset()+d.Len()]
+	out := arrow.Int64Traits.CastFromBytes(dst)[row : row+d.Len()]
+	dl := int64(delta)
+	for i, o := range in {
+		out[i] = o + dl
+	}
+}
+
+func putOffset(b []byte, i, v, ow int) {
+	if ow == 4 {
+		binary.LittleEndian.PutUint32(b[i*ow:], uint32(v))
+		return
+	}
+	binary.LittleEndian.PutUint64(b[i*ow:], uint64(v))
 }

@@ -97,10 +97,13 @@ func decodeChunkedPage(m *enc21pb.MiniBlockLayout, bufs [][]byte, rows int) (*pa
 		pd.rep = make([]uint16, 0, m.NumItems)
 	}
 	maxVis := structural.MaxVisibleDef(m.Layers)
-	var blocks []values.Block
+	// FSST-coded chunks are joined still coded (a fraction of the size)
+	// and expanded once, into one buffer of the page's exact size.
+	fs := m.ValueCompression.GetFsst()
+	blocks := make([]values.Block, 0, len(refs))
 	for ci, r := range refs {
 		var v values.Block
-		if pd.rep, pd.def, v, err = decodeOneChunk(m, layout, maxVis, bufs[1][r.Offset:r.Offset+r.Size], r, ci, pd.rep, pd.def, false); err != nil {
+		if pd.rep, pd.def, v, err = decodeOneChunk(m, layout, maxVis, bufs[1][r.Offset:r.Offset+r.Size], r, ci, pd.rep, pd.def, fs != nil); err != nil {
 			return nil, err
 		}
 		blocks = append(blocks, v)
@@ -124,6 +127,15 @@ func decodeChunkedPage(m *enc21pb.MiniBlockLayout, bufs [][]byte, rows int) (*pa
 	}
 	if pd.vals, err = concatBlocks(blocks); err != nil {
 		return nil, err
+	}
+	if fs != nil {
+		t, err := values.ParseFsstTable(fs.SymbolTable)
+		if err != nil {
+			return nil, fmt.Errorf("fsst values: %w", err)
+		}
+		if pd.vals, err = t.DecodeBlock(pd.vals); err != nil {
+			return nil, fmt.Errorf("fsst values: %w", err)
+		}
 	}
 	return pd, nil
 }

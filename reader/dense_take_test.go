@@ -132,6 +132,11 @@ func TestDenseTakeMatchesReadAll(t *testing.T) {
 			defer all.Release()
 			for set, idx := range takeSets(f.NumRows()) {
 				t.Run(set, func(t *testing.T) { checkTake(t, f, all, idx) })
+				// The same rows picked from whole decoded pages.
+				t.Run(set+"-whole", func(t *testing.T) {
+					defer reader.SetWholePageTake(reader.SetWholePageTake(1))
+					checkTake(t, f, all, idx)
+				})
 			}
 			// A range inside pages reads by window too.
 			n := f.NumRows()

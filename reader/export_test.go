@@ -18,3 +18,12 @@ func SetRawPages(on bool) bool {
 
 // RawPageRuns counts the page runs read straight into one buffer.
 func RawPageRuns() int64 { return rawPageRuns.Load() }
+
+// SetWholePageTake sets how takes read dense chunked pages (0: chosen by
+// the number of windows, 1: whole pages, -1: windows) and returns the
+// previous setting.
+func SetWholePageTake(v int) int {
+	prev := wholePageTake
+	wholePageTake = v
+	return prev
+}

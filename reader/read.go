@@ -270,6 +270,9 @@ func (f *File) readLeaf(top arrow.DataType, path []structural.Step, ci int, star
 		if out, ok = concatFixed(chunks); ok {
 			break
 		}
+		if out, ok = concatVariable(chunks); ok {
+			break
+		}
 		if out, err = concatenate(chunks); err != nil {
 			return nil, fmt.Errorf("%v: %w", err, ErrCorrupt)
 		}

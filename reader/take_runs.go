@@ -1,11 +1,14 @@
 package reader
 
 import (
+	"context"
 	"errors"
 	"fmt"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/compute"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/planarlance/planar/structural"
 	"github.com/planarlance/planar/values"
@@ -94,6 +97,16 @@ func (f *File) takeLeaf(top arrow.DataType, path []structural.Step, ci int, runs
 		first := i
 		for ; i < len(runs) && inPage(runs[i]) == p; i++ {
 			wins = append(wins, [2]uint64{uint64(runs[i].start)*dims - p.firstRow, uint64(runs[i].end)*dims - p.firstRow})
+		}
+		if len(types) == 1 && f.wholeBetter(p, len(wins), dims) {
+			a, ok, err := f.takeFromWhole(p, types, path, leafType, wins, cache)
+			if err != nil {
+				return nil, err
+			}
+			if ok {
+				parts = append(parts, a)
+				continue
+			}
 		}
 		a, err := f.decodeWindows(p, types, path, leafType, wins, cache)
 		if errors.Is(err, errNoJoin) {
@@ -200,4 +213,63 @@ func joinable(a, b values.Block) bool {
 		}
 	}
 	return true
+}
+
+// minWholeWindows keeps small takes on windows whatever the page: a take
+// of a few rows reads only their chunks.
+const minWholeWindows = 32
+
+// wholePageTake chooses how takes read dense chunked pages: 0 by the
+// number of windows (wholeBetter), 1 always whole, -1 never (tests).
+var wholePageTake = 0
+
+// wholeBetter reports whether a take of wins windows from chunked page p
+// of a flat column (one layer; Arrow's take kernel is slower than the
+// windows on nested arrays)
+// is cheaper decoding the whole page and picking its rows: when the
+// windows are at least half as many as the chunks, most chunks are
+// decoded anyway, and one pass over the page costs less than a window's
+// bookkeeping per run. (Measured on 1M random int64 in one page of 256
+// chunks: 10,000 rows in 6.1-8.4 ms against 9.4-10.6 by windows; 100 rows
+// stay on windows.)
+func (f *File) wholeBetter(p *page, wins int, dims uint64) bool {
+	if dims != 1 || wholePageTake < 0 || p.layout.GetMiniBlockLayout() == nil {
+		return false
+	}
+	if wholePageTake > 0 {
+		return true
+	}
+	m, err := f.denseMetaFor(p)
+	return wins >= minWholeWindows && err == nil && m.mb != nil && 2*wins >= len(m.refs)
+}
+
+// takeFromWhole decodes page p whole and picks the rows of wins from it
+// with Arrow's take kernel. ok is false when the kernel does not handle
+// the type (the caller reads by windows).
+func (f *File) takeFromWhole(p *page, types []arrow.DataType, path []structural.Step, leafType arrow.DataType, wins [][2]uint64, cache pageCache) (arrow.Array, bool, error) {
+	whole, err := f.decodePageArray(p, types, path, leafType, 0, p.rows, cache)
+	if err != nil {
+		return nil, false, err
+	}
+	defer whole.Release()
+	if uint64(whole.Len()) != p.rows {
+		return nil, false, fmt.Errorf("page decoded to %d rows, holds %d: %w", whole.Len(), p.rows, ErrCorrupt)
+	}
+	n := 0
+	for _, w := range wins {
+		n += int(w[1] - w[0])
+	}
+	idx := make([]int64, 0, n)
+	for _, w := range wins {
+		for r := w[0]; r < w[1]; r++ {
+			idx = append(idx, int64(r))
+		}
+	}
+	ia := array.NewInt64Data(array.NewData(arrow.PrimitiveTypes.Int64, n, []*memory.Buffer{nil, memory.NewBufferBytes(arrow.Int64Traits.CastToBytes(idx))}, nil, 0, 0))
+	defer ia.Release()
+	out, err := compute.TakeArrayOpts(context.Background(), whole, ia, compute.TakeOptions{BoundsCheck: false})
+	if err != nil {
+		return nil, false, nil
+	}
+	return out, true, nil
 }
