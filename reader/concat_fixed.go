@@ -15,6 +15,18 @@ import (
 // whole length; pieces of 1 MiB keep the copy as fast and preemptible.
 const copyPiece = 1 << 20
 
+// joinArrays concatenates arrays of one type: fixed-width trees and flat
+// strings here, everything else through Arrow (concatenate).
+func joinArrays(chunks []arrow.Array) (arrow.Array, error) {
+	if out, ok := concatFixed(chunks); ok {
+		return out, nil
+	}
+	if out, ok := concatVariable(chunks); ok {
+		return out, nil
+	}
+	return concatenate(chunks)
+}
+
 // concatFixed joins arrays of one fixed-width tree type (fixed-width
 // values, fixed-size lists and structs of them; see fixedTree) into one
 // array whose buffers are written once, in preemptible pieces. It is what

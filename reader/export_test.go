@@ -27,3 +27,11 @@ func SetWholePageTake(v int) int {
 	wholePageTake = v
 	return prev
 }
+
+// SetSparseJoin turns the joined decode of a take's windows of one sparse
+// page on or off and returns the previous setting.
+func SetSparseJoin(on bool) bool {
+	prev := sparseJoin
+	sparseJoin = on
+	return prev
+}

@@ -266,14 +266,7 @@ func (f *File) readLeaf(top arrow.DataType, path []structural.Step, ci int, star
 		// Concatenate also normalizes offsets, so that every leaf of a
 		// field lines up.
 		var err error
-		var ok bool
-		if out, ok = concatFixed(chunks); ok {
-			break
-		}
-		if out, ok = concatVariable(chunks); ok {
-			break
-		}
-		if out, err = concatenate(chunks); err != nil {
+		if out, err = joinArrays(chunks); err != nil {
 			return nil, fmt.Errorf("%v: %w", err, ErrCorrupt)
 		}
 	}

@@ -1,10 +1,15 @@
 package reader
 
 import (
+	"fmt"
 	"slices"
 	"sort"
 
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/planarlance/planar/proto/enc23pb"
 	"github.com/planarlance/planar/structural"
+	"github.com/planarlance/planar/values"
 )
 
 // A take reads each run of consecutive rows as one window. Before that, the
@@ -140,4 +145,142 @@ func (f *File) zippedBytes(p *page, m *sparseMeta, k0, k1 int) ([]byte, error) {
 		return nil, nil
 	}
 	return f.readAt(p.buffers[0].Position+lo, hi-lo)
+}
+
+// decodeSparseWindows decodes element windows of one sparse page, in
+// order, into one projected array: the windows' structure is cut from the
+// page's cached structure and joined, their values decoded and joined, and
+// one array is built (not one per window). It returns errNoJoin when the
+// windows' values cannot be joined.
+func (f *File) decodeSparseWindows(p *page, types []arrow.DataType, path []structural.Step, leafType arrow.DataType, wins [][2]uint64, cache pageCache) (arrow.Array, error) {
+	m, err := f.sparseMetaFor(p, path)
+	if err != nil {
+		return nil, err
+	}
+	sets := make([][]structural.LayerData, 0, len(wins))
+	var blocks []values.Block
+	all := &pageData{}
+	kind := -1 // of the windows with values: 0 values, 1 all null, 2 constant
+	_, zipped := p.sparse.GetValues().GetCodec().(*enc23pb.ValuePlane_Zipped)
+	var alive []bool // zipped: which of the windows' leaf slots are stored
+	for _, w := range wins {
+		a, b := w[0], w[1]
+		if a > b || b > p.rows || a%m.scale != 0 || b%m.scale != 0 {
+			return nil, fmt.Errorf("window [%d, %d) of a sparse page of %d elements in rows of %d: %w", a, b, p.rows, m.scale, ErrCorrupt)
+		}
+		lds, s0, s1 := windowLayers(m.layers, int(a/m.scale), int(b/m.scale))
+		sets = append(sets, lds)
+		if s0 == s1 {
+			continue // no leaf slots: nothing to join
+		}
+		if zipped {
+			// Stored values only; they are scattered once, below.
+			vals, err := f.zippedWindow(p, m, s0, s1, cache)
+			if err != nil {
+				return nil, err
+			}
+			if len(blocks) > 0 && !joinable(blocks[0], vals) {
+				return nil, errNoJoin
+			}
+			blocks = append(blocks, vals)
+			alive = append(alive, m.alive[s0:s1]...)
+			kind = 0
+			continue
+		}
+		pd, err := f.windowValues(p, m, s0, s1, cache)
+		if err != nil {
+			return nil, err
+		}
+		k := 0
+		switch {
+		case pd.allNull:
+			k = 1
+		case pd.constant != nil:
+			k = 2
+			if all.constant != nil && string(all.constant) != string(pd.constant) {
+				return nil, errNoJoin
+			}
+			all.constant = pd.constant
+		default:
+			if pd.vals.NullItems || pd.vals.Children != nil || pd.scalarBuf != nil || pd.dict != all.dict && len(blocks) > 0 {
+				return nil, errNoJoin
+			}
+			if len(blocks) > 0 && !joinable(blocks[0], pd.vals) {
+				return nil, errNoJoin
+			}
+			all.dict = pd.dict
+			blocks = append(blocks, pd.vals)
+		}
+		if kind >= 0 && k != kind {
+			return nil, errNoJoin
+		}
+		kind = k
+		all.numVisible += pd.numVisible
+	}
+	switch kind {
+	case -1, 1:
+		all.allNull = true
+	case 0:
+		if all.vals, err = concatBlocks(blocks); err != nil {
+			return nil, err
+		}
+		if zipped {
+			if all.vals, err = scatter(all.vals, alive); err != nil {
+				return nil, err
+			}
+			all.numVisible = len(alive)
+		}
+	}
+	lds := joinLayers(sets)
+	leaf, err := leafArray(leafType, all, lds[len(lds)-1].Valid)
+	if err != nil {
+		return nil, err
+	}
+	defer leaf.Release()
+	d, err := projected(types, path, lds, leaf)
+	if err != nil {
+		return nil, err
+	}
+	defer d.Release()
+	return array.MakeFromData(d), nil
+}
+
+// joinLayers joins the structure of consecutive windows (each outer
+// first, as windowLayers cuts it): validity is appended (nil stands for
+// all valid), list offsets are rebased onto the slots before them.
+func joinLayers(sets [][]structural.LayerData) []structural.LayerData {
+	out := make([]structural.LayerData, len(sets[0]))
+	for i := range out {
+		o := structural.LayerData{Layer: sets[0][i].Layer, Dim: sets[0][i].Dim}
+		anyValid := false
+		for _, s := range sets {
+			o.Len += s[i].Len
+			anyValid = anyValid || s[i].Valid != nil
+		}
+		if anyValid {
+			o.Valid = make([]bool, 0, o.Len)
+			for _, s := range sets {
+				if s[i].Valid != nil {
+					o.Valid = append(o.Valid, s[i].Valid...)
+					continue
+				}
+				for range s[i].Len {
+					o.Valid = append(o.Valid, true)
+				}
+			}
+		}
+		if sets[0][i].Offsets != nil {
+			o.Offsets = make([]int32, 1, o.Len+1)
+			base := int32(0)
+			for _, s := range sets {
+				offs := s[i].Offsets
+				for _, x := range offs[1:] {
+					o.Offsets = append(o.Offsets, base+x)
+				}
+				base += offs[len(offs)-1]
+			}
+		}
+		out[i] = o
+	}
+	return out
 }

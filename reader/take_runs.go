@@ -82,7 +82,40 @@ func (f *File) takeLeaf(top arrow.DataType, path []structural.Step, ci int, runs
 		}
 		return p
 	}
+	// inSparse returns the sparse page holding run r whole, or nil.
+	inSparse := func(r rowRun) *page {
+		es, ee := uint64(r.start)*dims, uint64(r.end)*dims
+		pi := sortSearchPages(pages, es)
+		if pi >= len(pages) || pages[pi].sparse == nil || ee > pages[pi].firstRow+pages[pi].rows {
+			return nil
+		}
+		return pages[pi]
+	}
 	for i := 0; i < len(runs); {
+		if sp := inSparse(runs[i]); sp != nil && sparseJoin {
+			var wins [][2]uint64
+			first := i
+			for ; i < len(runs) && inSparse(runs[i]) == sp; i++ {
+				wins = append(wins, [2]uint64{uint64(runs[i].start)*dims - sp.firstRow, uint64(runs[i].end)*dims - sp.firstRow})
+			}
+			a, err := f.decodeSparseWindows(sp, types, path, leafType, wins, cache)
+			switch {
+			case errors.Is(err, errNoJoin):
+				// Values that cannot be joined: one window a run.
+				for _, r := range runs[first:i] {
+					a, err := f.readLeaf(top, path, ci, r.start, r.end, cache)
+					if err != nil {
+						return nil, err
+					}
+					parts = append(parts, a)
+				}
+			case err != nil:
+				return nil, err
+			default:
+				parts = append(parts, a)
+			}
+			continue
+		}
 		p := inPage(runs[i])
 		if p == nil {
 			a, err := f.readLeaf(top, path, ci, runs[i].start, runs[i].end, cache)
@@ -129,7 +162,7 @@ func (f *File) takeLeaf(top arrow.DataType, path []structural.Step, ci int, runs
 	if len(parts) == 1 && parts[0].Data().Offset() == 0 {
 		parts[0].Retain()
 		out = parts[0]
-	} else if out, err = concatenate(parts); err != nil {
+	} else if out, err = joinArrays(parts); err != nil {
 		return nil, fmt.Errorf("%v: %w", err, ErrCorrupt)
 	}
 	if int64(out.Len()) != n {
@@ -218,6 +251,9 @@ func joinable(a, b values.Block) bool {
 // minWholeWindows keeps small takes on windows whatever the page: a take
 // of a few rows reads only their chunks.
 const minWholeWindows = 32
+
+// sparseJoin enables decodeSparseWindows for takes (tests compare both).
+var sparseJoin = true
 
 // wholePageTake chooses how takes read dense chunked pages: 0 by the
 // number of windows (wholeBetter), 1 always whole, -1 never (tests).
