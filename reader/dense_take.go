@@ -392,16 +392,30 @@ func (f *File) prefetchDense(runs []rowRun, cache pageCache) error {
 	}
 	var wins []denseWindow
 	for _, fc := range layout {
-		for _, ci := range fc.cols {
+		for k, ci := range fc.cols {
 			dims := f.dims[ci]
 			pages := f.columns[ci]
+			// Pages the take will decode whole (takeLeaf) are read then,
+			// whole: nothing to prefetch for them.
+			whole := map[*page]bool{}
+			if types, err := pathTypes(fc.field.Type, fc.paths[k]); err == nil && len(types) == 1 {
+				n := map[*page]int{}
+				for _, r := range runs {
+					if pi := sortSearchPages(pages, uint64(r.start)*dims); pi < len(pages) {
+						n[pages[pi]]++
+					}
+				}
+				for p, c := range n {
+					whole[p] = f.wholeBetter(p, c, dims)
+				}
+			}
 			for _, r := range runs {
 				es, ee := uint64(r.start)*dims, uint64(r.end)*dims
 				first := sortSearchPages(pages, es)
 				for pi := first; pi < len(pages) && pages[pi].firstRow < ee; pi++ {
 					p := pages[pi]
 					a, b := max(es, p.firstRow)-p.firstRow, min(ee, p.firstRow+p.rows)-p.firstRow
-					if !p.denseWindowed() || a == 0 && b == p.rows || a >= b {
+					if !p.denseWindowed() || a == 0 && b == p.rows || a >= b || whole[p] {
 						continue
 					}
 					m, err := f.denseMetaFor(p)

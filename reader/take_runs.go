@@ -1,14 +1,11 @@
 package reader
 
 import (
-	"context"
 	"errors"
 	"fmt"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/compute"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/planarlance/planar/structural"
 	"github.com/planarlance/planar/values"
@@ -279,33 +276,79 @@ func (f *File) wholeBetter(p *page, wins int, dims uint64) bool {
 	return wins >= minWholeWindows && err == nil && m.mb != nil && 2*wins >= len(m.refs)
 }
 
-// takeFromWhole decodes page p whole and picks the rows of wins from it
-// with Arrow's take kernel. ok is false when the kernel does not handle
-// the type (the caller reads by windows).
+// takeFromWhole decodes chunked page p whole and gathers the rows of wins
+// from its decoded levels and values (dictionary indices stay indices
+// until the gathered rows are built, so only they are looked up). ok is
+// false for values it does not gather (fixed-size lists, packed structs,
+// sub-byte widths, constant pages): the caller reads by windows.
 func (f *File) takeFromWhole(p *page, types []arrow.DataType, path []structural.Step, leafType arrow.DataType, wins [][2]uint64, cache pageCache) (arrow.Array, bool, error) {
-	whole, err := f.decodePageArray(p, types, path, leafType, 0, p.rows, cache)
+	bufs, err := f.pageBuffers(p)
 	if err != nil {
 		return nil, false, err
 	}
-	defer whole.Release()
-	if uint64(whole.Len()) != p.rows {
-		return nil, false, fmt.Errorf("page decoded to %d rows, holds %d: %w", whole.Len(), p.rows, ErrCorrupt)
+	pd, err := decodeDense(p, bufs)
+	if err != nil {
+		return nil, false, err
+	}
+	v := pd.vals
+	if len(pd.layers) != 1 || len(path) != 1 || pd.rep != nil || pd.constant != nil || pd.scalarBuf != nil || pd.allNull ||
+		v.Dims != nil || hasItemValidity(v) || v.Children != nil || v.NullItems || !v.Variable() && v.Bits%8 != 0 {
+		return nil, false, nil
+	}
+	if v.N != int(p.rows) || pd.numVisible != int(p.rows) || pd.def != nil && len(pd.def) != int(p.rows) {
+		return nil, false, fmt.Errorf("chunked page of %d rows decoded to %d values: %w", p.rows, v.N, ErrCorrupt)
 	}
 	n := 0
 	for _, w := range wins {
 		n += int(w[1] - w[0])
 	}
-	idx := make([]int64, 0, n)
-	for _, w := range wins {
-		for r := w[0]; r < w[1]; r++ {
-			idx = append(idx, int64(r))
+	g := &pageData{layers: pd.layers, numVisible: n, dict: pd.dict, vals: values.Block{Bits: v.Bits, N: n}}
+	if pd.def != nil {
+		g.def = make([]uint16, 0, n)
+		for _, w := range wins {
+			g.def = append(g.def, pd.def[w[0]:w[1]]...)
 		}
 	}
-	ia := array.NewInt64Data(array.NewData(arrow.PrimitiveTypes.Int64, n, []*memory.Buffer{nil, memory.NewBufferBytes(arrow.Int64Traits.CastToBytes(idx))}, nil, 0, 0))
-	defer ia.Release()
-	out, err := compute.TakeArrayOpts(context.Background(), whole, ia, compute.TakeOptions{BoundsCheck: false})
-	if err != nil {
-		return nil, false, nil
+	if v.Variable() {
+		g.vals.Offsets = make([]uint64, 1, n+1)
+		for _, w := range wins {
+			lo, hi := v.Offsets[w[0]], v.Offsets[w[1]]
+			base := uint64(len(g.vals.Data)) - lo
+			g.vals.Data = append(g.vals.Data, v.Data[lo:hi]...)
+			for _, o := range v.Offsets[w[0]+1 : w[1]+1] {
+				g.vals.Offsets = append(g.vals.Offsets, o+base)
+			}
+		}
+	} else {
+		bw := uint64(v.Bits / 8)
+		g.vals.Data = make([]byte, 0, uint64(n)*bw)
+		for _, w := range wins {
+			g.vals.Data = append(g.vals.Data, v.Data[w[0]*bw:w[1]*bw]...)
+		}
 	}
-	return out, true, nil
+	lds, err := structural.UnravelPath(g.layers, path, nil, g.def, n, n)
+	if err != nil {
+		return nil, false, err
+	}
+	leaf, err := leafArray(leafType, g, lds[len(lds)-1].Valid)
+	if err != nil {
+		return nil, false, err
+	}
+	defer leaf.Release()
+	d, err := projected(types, path, lds, leaf)
+	if err != nil {
+		return nil, false, err
+	}
+	defer d.Release()
+	return array.MakeFromData(d), true, nil
+}
+
+// hasItemValidity reports whether v holds an item validity bitmap.
+func hasItemValidity(v values.Block) bool {
+	for _, iv := range v.ItemValid {
+		if iv != nil {
+			return true
+		}
+	}
+	return false
 }
