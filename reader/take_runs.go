@@ -128,7 +128,7 @@ func (f *File) takeLeaf(top arrow.DataType, path []structural.Step, ci int, runs
 		for ; i < len(runs) && inPage(runs[i]) == p; i++ {
 			wins = append(wins, [2]uint64{uint64(runs[i].start)*dims - p.firstRow, uint64(runs[i].end)*dims - p.firstRow})
 		}
-		if len(types) == 1 && f.wholeBetter(p, len(wins), dims) {
+		if rowPerItem(path) && f.wholeBetter(p, len(wins), dims) {
 			a, ok, err := f.takeFromWhole(p, types, path, leafType, wins, cache)
 			if err != nil {
 				return nil, err
@@ -257,8 +257,7 @@ var sparseJoin = true
 var wholePageTake = 0
 
 // wholeBetter reports whether a take of wins windows from chunked page p
-// of a flat column (one layer; Arrow's take kernel is slower than the
-// windows on nested arrays)
+// (of a column with one item a row, rowPerItem)
 // is cheaper decoding the whole page and picking its rows: when the
 // windows are at least half as many as the chunks, most chunks are
 // decoded anyway, and one pass over the page costs less than a window's
@@ -291,7 +290,7 @@ func (f *File) takeFromWhole(p *page, types []arrow.DataType, path []structural.
 		return nil, false, err
 	}
 	v := pd.vals
-	if len(pd.layers) != 1 || len(path) != 1 || pd.rep != nil || pd.constant != nil || pd.scalarBuf != nil || pd.allNull ||
+	if len(pd.layers) != len(path) || pd.rep != nil || pd.constant != nil || pd.scalarBuf != nil || pd.allNull ||
 		v.Dims != nil || hasItemValidity(v) || v.Children != nil || v.NullItems || !v.Variable() && v.Bits%8 != 0 {
 		return nil, false, nil
 	}
@@ -351,4 +350,15 @@ func hasItemValidity(v values.Block) bool {
 		}
 	}
 	return false
+}
+
+// rowPerItem reports whether a column's path holds one leaf item per row:
+// no list and no structural fixed-size list above the leaf.
+func rowPerItem(path []structural.Step) bool {
+	for _, st := range path {
+		if st.Kind == structural.StepList || st.Kind == structural.StepFSL {
+			return false
+		}
+	}
+	return true
 }
