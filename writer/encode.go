@@ -29,6 +29,9 @@ type pageValues struct {
 	nulls     []bool // visible leaf slots holding no value: null, or under a null ancestor
 	allNull   bool
 	err       error // gathering failed (records that cannot be encoded)
+	// borrowed: fixed is the Arrow array's own value buffer (one null-free
+	// segment), read-only; it is copied before anything writes to it.
+	borrowed bool
 }
 
 func (c *pageEnc) gather(segs []structural.Segment, n int) pageValues {
@@ -59,6 +62,10 @@ func (c *pageEnc) gather(segs []structural.Segment, n int) pageValues {
 	pv.allNull = nulls == n
 	switch c.info.kind {
 	case kindFixed:
+		if b, ok := borrowFixed(segs, c.info.bits/8, nulls); ok {
+			pv.fixed, pv.borrowed = b, true
+			break
+		}
 		if need := n * c.info.bits / 8; cap(c.vals) < need {
 			c.vals = make([]byte, 0, need)
 		}
@@ -89,10 +96,32 @@ func (c *pageEnc) gather(segs []structural.Segment, n int) pageValues {
 			pv.err = err
 		}
 	}
-	c.vals = pv.fixed
+	if !pv.borrowed {
+		c.vals = pv.fixed
+	}
 	c.offsets = pv.offsets
 	c.nulls = pv.nulls
 	return pv
+}
+
+// borrowFixed returns the values of a page made of one null-free segment
+// of a fixed-width array as they lie in the array's buffer (capped, so an
+// append cannot write into it), instead of a copy.
+func borrowFixed(segs []structural.Segment, bw, nulls int) ([]byte, bool) {
+	if len(segs) != 1 || nulls != 0 || bw == 0 || segs[0].Arr.NullN() != 0 {
+		return nil, false
+	}
+	s := segs[0]
+	d := s.Arr.Data()
+	if len(d.Buffers()) < 2 || d.Buffers()[1] == nil {
+		return nil, false
+	}
+	buf := d.Buffers()[1].Bytes()
+	lo, hi := (d.Offset()+s.Start)*bw, (d.Offset()+s.End)*bw
+	if hi > len(buf) {
+		return nil, false
+	}
+	return buf[lo:hi:hi], true
 }
 
 // scalar returns the inline constant of a page whose non-null visible values
@@ -177,6 +206,9 @@ func maskAncestorNulls(pv *pageValues, d structural.Dense) {
 func scrubMasked(pv *pageValues, masked []int) {
 	if len(masked) == 0 {
 		return
+	}
+	if pv.borrowed {
+		pv.fixed, pv.borrowed = bytes.Clone(pv.fixed), false
 	}
 	switch pv.info.kind {
 	case kindFixed, kindDict:
