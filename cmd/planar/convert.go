@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -111,7 +112,8 @@ func convert(ctx context.Context, src, dst string, cfg convertConfig, out io.Wri
 		return err
 	}
 	defer s.Close()
-	schema, err := withFieldMetadata(s.schema, cfg.meta)
+	schema, _ := noFieldIDs(s.schema)
+	schema, err = withFieldMetadata(schema, cfg.meta)
 	if err != nil {
 		return err
 	}
@@ -123,6 +125,9 @@ func convert(ctx context.Context, src, dst string, cfg convertConfig, out io.Wri
 			return fmt.Errorf("--mode applies to --dataset only: %w", errUsage)
 		}
 		sk, err = newFileSink(dst, schema, cfg.overwrite, wopts)
+	}
+	if errors.Is(err, writer.ErrUnsupportedType) {
+		return fmt.Errorf("convert %s: Lance cannot store this source's schema: %w", src, err)
 	}
 	if err != nil {
 		return fmt.Errorf("convert %s: %w", src, err)
@@ -159,7 +164,21 @@ func pump(ctx context.Context, s *source, schema *arrow.Schema, sk sink, prog *p
 			return s.rows, nil
 		}
 		n := rec.NumRows()
-		rec = array.NewRecordBatch(schema, rec.Columns(), n)
+		cols := make([]arrow.Array, rec.NumCols())
+		for c, col := range rec.Columns() {
+			if dt := schema.Field(c).Type; !arrow.TypeEqual(col.DataType(), dt, arrow.CheckMetadata()) {
+				d := relabel(col.Data(), dt)
+				cols[c] = array.MakeFromData(d)
+				d.Release()
+			} else {
+				col.Retain()
+				cols[c] = col
+			}
+		}
+		rec = array.NewRecordBatch(schema, cols, n)
+		for _, c := range cols {
+			c.Release()
+		}
 		err = sk.write(rec)
 		rec.Release()
 		if err != nil {

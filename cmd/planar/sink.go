@@ -93,6 +93,9 @@ func newFileSink(dst string, schema *arrow.Schema, overwrite bool, opts []writer
 	if err != nil {
 		f.Close()
 		os.Remove(s.tmp)
+		if errors.Is(err, writer.ErrUnsupportedType) {
+			return nil, err
+		}
 		return nil, fmt.Errorf("destination %s: %w", dst, err)
 	}
 	return s, nil

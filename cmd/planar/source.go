@@ -167,8 +167,7 @@ func (s *source) next() (rec arrow.RecordBatch, err error) {
 		return rec, nil
 	}
 	if err := s.rr.Err(); err != nil && !errors.Is(err, io.EOF) {
-		var rowErr *csvError
-		if errors.As(err, &rowErr) {
+		if errors.Is(err, errSource) { // a CSV row, named in err
 			return nil, fmt.Errorf("source %s: %w", s.path, err)
 		}
 		return nil, fmt.Errorf("source %s: reading after row %d: %v: %w", s.path, s.rows, err, errSource)
@@ -241,13 +240,13 @@ type ipcFileRecords struct {
 	err error
 }
 
-func (x *ipcFileRecords) Retain()                          {}
-func (x *ipcFileRecords) Release()                         { x.free() }
-func (x *ipcFileRecords) Schema() *arrow.Schema            { return x.r.Schema() }
-func (x *ipcFileRecords) RecordBatch() arrow.RecordBatch   { return x.cur }
-func (x *ipcFileRecords) Record() arrow.RecordBatch        { return x.cur }
-func (x *ipcFileRecords) Err() error                       { return x.err }
-func (x *ipcFileRecords) free()                            { x.cur = nil }
+func (x *ipcFileRecords) Retain()                        {}
+func (x *ipcFileRecords) Release()                       { x.free() }
+func (x *ipcFileRecords) Schema() *arrow.Schema          { return x.r.Schema() }
+func (x *ipcFileRecords) RecordBatch() arrow.RecordBatch { return x.cur }
+func (x *ipcFileRecords) Record() arrow.RecordBatch      { return x.cur }
+func (x *ipcFileRecords) Err() error                     { return x.err }
+func (x *ipcFileRecords) free()                          { x.cur = nil }
 func (x *ipcFileRecords) Next() bool {
 	x.free()
 	if x.err != nil || x.i >= x.r.NumRecords() {
@@ -275,8 +274,8 @@ func dataBytes(d arrow.ArrayData) int64 {
 	for _, c := range d.Children() {
 		n += dataBytes(c)
 	}
-	if dict := d.Dictionary(); dict != nil {
-		n += dataBytes(dict)
+	if d.DataType().ID() == arrow.DICTIONARY {
+		n += dataBytes(d.Dictionary())
 	}
 	return n
 }
