@@ -181,6 +181,12 @@ func TestConvertBadInput(t *testing.T) {
 	ib.AppendValues([]arrow.MonthInterval{1, 2, 3}, nil)
 	iv := ib.NewArray()
 	writeIPC(t, unsupported, []arrow.RecordBatch{array.NewRecordBatch(arrow.NewSchema([]arrow.Field{{Name: "iv", Type: arrow.FixedWidthTypes.MonthInterval}}, nil), []arrow.Array{iv}, 3)}, false)
+	// A Parquet type Lance cannot store: a fixed-size list of lists (pqarrow
+	// restores it from the stored Arrow schema).
+	fslList := filepath.Join(dir, "fsl_list.parquet")
+	fb := array.NewBuilder(memory.DefaultAllocator, arrow.FixedSizeListOf(2, arrow.ListOf(arrow.PrimitiveTypes.Int32)))
+	fb.AppendNull()
+	writeParquet(t, fslList, []arrow.RecordBatch{array.NewRecordBatch(arrow.NewSchema([]arrow.Field{{Name: "vv", Type: fb.Type(), Nullable: true}}, nil), []arrow.Array{fb.NewArray()}, 1)}, 10)
 	// A field name Lance cannot store.
 	dotted := filepath.Join(dir, "dotted.parquet")
 	da := array.NewInt64Builder(memory.DefaultAllocator)
@@ -208,6 +214,8 @@ func TestConvertBadInput(t *testing.T) {
 		{"csv bad value with --schema", []string{"--schema", "id:int64,name:string", badCSVSchema}, []string{"row 3", `column "id"`, `"three"`}},
 		{"csv ragged row", []string{ragged}, []string{"ragged.csv", "row 2", "1 fields, want 2"}},
 		{"unsupported type", []string{unsupported}, []string{"interval.arrow", "iv", "unsupported type"}},
+		{"unsupported parquet type", []string{fslList}, []string{"fsl_list.parquet", `field "vv"`, "fixed_size_list of list", "Lance cannot store"}},
+		{"unsupported parquet type to dataset", []string{"--dataset", fslList}, []string{"fsl_list.parquet", `"vv"`, "Lance cannot store"}},
 		{"unsupported name", []string{dotted}, []string{"dotted.parquet", "a.b"}},
 		{"unknown format", []string{notData}, []string{"notes.bin", "unknown format"}},
 		{"existing file", []string{good, existing}, []string{"exists.lance exists", "--overwrite"}},
