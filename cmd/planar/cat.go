@@ -101,11 +101,14 @@ func openRows(path string, version uint64, start, n int64, columns []string) (ar
 		if err != nil {
 			return nil, err
 		}
+		if start > 0 {
+			return newTakeReader(ctx, d, start, n, batch, columns)
+		}
 		r, err := d.NewRecordReader(ctx, batch, columns...)
 		if err != nil {
 			return nil, err
 		}
-		return &windowReader{RecordReader: r, skip: start, left: n}, nil
+		return &windowReader{RecordReader: r, left: n}, nil
 	}
 	if version != 0 {
 		return nil, fmt.Errorf("--version applies to datasets only: %w", errUsage)
