@@ -337,3 +337,47 @@ func TestParseSize(t *testing.T) {
 		}
 	}
 }
+
+func TestConvertCSVOptions(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		name, text string
+		args       []string
+		want       string // cat --json output
+		types      string // the Lance file's field types
+	}{
+		{"tab, no header, schema", "1\tx\t2024-02-03\n2\t\t2024-02-04\n", []string{"--no-header", "--delimiter", `\t`, "--schema", "a:int32,b:string,d:date32"},
+			`{"a":1,"b":"x","d":"2024-02-03"}` + "\n" + `{"a":2,"b":"","d":"2024-02-04"}` + "\n", "int32 utf8 date32"},
+		{"null token, inferred", "n,f,t\nNA,1.5,2024-01-02T03:04:05Z\n7,NA,NA\n", []string{"--null", "NA"},
+			`{"n":null,"f":1.5,"t":"2024-01-02T03:04:05Z"}` + "\n" + `{"n":7,"f":null,"t":null}` + "\n", "int64 float64 timestamp[us, tz=UTC]"},
+		{"all strings", "s\nabc\n12x\n", nil, `{"s":"abc"}` + "\n" + `{"s":"12x"}` + "\n", "utf8"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			src := filepath.Join(dir, strings.ReplaceAll(tc.name, " ", "_")+".csv")
+			os.WriteFile(src, []byte(tc.text), 0o644)
+			dst := src + ".lance"
+			if err := run(append(append([]string{"convert", "-q"}, tc.args...), src, dst), new(bytes.Buffer)); err != nil {
+				t.Fatal(err)
+			}
+			var out bytes.Buffer
+			if err := run([]string{"cat", "--json", dst}, &out); err != nil {
+				t.Fatal(err)
+			}
+			if out.String() != tc.want {
+				t.Errorf("got\n%s\nwant\n%s", out.String(), tc.want)
+			}
+			f, err := reader.OpenPath(dst)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			var types []string
+			for _, fd := range f.Schema().Fields() {
+				types = append(types, fd.Type.String())
+			}
+			if got := strings.Join(types, " "); got != tc.types {
+				t.Errorf("types %s, want %s", got, tc.types)
+			}
+		})
+	}
+}
