@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -170,6 +171,14 @@ func TestConvertBadInput(t *testing.T) {
 
 	badCSV := filepath.Join(dir, "bad.csv")
 	os.WriteFile(badCSV, []byte("id,score\n1,0.5\n2,1.5\n3,x7\n4,2\n"), 0o644)
+	var late strings.Builder
+	late.WriteString("a,b\n")
+	for i := range 5000 {
+		fmt.Fprintf(&late, "%d,%d.5\n", i, i)
+	}
+	late.WriteString("oops,1\n")
+	lateCSV := filepath.Join(dir, "late.csv")
+	os.WriteFile(lateCSV, []byte(late.String()), 0o644)
 	badCSVSchema := filepath.Join(dir, "bad2.csv")
 	os.WriteFile(badCSVSchema, []byte("id,name\n1,a\n2,b\nthree,c\n"), 0o644)
 	ragged := filepath.Join(dir, "ragged.csv")
@@ -221,6 +230,8 @@ func TestConvertBadInput(t *testing.T) {
 		{"existing file", []string{good, existing}, []string{"exists.lance exists", "--overwrite"}},
 		{"existing dataset", []string{"--dataset", good, existingDS}, []string{"ds.lance exists", "--mode append"}},
 		{"dataset bad csv", []string{"--dataset", "--infer-rows", "2", badCSV}, []string{"row 3", `column "score"`}},
+		{"dataset bad row after data files", []string{"--dataset", "--infer-rows", "10", "--batch-rows", "500", "--max-rows-per-file", "1000", lateCSV}, []string{"row 5001", "line 5002", `column "a"`, `"oops"`}},
+		{"file bad row after pages", []string{"--infer-rows", "10", "--batch-rows", "500", "--page-bytes", "1KiB", lateCSV}, []string{"row 5001"}},
 		{"dataset append mismatch", []string{"--dataset", "--mode", "append", badCSV, existingDS}, []string{"schema mismatch"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

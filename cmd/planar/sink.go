@@ -169,10 +169,17 @@ type datasetSink struct {
 	uri    string
 	w      *dataset.Writer
 	before int // fragments of the version appended to
+	// fresh is set when the destination directory did not exist: abort
+	// then removes the directories the writer made (if empty).
+	fresh bool
 }
 
 func newDatasetSink(ctx context.Context, uri, mode string, schema *arrow.Schema, opts []dataset.Option) (*datasetSink, error) {
 	s := &datasetSink{uri: uri}
+	if !strings.Contains(uri, "://") {
+		_, err := os.Stat(uri)
+		s.fresh = os.IsNotExist(err)
+	}
 	var err error
 	switch mode {
 	case "create":
@@ -203,7 +210,15 @@ func newDatasetSink(ctx context.Context, uri, mode string, schema *arrow.Schema,
 
 func (s *datasetSink) write(rec arrow.RecordBatch) error { return s.w.Write(rec) }
 
-func (s *datasetSink) abort() { _ = s.w.Abort() }
+func (s *datasetSink) abort() {
+	_ = s.w.Abort()
+	if s.fresh {
+		// os.Remove leaves a directory that is not empty alone.
+		for _, d := range []string{"data", "_transactions", "_versions", ""} {
+			os.Remove(filepath.Join(s.uri, d))
+		}
+	}
+}
 
 func (s *datasetSink) commit(ctx context.Context) (written, error) {
 	d, err := s.w.Commit(ctx)
