@@ -62,7 +62,7 @@ func runConvert(args []string, out io.Writer) error {
 	fs.StringVar(&cfg.format, "format", "", "Lance format: 2.3 or 2.2 (default 2.3 for a file, 2.2 for a new dataset)")
 	fs.StringVar(&cfg.policy, "policy", "cost", "encoding choice: cost (planar's cost model) or lance (Lance's own rules)")
 	fs.StringVar(&cfg.pageBytes, "page-bytes", "", "page budget per column, e.g. 8MiB (default the writer's, 8MiB)")
-	fs.Var(&cfg.meta, "meta", "field metadata `col:key=value` (repeatable; col may be a.b for a struct child), e.g. emb:lance-encoding:compression=zstd")
+	fs.Var(&cfg.meta, "meta", "field metadata `col:key=value` of a top-level column (repeatable), e.g. emb:lance-encoding:compression=zstd; a leaf path such as point.x is passed as a writer column option")
 	fs.StringVar(&cfg.from, "from", "", "source format: parquet, arrow (file or stream) or csv (default: detect)")
 	fs.Int64Var(&cfg.batchRows, "batch-rows", 64<<10, "rows per batch read from the source")
 	fs.Int64Var(&cfg.maxRows, "max-rows-per-file", 0, "with --dataset: rows per data file (default Lance's, 1Mi)")
@@ -100,7 +100,7 @@ func convert(ctx context.Context, src, dst string, cfg convertConfig, out io.Wri
 		return err
 	}
 	if kind == kindLance || kind == kindDataset {
-		return convertLance(src, dst, cfg)
+		return convertLance(ctx, src, kind, dst, cfg, out)
 	}
 	wopts, dopts, err := writeOptions(cfg)
 	if err != nil {
@@ -207,11 +207,12 @@ func sourceKind(src, from string) (string, error) {
 	return "", fmt.Errorf("--from %q: want parquet, arrow or csv: %w", from, errUsage)
 }
 
-// convertLance is the conversion of a Lance file or dataset to another
-// Lance format version.
-func convertLance(src, dst string, cfg convertConfig) error {
-	_, _ = dst, cfg
-	return fmt.Errorf("source %s is Lance: Lance to Lance conversion: see --format (not available yet): %w", src, errSource)
+// convertLance converts a Lance file (kind kindLance) or dataset
+// (kindDataset) to another Lance format version (cfg.format). Not available
+// yet: it fails with a pointer to --format.
+func convertLance(ctx context.Context, src, kind, dst string, cfg convertConfig, out io.Writer) error {
+	_, _, _, _ = ctx, dst, cfg, out
+	return fmt.Errorf("source %s is a %s: Lance to Lance conversion: see --format (not available yet): %w", src, kind, errSource)
 }
 
 // writeOptions maps the flags to writer and dataset options. --meta
