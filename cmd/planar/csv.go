@@ -87,16 +87,17 @@ type csvRow struct {
 
 // csvRecords reads CSV rows into record batches: an array.RecordReader.
 type csvRecords struct {
-	r        *csv.Reader
-	schema   *arrow.Schema
-	nulls    []string
-	pending  []csvRow // rows read for inference, not yet delivered
-	batch    int
-	row      int64 // data rows delivered
-	bld      *array.RecordBuilder
-	cur      arrow.RecordBatch
-	err      error
-	colBytes map[string]int64
+	r         *csv.Reader
+	schema    *arrow.Schema
+	nulls     []string
+	pending   []csvRow // rows read for inference, not yet delivered
+	batch     int
+	row       int64 // data rows delivered
+	bld       *array.RecordBuilder
+	cur       arrow.RecordBatch
+	err       error
+	colBytes  map[string]int64 // the source's, updated per batch
+	textBytes []int64          // per column, this batch
 }
 
 func (s *source) openCSV(cf *countingFile, o sourceOptions) error {
@@ -152,6 +153,7 @@ func (s *source) openCSV(cf *countingFile, o sourceOptions) error {
 		x.schema = arrow.NewSchema(fields, nil)
 	}
 	x.bld = array.NewRecordBuilder(memory.DefaultAllocator, x.schema)
+	x.textBytes = make([]int64, x.schema.NumFields())
 	s.rr, s.schema = x, x.schema
 	if o.csv.schema != "" {
 		s.colBytesHow = "CSV text of the column's fields"
@@ -273,6 +275,10 @@ func (x *csvRecords) Next() bool {
 	}
 	x.row += int64(n)
 	x.cur = x.bld.NewRecordBatch()
+	for c, b := range x.textBytes {
+		x.colBytes[x.schema.Field(c).Name] += b
+		x.textBytes[c] = 0
+	}
 	return true
 }
 
@@ -286,7 +292,7 @@ func (x *csvRecords) fail(err error) {
 // append parses v into column c's builder.
 func (x *csvRecords) append(c int, v string) error {
 	f := x.schema.Field(c)
-	x.colBytes[f.Name] += int64(len(v)) + 1
+	x.textBytes[c] += int64(len(v)) + 1
 	b := x.bld.Field(c)
 	if f.Type.ID() != arrow.STRING && x.isNull(v) {
 		b.AppendNull()
