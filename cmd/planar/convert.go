@@ -95,16 +95,22 @@ func runConvert(args []string, out io.Writer) error {
 // convert streams src into dst. On any error the destination is left as it
 // was.
 func convert(ctx context.Context, src, dst string, cfg convertConfig, out io.Writer) error {
+	if !cfg.dataset && cfg.mode != "create" {
+		return fmt.Errorf("--mode applies to --dataset only: %w", errUsage)
+	}
+	if cfg.dataset && cfg.overwrite {
+		return fmt.Errorf("--overwrite applies to a file; for a dataset use --mode overwrite: %w", errUsage)
+	}
+	wopts, dopts, err := writeOptions(cfg)
+	if err != nil {
+		return err
+	}
 	kind, err := sourceKind(src, cfg.from)
 	if err != nil {
 		return err
 	}
 	if kind == kindLance || kind == kindDataset {
 		return convertLance(ctx, src, kind, dst, cfg, out)
-	}
-	wopts, dopts, err := writeOptions(cfg)
-	if err != nil {
-		return err
 	}
 	start := time.Now()
 	s, err := openSource(ctx, src, kind, sourceOptions{batchRows: cfg.batchRows, csv: cfg.csv})
@@ -121,9 +127,6 @@ func convert(ctx context.Context, src, dst string, cfg convertConfig, out io.Wri
 	if cfg.dataset {
 		sk, err = newDatasetSink(ctx, dst, cfg.mode, schema, dopts)
 	} else {
-		if cfg.mode != "create" {
-			return fmt.Errorf("--mode applies to --dataset only: %w", errUsage)
-		}
 		sk, err = newFileSink(dst, schema, cfg.overwrite, wopts)
 	}
 	if errors.Is(err, writer.ErrUnsupportedType) {

@@ -325,6 +325,8 @@ func TestConvertUsage(t *testing.T) {
 		{"convert", "--dataset", "--mode", "upsert", src, dst},
 		{"convert", "--mode", "append", src, dst},
 		{"convert", "--from", "xlsx", src, dst},
+		{"convert", "--dataset", "--overwrite", src, dst},
+		{"convert", "--format", "2.1", filepath.Join(dir, "missing.parquet"), dst},
 		{"convert", "--bogus", src, dst},
 	} {
 		if err := run(args, new(bytes.Buffer)); !errors.Is(err, errUsage) {
