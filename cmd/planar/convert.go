@@ -95,6 +95,9 @@ func runConvert(args []string, out io.Writer) error {
 // convert streams src into dst. On any error the destination is left as it
 // was.
 func convert(ctx context.Context, src, dst string, cfg convertConfig, out io.Writer) error {
+	if cfg.mode != "create" && cfg.mode != "append" && cfg.mode != "overwrite" {
+		return fmt.Errorf("--mode %q: want create, append or overwrite: %w", cfg.mode, errUsage)
+	}
 	if !cfg.dataset && cfg.mode != "create" {
 		return fmt.Errorf("--mode applies to --dataset only: %w", errUsage)
 	}
