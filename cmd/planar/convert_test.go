@@ -169,6 +169,17 @@ func TestConvertBadInput(t *testing.T) {
 	}
 	os.WriteFile(corrupt, cb, 0o644)
 
+	arrowFile := filepath.Join(dir, "whole.arrow")
+	writeIPC(t, arrowFile, []arrow.RecordBatch{mixedRecord(1000, 0), mixedRecord(1000, 1000)}, false)
+	ab, _ := os.ReadFile(arrowFile)
+	truncArrow := filepath.Join(dir, "trunc.arrow")
+	os.WriteFile(truncArrow, ab[:len(ab)*2/3], 0o644)
+	arrowStream := filepath.Join(dir, "whole.arrows")
+	writeIPC(t, arrowStream, []arrow.RecordBatch{mixedRecord(1000, 0), mixedRecord(1000, 1000)}, true)
+	sb, _ := os.ReadFile(arrowStream)
+	truncStream := filepath.Join(dir, "trunc.arrows")
+	os.WriteFile(truncStream, sb[:len(sb)*2/3], 0o644)
+
 	badCSV := filepath.Join(dir, "bad.csv")
 	os.WriteFile(badCSV, []byte("id,score\n1,0.5\n2,1.5\n3,x7\n4,2\n"), 0o644)
 	var late strings.Builder
@@ -219,6 +230,8 @@ func TestConvertBadInput(t *testing.T) {
 	}{
 		{"truncated parquet", []string{truncated}, []string{"truncated.parquet", "Parquet"}},
 		{"corrupt parquet", []string{corrupt}, []string{"corrupt.parquet"}},
+		{"truncated arrow file", []string{truncArrow}, []string{"trunc.arrow", "Arrow IPC"}},
+		{"truncated arrow stream", []string{truncStream}, []string{"trunc.arrows", "after row 1000"}},
 		{"csv bad value", []string{"--infer-rows", "2", badCSV}, []string{"bad.csv", "row 3", "line 4", `column "score"`, `"x7"`}},
 		{"csv bad value with --schema", []string{"--schema", "id:int64,name:string", badCSVSchema}, []string{"row 3", `column "id"`, `"three"`}},
 		{"csv ragged row", []string{ragged}, []string{"ragged.csv", "row 2", "1 fields, want 2"}},
