@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -405,5 +406,25 @@ func TestConvertCSVOptions(t *testing.T) {
 				t.Errorf("types %s, want %s", got, tc.types)
 			}
 		})
+	}
+}
+
+// TestConvertInterrupted: a cancelled conversion (Ctrl-C) leaves nothing.
+func TestConvertInterrupted(t *testing.T) {
+	dir := t.TempDir()
+	src := filepath.Join(dir, "a.arrow")
+	writeIPC(t, src, []arrow.RecordBatch{mixedRecord(100, 0), mixedRecord(100, 100)}, false)
+	for _, ds := range []bool{false, true} {
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		out := filepath.Join(t.TempDir(), "o.lance")
+		cfg := convertConfig{dataset: ds, mode: "create", policy: "cost", batchRows: 64, csv: csvOptions{inferRows: 10}}
+		err := convert(ctx, src, out, cfg, new(bytes.Buffer))
+		if !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "interrupted") {
+			t.Errorf("dataset=%v: %v", ds, err)
+		}
+		if left := dirEntries(t, filepath.Dir(out)); len(left) != 0 {
+			t.Errorf("dataset=%v: left %v", ds, left)
+		}
 	}
 }

@@ -24,7 +24,7 @@ Usage:
   planar convert [flags] SRC DST   Parquet, Arrow IPC or CSV to a Lance file (or --dataset)
   planar inspect [flags] PATH      per column and page: cell, encoding, buffer sizes
   planar cat [flags] PATH          print rows as a table or JSON lines
-  planar help                      this text
+  planar help [COMMAND]            this text, or a command's flags
 
 PATH is a Lance file or a Lance dataset directory. Run "planar COMMAND -h"
 for a command's flags.
@@ -55,6 +55,9 @@ func run(args []string, out io.Writer) error {
 	}
 	switch args[0] {
 	case "help", "-h", "-help", "--help":
+		if len(args) == 2 && args[0] == "help" && args[1] != "help" {
+			return run([]string{args[1], "-h"}, out) // planar help COMMAND
+		}
 		fmt.Fprint(out, usage)
 		return nil
 	case "inspect":

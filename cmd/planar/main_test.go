@@ -62,6 +62,7 @@ func TestHelp(t *testing.T) {
 		{[]string{"inspect", "--help"}, "planar inspect"}, {[]string{"inspect", "-h"}, "--json"},
 		{[]string{"convert", "--help"}, "planar convert"}, {[]string{"convert", "-h"}, "--mode"},
 		{[]string{"cat", "--help"}, "planar cat"}, {[]string{"cat", "-h"}, "-rows"},
+		{[]string{"help", "convert"}, "-overwrite"},
 	} {
 		var out bytes.Buffer
 		if err := run(tc.args, &out); err != nil {
@@ -71,7 +72,7 @@ func TestHelp(t *testing.T) {
 			t.Errorf("%v printed no usage (%q):\n%s", tc.args, tc.want, out.String())
 		}
 	}
-	for _, args := range [][]string{nil, {"inspect"}, {"inspect", "-x", "f"}, {"frobnicate"}, {"cat"}, {"cat", "-n", "x", "f"}, {"cat", "--rows", "5:2", "f"}, {"cat", "--rows", "a", "f"}, {"inspect", "a", "b"}} {
+	for _, args := range [][]string{nil, {"inspect"}, {"inspect", "-x", "f"}, {"frobnicate"}, {"cat"}, {"cat", "-n", "x", "f"}, {"cat", "--rows", "5:2", "f"}, {"cat", "--rows", "a", "f"}, {"inspect", "a", "b"}, {"help", "nosuch"}} {
 		var out bytes.Buffer
 		if err := run(args, &out); !errors.Is(err, errUsage) {
 			t.Errorf("%v: got %v, want a usage error", args, err)
