@@ -110,6 +110,16 @@ func (d *Dataset) StorageVersion() string { return d.storage }
 // NumFragments is the number of fragments of this version.
 func (d *Dataset) NumFragments() int { return len(d.mf.m.Fragments) }
 
+// Fragments describes this version's fragments in order: their ids, rows
+// and data files (paths relative to the dataset's data/ folder).
+func (d *Dataset) Fragments() []FragmentMetadata {
+	out := make([]FragmentMetadata, len(d.mf.m.Fragments))
+	for i, f := range d.mf.m.Fragments {
+		out[i] = fragmentFromProto(f)
+	}
+	return out
+}
+
 // CountRows is the number of rows of this version (deleted rows excluded).
 func (d *Dataset) CountRows() int64 {
 	var n int64

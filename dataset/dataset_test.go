@@ -82,6 +82,15 @@ func TestDatasetCreateAppendRead(t *testing.T) {
 				t.Fatalf("data file %v", f)
 			}
 			checkRows(t, d, 4100)
+			frags := d.Fragments()
+			if len(frags) != 5 || frags[4].ID != 4 || frags[4].PhysicalRows != 600 || len(frags[4].Files) != 1 {
+				t.Fatalf("Fragments() = %+v", frags)
+			}
+			if df := frags[0].Files[0]; df.Path != m.Fragments[0].Files[0].Path || df.FileSizeBytes == 0 {
+				t.Fatalf("Fragments()[0] data file %+v", df)
+			} else if _, err := os.Stat(filepath.Join(uri, "data", df.Path)); err != nil {
+				t.Fatalf("data file of Fragments(): %v", err)
+			}
 			old, err := OpenVersion(ctx, uri, 1)
 			if err != nil {
 				t.Fatal(err)

@@ -1,6 +1,12 @@
-// Command planar works with Lance files from the shell.
+// Command planar works with Lance files and datasets from the shell.
 //
-//	planar inspect FILE    per column and page: cell, encoding tree, sizes
+//	planar convert [flags] SRC DST   Parquet, Arrow IPC or CSV to a Lance file or dataset
+//	planar inspect [flags] PATH      per column and page: cell, encoding tree, sizes
+//	planar cat [flags] PATH          rows as an aligned table or JSON lines
+//
+// Install with
+//
+//	go install github.com/planarlance/planar/cmd/planar@latest
 package main
 
 import (
@@ -10,18 +16,18 @@ import (
 	"io"
 	"os"
 	"strings"
-	"text/tabwriter"
-
-	"github.com/planarlance/planar/reader"
 )
 
-const usage = `planar works with Lance files (one Lance file, not a dataset directory).
+const usage = `planar works with Lance files and datasets.
 
 Usage:
-  planar inspect [-v] FILE   per column and page: cell, encoding, buffer sizes
-  planar help                this text
+  planar convert [flags] SRC DST   Parquet, Arrow IPC or CSV to a Lance file (or --dataset)
+  planar inspect [flags] PATH      per column and page: cell, encoding, buffer sizes
+  planar cat [flags] PATH          print rows as a table or JSON lines
+  planar help [COMMAND]            this text, or a command's flags
 
-Run "planar inspect -h" for the command's flags.
+PATH is a Lance file or a Lance dataset directory. Run "planar COMMAND -h"
+for a command's flags.
 `
 
 // errUsage marks a command line that could not be understood (exit 2).
@@ -40,6 +46,8 @@ func main() {
 	}
 }
 
+// run executes one command line, writing results to out. Progress goes to
+// stderr (see progress.go).
 func run(args []string, out io.Writer) error {
 	if len(args) == 0 {
 		fmt.Fprint(out, usage)
@@ -47,68 +55,67 @@ func run(args []string, out io.Writer) error {
 	}
 	switch args[0] {
 	case "help", "-h", "-help", "--help":
+		if len(args) == 2 && args[0] == "help" && args[1] != "help" {
+			return run([]string{args[1], "-h"}, out) // planar help COMMAND
+		}
 		fmt.Fprint(out, usage)
 		return nil
 	case "inspect":
-		fs := flag.NewFlagSet("inspect", flag.ContinueOnError)
-		fs.SetOutput(out)
-		verbose := fs.Bool("v", false, "print every page's full encoding description")
-		fs.Usage = func() {
-			fmt.Fprintln(out, "Usage: planar inspect [-v] FILE\n\nPrints the file's version, rows and schema, then one line per column and page:\nthe cell (structure x values), the metadata flavour, the encoding and the buffer sizes.\n\nFlags:")
-			fs.PrintDefaults()
-		}
-		if err := fs.Parse(args[1:]); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				return nil
-			}
-			return fmt.Errorf("inspect: %v: %w", err, errUsage)
-		}
-		if fs.NArg() != 1 {
-			fs.Usage()
-			return fmt.Errorf("inspect takes one FILE: %w", errUsage)
-		}
-		return inspect(fs.Arg(0), *verbose, out)
+		return runInspect(args[1:], out)
+	case "convert":
+		return runConvert(args[1:], out)
+	case "cat":
+		return runCat(args[1:], out)
 	}
 	return fmt.Errorf("unknown command %q (run \"planar help\"): %w", args[0], errUsage)
 }
 
-func inspect(path string, verbose bool, out io.Writer) error {
-	f, err := reader.OpenPath(path)
-	if err != nil {
-		return err
+// newFlags makes a command's flag set; its usage text is head followed by
+// the flags.
+func newFlags(name, head string, out io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(out)
+	fs.Usage = func() {
+		fmt.Fprint(out, head)
+		fmt.Fprintln(out, "\nFlags:")
+		fs.PrintDefaults()
 	}
-	defer f.Close()
-	major, minor := f.Version()
-	fmt.Fprintf(out, "%s: Lance %d.%d, %d rows, %d columns\n", path, major, minor, f.NumRows(), f.NumColumns())
-	fmt.Fprintln(out, "schema:")
-	for _, fd := range f.Schema().Fields() {
-		null := ""
-		if fd.Nullable {
-			null = ", nullable"
+	return fs
+}
+
+// parseFlags parses args (flags may come after the positional arguments too)
+// and checks the number of positional arguments. help reports -h.
+func parseFlags(fs *flag.FlagSet, args []string, nargs int) (pos []string, help bool, err error) {
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return nil, true, nil
+			}
+			return nil, false, fmt.Errorf("%s: %v: %w", fs.Name(), err, errUsage)
 		}
-		fmt.Fprintf(out, "  %s: %s%s\n", fd.Name, fd.Type, null)
-	}
-	fmt.Fprintln(out)
-	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "column\tpage\trows\tcell\tmetadata\tencoding\tbuffers\tbytes")
-	for c := 0; c < f.NumColumns(); c++ {
-		for i, p := range f.Pages(c) {
-			var sizes []string
-			total := uint64(0)
-			for _, b := range p.Buffers {
-				sizes = append(sizes, fmt.Sprint(b.Size))
-				total += b.Size
-			}
-			meta := "pb21"
-			if p.Planar {
-				meta = "planar"
-			}
-			fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\t%s\t[%s]\t%d\n", f.ColumnPath(c), i, p.Rows, p.Cell, meta, p.Encoding, strings.Join(sizes, " "), total)
-			if verbose {
-				tw.Flush()
-				fmt.Fprintf(out, "    %s\n", p.Layout)
-			}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			break
 		}
+		if rest[0] == "--" {
+			pos = append(pos, rest[1:]...)
+			break
+		}
+		pos = append(pos, rest[0])
+		args = rest[1:]
 	}
-	return tw.Flush()
+	if len(pos) != nargs {
+		fs.Usage()
+		return nil, false, fmt.Errorf("%s takes %d argument(s), got %d (%s): %w", fs.Name(), nargs, len(pos), strings.Join(pos, " "), errUsage)
+	}
+	return pos, false, nil
+}
+
+// multiFlag is a repeatable string flag.
+type multiFlag []string
+
+func (m *multiFlag) String() string { return strings.Join(*m, " ") }
+func (m *multiFlag) Set(s string) error {
+	*m = append(*m, s)
+	return nil
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"errors"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -53,19 +54,60 @@ func TestInspect(t *testing.T) {
 }
 
 func TestHelp(t *testing.T) {
-	for _, args := range [][]string{{"help"}, {"--help"}, {"-h"}, {"inspect", "--help"}, {"inspect", "-h"}} {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"help"}, "planar convert"}, {[]string{"--help"}, "planar cat"}, {[]string{"-h"}, "planar inspect"},
+		{[]string{"inspect", "--help"}, "planar inspect"}, {[]string{"inspect", "-h"}, "--json"},
+		{[]string{"convert", "--help"}, "planar convert"}, {[]string{"convert", "-h"}, "--mode"},
+		{[]string{"cat", "--help"}, "planar cat"}, {[]string{"cat", "-h"}, "-rows"},
+		{[]string{"help", "convert"}, "-overwrite"},
+	} {
 		var out bytes.Buffer
-		if err := run(args, &out); err != nil {
-			t.Errorf("%v: %v", args, err)
+		if err := run(tc.args, &out); err != nil {
+			t.Errorf("%v: %v", tc.args, err)
 		}
-		if !strings.Contains(out.String(), "planar inspect") {
-			t.Errorf("%v printed no usage:\n%s", args, out.String())
+		if !strings.Contains(out.String(), tc.want) {
+			t.Errorf("%v printed no usage (%q):\n%s", tc.args, tc.want, out.String())
 		}
 	}
-	for _, args := range [][]string{nil, {"inspect"}, {"inspect", "-x", "f"}, {"frobnicate"}} {
+	for _, args := range [][]string{nil, {"inspect"}, {"inspect", "-x", "f"}, {"frobnicate"}, {"cat"}, {"cat", "-n", "x", "f"}, {"cat", "--rows", "5:2", "f"}, {"cat", "--rows", "a", "f"}, {"inspect", "a", "b"}, {"help", "nosuch"}} {
 		var out bytes.Buffer
 		if err := run(args, &out); !errors.Is(err, errUsage) {
 			t.Errorf("%v: got %v, want a usage error", args, err)
+		}
+	}
+}
+
+// TestExitCodes runs the built command: --help exits 0, usage errors 2,
+// other failures 1.
+func TestExitCodes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the command")
+	}
+	bin := filepath.Join(t.TempDir(), "planar")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	for _, tc := range []struct {
+		args []string
+		code int
+	}{
+		{[]string{"--help"}, 0}, {[]string{"convert", "--help"}, 0}, {[]string{"cat", "-h"}, 0}, {[]string{"inspect", "--help"}, 0},
+		{nil, 2}, {[]string{"convert", "one"}, 2}, {[]string{"cat", "--bogus", "x"}, 2}, {[]string{"nope"}, 2},
+		{[]string{"inspect", filepath.Join(t.TempDir(), "missing.lance")}, 1},
+	} {
+		err := exec.Command(bin, tc.args...).Run()
+		code := 0
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			code = ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		if code != tc.code {
+			t.Errorf("planar %v: exit %d, want %d", tc.args, code, tc.code)
 		}
 	}
 }
