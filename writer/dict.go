@@ -195,23 +195,35 @@ func (c *pageEnc) autoDict(pv pageValues) (*pageDict, []byte, bool) {
 	idx := make([]byte, 4*n)
 	// Null slots take part with their (empty) value, as in Lance: the first
 	// null adds "" to the dictionary and later nulls index it.
+	// A null slot's value is zeros (fixed) or empty (variable) as gathered:
+	// its key is looked up once, at the first null, and reused.
+	nulls := pv.nulls
+	if len(nulls) < n {
+		nulls = nil
+	}
+	nullKey, haveNull := uint32(0), false
+	for i := 0; i < n; i++ {
+		if nulls != nil && nulls[i] && haveNull {
+			binary.LittleEndian.PutUint32(idx[4*i:], nullKey)
+			continue
+		}
+		var k uint32
+		var ok bool
+		if bw > 0 {
+			k, ok = tab.internRow(pv.fixed, i)
+		} else {
+			k, ok = tab.intern(pv.fixed[pv.offsets[i]:pv.offsets[i+1]])
+		}
+		if !ok {
+			return nil, nil, false
+		}
+		if nulls != nil && nulls[i] {
+			nullKey, haveNull = k, true
+		}
+		binary.LittleEndian.PutUint32(idx[4*i:], k)
+	}
 	if bw > 0 {
-		for i := 0; i < n; i++ {
-			k, ok := tab.internRow(pv.fixed, i)
-			if !ok {
-				return nil, nil, false
-			}
-			binary.LittleEndian.PutUint32(idx[4*i:], k)
-		}
 		tab.items = tab.appendRows(nil)
-	} else {
-		for i := 0; i < n; i++ {
-			k, ok := tab.intern(pv.fixed[pv.offsets[i]:pv.offsets[i+1]])
-			if !ok {
-				return nil, nil, false
-			}
-			binary.LittleEndian.PutUint32(idx[4*i:], k)
-		}
 	}
 	items, offsets := tab.items, tab.offsets
 	d := tab.n
