@@ -113,9 +113,9 @@ func enc22(e *enc21pb.CompressiveEncoding) error {
 type position int
 
 const (
-	posBlock    position = iota // buffer-backed block: levels, dictionaries
-	posMiniBlock                // chunk values
-	posPerValue                 // zipped values
+	posBlock     position = iota // buffer-backed block: levels, dictionaries
+	posMiniBlock                 // chunk values
+	posPerValue                  // zipped values
 )
 
 // check23 reports why the execution form of a dense planar page (a pb21

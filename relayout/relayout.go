@@ -328,4 +328,3 @@ func pageBytes(p *file2pb.ColumnMetadata_Page) uint64 {
 	}
 	return n
 }
-
