@@ -53,7 +53,7 @@ func parseContainer(src io.ReaderAt, size int64, numColumns int) (*container, er
 	if err != nil {
 		return nil, err
 	}
-	if int(ft.NumColumns) != numColumns {
+	if numColumns >= 0 && int(ft.NumColumns) != numColumns {
 		return nil, fmt.Errorf("footer has %d columns, schema %d: %w", ft.NumColumns, numColumns, reader.ErrCorrupt)
 	}
 	c := &container{footer: ft}

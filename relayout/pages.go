@@ -82,7 +82,7 @@ func planPage(pg *file2pb.ColumnMetadata_Page, srcMinor, minor uint16) (enc []by
 		if why != nil {
 			return nil, from, why, nil
 		}
-		enc, err := format.MarshalAny(format.URLPlanarLayout23, p)
+		enc, err := marshalAnyOrdered(format.URLPlanarLayout23, p)
 		return enc, from, nil, err
 	case "lance.encodings23.PlanarLayout":
 		p := &enc23pb.PlanarLayout{}
@@ -103,7 +103,7 @@ func planPage(pg *file2pb.ColumnMetadata_Page, srcMinor, minor uint16) (enc []by
 		if why := check22(l); why != nil {
 			return nil, from, why, nil
 		}
-		enc, err := format.MarshalAny(format.URLPageLayout21, l)
+		enc, err := marshalAnyOrdered(format.URLPageLayout21, l)
 		return enc, from, nil, err
 	}
 	return nil, "", nil, fmt.Errorf("page encoding %q: %w", name, reader.ErrCorrupt)

@@ -311,7 +311,7 @@ func columnMetadata(c *container, plans []*pagePlan, fresh []*freshPage) ([][]by
 				}
 			}
 		}
-		b, err := proto.MarshalOptions{Deterministic: true}.Marshal(nm)
+		b, err := marshalOrdered(nm)
 		if err != nil {
 			return nil, err
 		}

@@ -141,8 +141,12 @@ func TestDenseRoundTrip(t *testing.T) {
 			}
 			samePageBuffers(t, dense, d23)
 			back, rep2 := convert(t, d23, relayout.Options{Target: relayout.V2_2})
-			if rep2.Reexpressed != rep1.Reexpressed || !bytes.Equal(back, dense) {
-				t.Fatalf("2.2 -> 2.3 -> 2.2 is not the original file (%d re-expressed)", rep2.Reexpressed)
+			// planar's writer serializes a oneof after the other fields
+			// (Go's order), relayout in field order (Lance's): the files
+			// may differ in that order only (pylance's come back byte for
+			// byte, interop.TestRelayout).
+			if err := relayout.SameFile(back, dense); rep2.Reexpressed != rep1.Reexpressed || err != nil {
+				t.Fatalf("2.2 -> 2.3 -> 2.2 is not the original file (%d re-expressed): %v", rep2.Reexpressed, err)
 			}
 			// Same version: the file is copied as it is.
 			same, rep3 := convert(t, src, relayout.Options{Target: relayout.V2_2})
