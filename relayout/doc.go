@@ -19,8 +19,9 @@
 // have none. Such a page fails the conversion with ErrNoCounterpart naming
 // column and page, unless Options.Reencode is set: then only those pages are
 // decoded through reader/ and encoded again through writer/ in the target
-// format (the selector chooses their form); their old buffers stay in the
-// data region, unreferenced (Report.DeadBytes).
+// format (the selector chooses their form). The data region is then rebuilt
+// without their old bytes: every other buffer is copied byte for byte, in
+// its order, but moves (Report.Moved).
 //
 // The package sits on reader/ (validation, typed errors, decoding for
 // re-encoding) and internal/format; it uses writer/ only to re-encode.

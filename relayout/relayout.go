@@ -76,10 +76,13 @@ type Report struct {
 	// BytesCopied are the buffer bytes of kept and re-expressed pages, at
 	// the same positions in the output as in the source.
 	BytesCopied uint64
-	// BytesReencoded are the source bytes of re-encoded pages (left in the
-	// data region, unreferenced: DeadBytes) and BytesWritten the bytes of
-	// the pages that replace them.
-	BytesReencoded, BytesWritten, DeadBytes uint64
+	// BytesReencoded are the source bytes of re-encoded pages and
+	// BytesWritten the bytes of the pages that replace them.
+	BytesReencoded, BytesWritten uint64
+	// Moved is set when pages were re-encoded: the data region was then
+	// rebuilt without the re-encoded pages' old bytes, and the copied
+	// buffers (still byte for byte the same) have new positions.
+	Moved bool
 	// InputSize and OutputSize are the file sizes.
 	InputSize, OutputSize uint64
 }
@@ -188,48 +191,47 @@ func convert(src io.ReaderAt, size int64, dst io.Writer, opts Options, copyPrefi
 	}
 	// Re-encode first: nothing is written before every page has its form.
 	var fresh []*freshPage
+	reencode := false
 	for _, p := range plans {
-		if p.action == Reencoded {
-			if fresh, err = reencodeAll(f, c, plans, minor); err != nil {
-				return Report{}, err
-			}
-			break
-		}
+		reencode = reencode || p.action == Reencoded
 	}
-	prefix := c.footer.ColumnMetaStart
-	if err := copyPrefix(dst, int64(prefix)); err != nil {
-		return Report{}, err
-	}
-	bw := bufio.NewWriterSize(dst, 1<<16)
-	w := &countingWriter{w: bw, n: prefix}
-	// New buffers of re-encoded pages follow the data region.
-	for _, fp := range fresh {
-		for k, b := range fp.buffers {
-			if err := w.pad(); err != nil {
-				return Report{}, err
-			}
-			fp.page.BufferOffsets[k] = w.n
-			if err := w.write(b); err != nil {
-				return Report{}, err
-			}
-		}
-	}
-	if len(fresh) > 0 {
-		if err := w.pad(); err != nil {
+	if reencode {
+		if fresh, err = reencodeAll(f, c, plans, minor); err != nil {
 			return Report{}, err
 		}
 	}
-	meta, err := columnMetadata(c, plans, fresh)
+	globals := c.globals
+	var w *countingWriter
+	var bw *bufio.Writer
+	var moved reloc
+	if !reencode {
+		// The data region as it is: no buffer moves.
+		prefix := c.footer.ColumnMetaStart
+		if err := copyPrefix(dst, int64(prefix)); err != nil {
+			return Report{}, err
+		}
+		bw = bufio.NewWriterSize(dst, 1<<16)
+		w = &countingWriter{w: bw, n: prefix}
+	} else {
+		bw = bufio.NewWriterSize(dst, 1<<16)
+		w = &countingWriter{w: bw}
+		if moved, err = writeCompact(src, c, plans, fresh, w); err != nil {
+			return Report{}, err
+		}
+		globals = moved.globals(globals)
+	}
+	meta, err := columnMetadata(c, plans, fresh, moved)
 	if err != nil {
 		return Report{}, err
 	}
-	if err := writeTail(w, meta, c.globals, 2, minor); err != nil {
+	if err := writeTail(w, meta, globals, 2, minor); err != nil {
 		return Report{}, err
 	}
 	if err := bw.Flush(); err != nil {
 		return Report{}, err
 	}
 	rep.OutputSize = w.n
+	rep.Moved = moved != nil
 	for _, p := range plans {
 		pr := p.report
 		switch p.action {
@@ -242,7 +244,6 @@ func convert(src io.ReaderAt, size int64, dst io.Writer, opts Options, copyPrefi
 		case Reencoded:
 			rep.Reencoded++
 			rep.BytesReencoded += pr.Bytes
-			rep.DeadBytes += pr.Bytes
 		}
 		rep.Pages = append(rep.Pages, pr)
 	}
@@ -251,18 +252,19 @@ func convert(src io.ReaderAt, size int64, dst io.Writer, opts Options, copyPrefi
 			rep.BytesWritten += uint64(len(b))
 		}
 	}
+	// fresh is in column and page order, as the report.
+	fi := 0
 	for i := range rep.Pages {
-		for _, fp := range fresh {
-			if fp.col == rep.Pages[i].Index && fp.srcPage == rep.Pages[i].Page {
-				rep.Pages[i].NewPages++
-				for _, b := range fp.buffers {
-					rep.Pages[i].NewBytes += uint64(len(b))
-				}
-				rep.Pages[i].NewFormat = append(rep.Pages[i].NewFormat, fp.form)
+		pr := &rep.Pages[i]
+		for ; fi < len(fresh) && fresh[fi].col == pr.Index && fresh[fi].srcPage == pr.Page; fi++ {
+			pr.NewPages++
+			for _, b := range fresh[fi].buffers {
+				pr.NewBytes += uint64(len(b))
 			}
+			pr.NewFormat = append(pr.NewFormat, fresh[fi].form)
 		}
-		if len(rep.Pages[i].NewFormat) > 0 {
-			rep.Pages[i].To = rep.Pages[i].NewFormat[0]
+		if len(pr.NewFormat) > 0 {
+			pr.To = pr.NewFormat[0]
 		}
 	}
 	return rep, nil
@@ -271,8 +273,11 @@ func convert(src io.ReaderAt, size int64, dst io.Writer, opts Options, copyPrefi
 // columnMetadata serializes every column's metadata for the output: the
 // stored bytes when no page of the column changes, else the message with
 // the new page descriptions and the re-encoded pages in place of theirs.
-func columnMetadata(c *container, plans []*pagePlan, fresh []*freshPage) ([][]byte, error) {
+func columnMetadata(c *container, plans []*pagePlan, fresh []*freshPage, moved reloc) ([][]byte, error) {
 	changed := make([]bool, len(c.meta))
+	for i := range changed {
+		changed[i] = moved != nil
+	}
 	for _, p := range plans {
 		if p.action != Kept {
 			changed[p.col] = true
@@ -290,7 +295,7 @@ func columnMetadata(c *container, plans []*pagePlan, fresh []*freshPage) ([][]by
 			}
 			continue
 		}
-		nm := &file2pb.ColumnMetadata{Encoding: cm.Encoding, BufferOffsets: cm.BufferOffsets, BufferSizes: cm.BufferSizes}
+		nm := &file2pb.ColumnMetadata{Encoding: cm.Encoding, BufferOffsets: moved.offsets(cm.BufferOffsets, cm.BufferSizes), BufferSizes: cm.BufferSizes}
 		for j := range cm.Pages {
 			p := plans[pi]
 			pi++
@@ -298,11 +303,12 @@ func columnMetadata(c *container, plans []*pagePlan, fresh []*freshPage) ([][]by
 				return nil, fmt.Errorf("relayout: page plans out of order")
 			}
 			switch p.action {
-			case Kept:
-				nm.Pages = append(nm.Pages, cm.Pages[j])
-			case Reexpressed:
+			case Kept, Reexpressed:
 				np := proto.Clone(cm.Pages[j]).(*file2pb.ColumnMetadata_Page)
-				np.Encoding = &file2pb.Encoding{Location: &file2pb.Encoding_Direct{Direct: &file2pb.DirectEncoding{Encoding: p.encoding}}}
+				if p.action == Reexpressed {
+					np.Encoding = &file2pb.Encoding{Location: &file2pb.Encoding_Direct{Direct: &file2pb.DirectEncoding{Encoding: p.encoding}}}
+				}
+				np.BufferOffsets = moved.offsets(np.BufferOffsets, np.BufferSizes)
 				nm.Pages = append(nm.Pages, np)
 			case Reencoded:
 				for fi < len(fresh) && fresh[fi].col == col && fresh[fi].srcPage == j {
