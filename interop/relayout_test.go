@@ -316,6 +316,37 @@ func TestRelayout(t *testing.T) {
 			t.Errorf("the sparse corpus no longer reaches every sparse cell: %v", cells)
 		}
 	})
+	// 2.1's u16-framed mini-block pages have no counterpart in 2.2 or 2.3
+	// (the chunk headers inside the data buffer hold u16 sizes).
+	t.Run("u16", func(t *testing.T) {
+		ipcPath := filepath.Join(dir, "flat.arrows")
+		orig := filepath.Join(dir, "flat-pylance21.lance")
+		if r := w.call(map[string]any{"op": "write", "ipc": ipcPath, "file": orig, "version": "2.1"}); !r.OK {
+			t.Fatalf("pylance writes 2.1: %s: %s", r.Stage, r.Error)
+		}
+		for _, target := range []string{relayout.V2_2, relayout.V2_3} {
+			dst := filepath.Join(dir, "flat-pylance21-to"+target+".lance")
+			_, err := relayout.ConvertPath(orig, dst, relayout.Options{Target: target})
+			if !errors.Is(err, relayout.ErrNoCounterpart) || !strings.Contains(err.Error(), "u16") {
+				t.Fatalf("2.1 -> %s: %v", target, err)
+			}
+			rep := convertFile(t, orig, dst, target, true)
+			u16 := 0
+			for _, p := range rep.Pages {
+				if p.From == "2.1 mini-block (u16 chunks)" {
+					u16++
+					if p.Action != relayout.Reencoded {
+						t.Errorf("%s page %d: %s %s", p.Column, p.Page, p.From, p.Action)
+					}
+				}
+			}
+			if u16 == 0 {
+				t.Fatalf("no u16-framed page in pylance's 2.1 file")
+			}
+			checkPlanarRead(t, dst, flat)
+			pylanceReadsEqual(t, w, dst, flat)
+		}
+	})
 	for _, d := range []struct {
 		name string
 		c    relayoutCount
