@@ -61,12 +61,16 @@ func reencodeAll(f *reader.File, c *container, plans []*pagePlan, minor uint16) 
 		wf = writer.Format2_2
 	}
 	var out []*freshPage
+	var pages []reader.PageInfo
+	pagesOf := -1
 	for _, p := range plans {
 		if p.action != Reencoded {
 			continue
 		}
 		site := sites[p.col]
-		pages := f.Pages(p.col)
+		if pagesOf != p.col {
+			pages, pagesOf = f.Pages(p.col), p.col
+		}
 		src := c.meta[p.col].Pages[p.page]
 		first, rows := pages[p.page].FirstRow, pages[p.page].Rows
 		if site.dim == 0 || first%site.dim != 0 || rows%site.dim != 0 {
@@ -86,6 +90,12 @@ func reencodeAll(f *reader.File, c *container, plans []*pagePlan, minor uint16) 
 	return out, nil
 }
 
+// cannotHold marks a writer's refusal of a page's data (a type or shape the
+// target format cannot hold): the page has no counterpart even re-encoded.
+func cannotHold(err error) error {
+	return fmt.Errorf("the target format cannot hold this data: %w (%w)", err, ErrNoCounterpart)
+}
+
 // reencodePage encodes rows [start, start+n) of the site's field in the
 // target format and returns the pages of the site's leaf.
 func reencodePage(f *reader.File, site leafSite, start, n int64, wf writer.Format, minor uint16) ([]*freshPage, error) {
@@ -101,12 +111,12 @@ func reencodePage(f *reader.File, site leafSite, start, n int64, wf writer.Forma
 	var buf bytes.Buffer
 	w, err := writer.New(&buf, rr.Schema(), writer.WithFormat(wf))
 	if err != nil {
-		return nil, err
+		return nil, cannotHold(err)
 	}
 	for rr.Next() {
 		if err := w.WriteBatch(rr.RecordBatch()); err != nil {
 			w.Close()
-			return nil, err
+			return nil, cannotHold(err)
 		}
 	}
 	if err := rr.Err(); err != nil {
@@ -114,7 +124,7 @@ func reencodePage(f *reader.File, site leafSite, start, n int64, wf writer.Forma
 		return nil, err
 	}
 	if err := w.Close(); err != nil {
-		return nil, err
+		return nil, cannotHold(err)
 	}
 	b := buf.Bytes()
 	tc, err := parseContainer(bytes.NewReader(b), int64(len(b)), site.leaves)

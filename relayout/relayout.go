@@ -64,6 +64,9 @@ type PageReport struct {
 	NewBytes  uint64 // bytes of the page(s) written in its place (Reencoded only)
 	NewPages  int    // pages written in its place (1 unless Reencoded)
 	Reason    string // why a re-encoded page had no counterpart
+	// NewFormat are the forms of the pages written in place of a
+	// re-encoded one, in order (To is the first; "" when the page had no
+	// rows and was dropped).
 	NewFormat []string
 }
 

@@ -365,3 +365,40 @@ func schemaSize(t testing.TB, b []byte, ft format.Footer) uint64 {
 	}
 	return g[0].Size
 }
+
+// A 2.3 column 2.2 cannot hold at all (a fixed-size list of structs below
+// a list: sparse in 2.3, refused by the 2.2 writer) has no counterpart even
+// with Reencode.
+func TestReencodeRefused(t *testing.T) {
+	mem := memory.NewGoAllocator()
+	st := arrow.StructOf(arrow.Field{Name: "x", Type: arrow.PrimitiveTypes.Int32, Nullable: true})
+	typ := arrow.ListOf(arrow.FixedSizeListOf(2, st))
+	lb := array.NewListBuilder(mem, typ.Elem())
+	defer lb.Release()
+	fb := lb.ValueBuilder().(*array.FixedSizeListBuilder)
+	sb := fb.ValueBuilder().(*array.StructBuilder)
+	xb := sb.FieldBuilder(0).(*array.Int32Builder)
+	for i := 0; i < 50; i++ {
+		lb.Append(true)
+		for k := 0; k < i%3; k++ {
+			fb.Append(true)
+			for e := 0; e < 2; e++ {
+				sb.Append(true)
+				xb.Append(int32(i + k + e))
+			}
+		}
+	}
+	a := lb.NewArray()
+	defer a.Release()
+	rec := array.NewRecordBatch(arrow.NewSchema([]arrow.Field{{Name: "l", Type: typ, Nullable: true}}, nil), []arrow.Array{a}, int64(a.Len()))
+	defer rec.Release()
+	src := write(t, []arrow.RecordBatch{rec})
+	var out bytes.Buffer
+	_, err := relayout.Convert(bytes.NewReader(src), int64(len(src)), &out, relayout.Options{Target: relayout.V2_2, Reencode: true})
+	if !errors.Is(err, relayout.ErrNoCounterpart) || !errors.Is(err, writer.ErrUnsupportedType) || !strings.Contains(err.Error(), `column "l.item.item.x", page 0`) {
+		t.Fatalf("got %v", err)
+	}
+	if out.Len() != 0 {
+		t.Fatalf("%d bytes written", out.Len())
+	}
+}
