@@ -54,16 +54,16 @@ const (
 
 // PageReport describes one source page.
 type PageReport struct {
-	Column    string // dotted column path
-	Index     int    // physical column index
-	Page      int    // page index within the column
-	Rows      uint64 // the page's length (rows, or elements below a fixed-size list of structs)
-	From, To  string // form in the source and in the output, e.g. "2.2 mini-block", "2.3 dense x chunked"
-	Action    Action
-	Bytes     uint64 // the source page's buffer bytes
-	NewBytes  uint64 // bytes of the page(s) written in its place (Reencoded only)
-	NewPages  int    // pages written in its place (1 unless Reencoded)
-	Reason    string // why a re-encoded page had no counterpart
+	Column   string // dotted column path
+	Index    int    // physical column index
+	Page     int    // page index within the column
+	Rows     uint64 // the page's length (rows, or elements below a fixed-size list of structs)
+	From, To string // form in the source and in the output, e.g. "2.2 mini-block", "2.3 dense x chunked"
+	Action   Action
+	Bytes    uint64 // the source page's buffer bytes
+	NewBytes uint64 // bytes of the page(s) written in its place (Reencoded only)
+	NewPages int    // pages written in its place (1 unless Reencoded)
+	Reason   string // why a re-encoded page had no counterpart
 	// NewFormat are the forms of the pages written in place of a
 	// re-encoded one, in order (To is the first; "" when the page had no
 	// rows and was dropped).
