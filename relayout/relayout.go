@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 
 	"google.golang.org/protobuf/proto"
 
@@ -115,9 +116,10 @@ func Convert(src io.ReaderAt, srcSize int64, dst io.Writer, opts Options) (Repor
 
 // ConvertPath converts the file at src into a new file at dst, replacing
 // dst if it exists (whether to allow that is the caller's decision). The
-// output is written to a temporary file in dst's directory, synced and
-// renamed to dst; on any error no file is left at dst and the temporary
-// file is removed.
+// output is written to a temporary file ".<name>.tmp-*" in dst's directory,
+// synced and renamed to dst, and the directory is synced; on any error dst
+// is untouched (absent, or the file it was) and the temporary file is
+// removed. Errors are Convert's, prefixed with src.
 func ConvertPath(src, dst string, opts Options) (rep Report, err error) {
 	in, err := os.Open(src)
 	if err != nil {
@@ -167,7 +169,26 @@ func ConvertPath(src, dst string, opts Options) (rep Report, err error) {
 	if err = os.Rename(tmp, dst); err != nil {
 		return rep, err
 	}
+	if err := syncDir(dir); err != nil {
+		return rep, fmt.Errorf("%s is in place, but syncing its directory failed: %w", dst, err)
+	}
 	return rep, nil
+}
+
+// syncDir flushes a directory's entries (the rename) to stable storage.
+func syncDir(dir string) error {
+	if runtime.GOOS == "windows" {
+		return nil // directories cannot be opened for sync
+	}
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	err = d.Sync()
+	if cerr := d.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 func convert(src io.ReaderAt, size int64, dst io.Writer, opts Options, copyPrefix func(io.Writer, int64) error) (Report, error) {

@@ -271,6 +271,21 @@ func TestErrors(t *testing.T) {
 			if len(left) != 0 {
 				t.Fatalf("left behind: %v", left)
 			}
+			// An existing destination is left as it was.
+			if err := os.WriteFile(dst, []byte("old"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := relayout.ConvertPath(src, dst, c.opts); !errors.Is(err, c.want) {
+				t.Fatalf("ConvertPath: got %v, want %v", err, c.want)
+			}
+			if b, err := os.ReadFile(dst); err != nil || string(b) != "old" {
+				t.Fatalf("the destination changed: %q, %v", b, err)
+			}
+			left, _ = filepath.Glob(filepath.Join(dir, ".*dst*"))
+			os.Remove(dst)
+			if len(left) != 0 {
+				t.Fatalf("left behind: %v", left)
+			}
 		})
 	}
 }
