@@ -177,7 +177,7 @@ func TestRelayout(t *testing.T) {
 	mem := memory.NewGoAllocator()
 	flat := corpus.Record(mem, corpus.Flat(5000), 7)
 	defer flat.Release()
-	nested := corpus.NestedRecord(mem, corpus.NestedWritable(3000), 7)
+	nested := corpus.NestedRecord(mem, corpus.NestedWritable(1500), 7)
 	defer nested.Release()
 	recs := map[string]arrow.RecordBatch{"flat": flat, "nested": nested}
 	names := []string{"flat", "nested"}
