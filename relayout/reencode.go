@@ -63,6 +63,7 @@ func reencodeAll(f *reader.File, c *container, plans []*pagePlan, minor uint16) 
 	var out []*freshPage
 	var pages []reader.PageInfo
 	pagesOf := -1
+	encoded := map[[3]int64]*tempFile{}
 	for _, p := range plans {
 		if p.action != Reencoded {
 			continue
@@ -77,10 +78,18 @@ func reencodeAll(f *reader.File, c *container, plans []*pagePlan, minor uint16) 
 			return nil, fmt.Errorf("column %q, page %d: %d elements from %d are not whole rows of %d: %w",
 				p.report.Column, p.page, rows, first, site.dim, ErrNoCounterpart)
 		}
-		fresh, err := reencodePage(f, site, int64(first/site.dim), int64(rows/site.dim), wf, minor)
-		if err != nil {
-			return nil, fmt.Errorf("column %q, page %d: re-encoding: %w", p.report.Column, p.page, err)
+		// Sibling leaves often have pages over the same rows (a struct's
+		// all-null pages): their field is encoded once.
+		key := [3]int64{int64(site.field), int64(first / site.dim), int64(rows / site.dim)}
+		tf, ok := encoded[key]
+		if !ok {
+			var err error
+			if tf, err = encodeRows(f, site, key[1], key[2], wf); err != nil {
+				return nil, fmt.Errorf("column %q, page %d: re-encoding: %w", p.report.Column, p.page, err)
+			}
+			encoded[key] = tf
 		}
+		fresh := tf.leafPages(site.leaf, minor)
 		for _, fp := range fresh {
 			fp.col, fp.srcPage = p.col, p.page
 			fp.page.Priority += src.Priority
@@ -96,11 +105,17 @@ func cannotHold(err error) error {
 	return fmt.Errorf("the target format cannot hold this data: %w (%w)", err, ErrNoCounterpart)
 }
 
-// reencodePage encodes rows [start, start+n) of the site's field in the
-// target format and returns the pages of the site's leaf.
-func reencodePage(f *reader.File, site leafSite, start, n int64, wf writer.Format, minor uint16) ([]*freshPage, error) {
+// tempFile is a field's rows encoded in the target format.
+type tempFile struct {
+	b []byte
+	c *container // nil: no rows
+}
+
+// encodeRows encodes rows [start, start+n) of the site's field in the
+// target format, as a one-field file.
+func encodeRows(f *reader.File, site leafSite, start, n int64, wf writer.Format) (*tempFile, error) {
 	if n == 0 {
-		return nil, nil
+		return &tempFile{}, nil
 	}
 	field := f.Schema().Field(site.field)
 	rr, err := f.NewRecordReader(reader.WithColumns(field.Name), reader.WithRowRange(start, n), reader.WithBatchRows(n))
@@ -131,11 +146,20 @@ func reencodePage(f *reader.File, site leafSite, start, n int64, wf writer.Forma
 	if err != nil {
 		return nil, fmt.Errorf("the re-encoded field: %w", err)
 	}
+	return &tempFile{b: b, c: tc}, nil
+}
+
+// leafPages returns the pages of one leaf of the encoded field, their
+// buffers sliced from the file and their offsets to be set when written.
+func (t *tempFile) leafPages(leaf int, minor uint16) []*freshPage {
+	if t.c == nil {
+		return nil
+	}
 	var out []*freshPage
-	for _, pg := range tc.meta[site.leaf].Pages {
+	for _, pg := range t.c.meta[leaf].Pages {
 		fp := &freshPage{page: pg, form: "?"}
 		for k, off := range pg.BufferOffsets {
-			fp.buffers = append(fp.buffers, b[off:off+pg.BufferSizes[k]])
+			fp.buffers = append(fp.buffers, t.b[off:off+pg.BufferSizes[k]])
 		}
 		if _, from, _, err := planPage(pg, minor, minor); err == nil {
 			fp.form = from
@@ -143,5 +167,5 @@ func reencodePage(f *reader.File, site leafSite, start, n int64, wf writer.Forma
 		pg.BufferOffsets = make([]uint64, len(pg.BufferSizes))
 		out = append(out, fp)
 	}
-	return out, nil
+	return out
 }
