@@ -9,12 +9,14 @@ import (
 	"os/signal"
 	"strconv"
 	"strings"
+	"text/tabwriter"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 
 	"github.com/planarlance/planar/dataset"
+	"github.com/planarlance/planar/relayout"
 	"github.com/planarlance/planar/selector"
 	"github.com/planarlance/planar/writer"
 )
@@ -35,6 +37,14 @@ Examples:
   planar convert --format 2.2 --meta 'emb:lance-encoding:structural-encoding=fullzip' in.arrow out.lance
   planar convert --schema 'id:int64,name:string' rows.csv rows.lance
   planar convert --dataset --mode append more.parquet ./table.lance
+  planar convert --format 2.2 [--reencode] in.lance out.lance
+
+A Lance file as SRC is re-expressed in the version --format names without
+touching its data: every page that has a counterpart in that version keeps
+its buffers byte for byte; only column metadata, offset tables and footer
+are rewritten. A page with no counterpart (2.3's sparse cells and indexed
+values going to 2.2, for one) fails the conversion with its column and page
+named, unless --reencode re-encodes just those pages.
 `
 
 type convertConfig struct {
@@ -49,6 +59,7 @@ type convertConfig struct {
 	batchRows int64
 	maxRows   int64
 	quiet     bool
+	reencode  bool // Lance sources: re-encode pages without a counterpart
 	progress  bool // set by runConvert: stderr is a terminal and not -q
 	csv       csvOptions
 }
@@ -67,6 +78,7 @@ func runConvert(args []string, out io.Writer) error {
 	fs.Int64Var(&cfg.batchRows, "batch-rows", 64<<10, "rows per batch read from the source")
 	fs.Int64Var(&cfg.maxRows, "max-rows-per-file", 0, "with --dataset: rows per data file (default Lance's, 1Mi)")
 	fs.BoolVar(&cfg.quiet, "q", false, "no progress bar and no summary")
+	fs.BoolVar(&cfg.reencode, "reencode", false, "Lance source: re-encode the pages that have no counterpart in --format (sparse cells, the indexed codec, ...) instead of failing")
 	fs.StringVar(&cfg.csv.schema, "schema", "", "CSV column types `name:type,...` ("+csvTypeNames()+"); default: inferred")
 	noHeader := fs.Bool("no-header", false, "CSV: the first line is data, columns are named c0, c1, ...")
 	delim := fs.String("delimiter", ",", "CSV field delimiter (one character; \\t for tab)")
@@ -213,12 +225,74 @@ func sourceKind(src, from string) (string, error) {
 	return "", fmt.Errorf("--from %q: want parquet, arrow or csv: %w", from, errUsage)
 }
 
-// convertLance converts a Lance file (kind kindLance) or dataset
-// (kindDataset) to another Lance format version (cfg.format). Not available
-// yet: it fails with a pointer to --format.
+// convertLance re-expresses a Lance file in another format version
+// (--format 2.2 or 2.3) by rewriting only its metadata: every page with a
+// counterpart keeps its buffers byte for byte (relayout). Pages without one
+// fail the conversion, naming column and page, unless --reencode asks for
+// just those pages to be decoded and encoded again. Datasets are refused:
+// their data files are converted one by one.
 func convertLance(ctx context.Context, src, kind, dst string, cfg convertConfig, out io.Writer) error {
-	_, _, _, _ = ctx, dst, cfg, out
-	return fmt.Errorf("source %s is a %s: Lance to Lance conversion: see --format (not available yet): %w", src, kind, errSource)
+	if kind == kindDataset {
+		return fmt.Errorf("source %s is a Lance dataset: convert its data files (a Lance file each) with planar convert --format: %w", src, errSource)
+	}
+	if cfg.dataset {
+		return fmt.Errorf("--dataset: a Lance file converts to a Lance file: %w", errUsage)
+	}
+	if cfg.format == "" {
+		return fmt.Errorf("source %s is a Lance file: give the version to convert it to with --format 2.2 or --format 2.3: %w", src, errUsage)
+	}
+	if cfg.policy != "cost" || cfg.pageBytes != "" || len(cfg.meta) > 0 {
+		return fmt.Errorf("--policy, --page-bytes and --meta do not apply to a Lance source (its pages are kept): %w", errUsage)
+	}
+	if fi, err := os.Stat(dst); err == nil {
+		if fi.IsDir() {
+			return fmt.Errorf("destination %s is a directory: %w", dst, errDestination)
+		}
+		if !cfg.overwrite {
+			return fmt.Errorf("destination %s exists (use --overwrite to replace it): %w", dst, errDestination)
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	start := time.Now()
+	rep, err := relayout.ConvertPath(src, dst, relayout.Options{Target: cfg.format, Reencode: cfg.reencode})
+	if err != nil {
+		if errors.Is(err, relayout.ErrNoCounterpart) {
+			return fmt.Errorf("%w (use --reencode to re-encode only such pages)", err)
+		}
+		return err
+	}
+	if cfg.quiet {
+		return nil
+	}
+	printRelayout(out, src, dst, rep, time.Since(start))
+	return nil
+}
+
+// printRelayout prints what a metadata-only conversion did: pages kept,
+// re-expressed and re-encoded, and bytes copied against re-encoded.
+func printRelayout(out io.Writer, src, dst string, rep relayout.Report, took time.Duration) {
+	fmt.Fprintf(out, "%s (Lance %s, %d bytes) -> %s (Lance %s, %d bytes) in %s\n",
+		src, rep.From, rep.InputSize, dst, rep.To, rep.OutputSize, took.Round(time.Millisecond))
+	fmt.Fprintf(out, "pages: %d kept, %d re-expressed (buffers copied byte for byte), %d re-encoded\n",
+		rep.Kept, rep.Reexpressed, rep.Reencoded)
+	fmt.Fprintf(out, "bytes: %d copied", rep.BytesCopied)
+	if rep.Reencoded > 0 {
+		fmt.Fprintf(out, ", %d re-encoded into %d", rep.BytesReencoded, rep.BytesWritten)
+	}
+	fmt.Fprintln(out)
+	if rep.Reencoded == 0 {
+		return
+	}
+	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "re-encoded\tpage\trows\tfrom\tto\treason")
+	for _, p := range rep.Pages {
+		if p.Action == relayout.Reencoded {
+			fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\t%s\n", p.Column, p.Page, p.Rows, p.From, strings.Join(p.NewFormat, ", "), p.Reason)
+		}
+	}
+	tw.Flush()
 }
 
 // writeOptions maps the flags to writer and dataset options. --meta
