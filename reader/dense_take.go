@@ -398,7 +398,7 @@ func (f *File) prefetchDense(runs []rowRun, cache pageCache) error {
 			// Pages the take will decode whole (takeLeaf) are read then,
 			// whole: nothing to prefetch for them.
 			whole := map[*page]bool{}
-			if rowPerItem(fc.paths[k]) {
+			if rowLevels(fc.paths[k]) {
 				n := map[*page]int{}
 				for _, r := range runs {
 					if pi := sortSearchPages(pages, uint64(r.start)*dims); pi < len(pages) {

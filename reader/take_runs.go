@@ -128,7 +128,7 @@ func (f *File) takeLeaf(top arrow.DataType, path []structural.Step, ci int, runs
 		for ; i < len(runs) && inPage(runs[i]) == p; i++ {
 			wins = append(wins, [2]uint64{uint64(runs[i].start)*dims - p.firstRow, uint64(runs[i].end)*dims - p.firstRow})
 		}
-		if rowPerItem(path) && f.wholeBetter(p, len(wins), dims) {
+		if rowLevels(path) && f.wholeBetter(p, len(wins), dims) {
 			a, ok, err := f.takeFromWhole(p, types, path, leafType, wins, cache)
 			if err != nil {
 				return nil, err
@@ -257,7 +257,7 @@ var sparseJoin = true
 var wholePageTake = 0
 
 // wholeBetter reports whether a take of wins windows from chunked page p
-// (of a column with one item a row, rowPerItem)
+// (of a column whose rows are spans of levels, rowLevels)
 // is cheaper decoding the whole page and picking its rows: when the
 // windows are at least half as many as the chunks, most chunks are
 // decoded anyway, and one pass over the page costs less than a window's
@@ -276,7 +276,8 @@ func (f *File) wholeBetter(p *page, wins int, dims uint64) bool {
 }
 
 // takeFromWhole decodes chunked page p whole and gathers the rows of wins
-// from its decoded levels and values (dictionary indices stay indices
+// (spans of its levels, through the row starts of its repetition levels
+// when it has them) from its decoded levels and values (dictionary indices stay indices
 // until the gathered rows are built, so only they are looked up). ok is
 // false for values it does not gather (fixed-size lists, packed structs,
 // sub-byte widths, constant pages): the caller reads by windows.
@@ -290,42 +291,64 @@ func (f *File) takeFromWhole(p *page, types []arrow.DataType, path []structural.
 		return nil, false, err
 	}
 	v := pd.vals
-	if len(pd.layers) != len(path) || pd.rep != nil || pd.constant != nil || pd.scalarBuf != nil || pd.allNull ||
+	if len(pd.layers) != len(path) || pd.constant != nil || pd.scalarBuf != nil || pd.allNull ||
 		v.Dims != nil || hasItemValidity(v) || v.Children != nil || v.NullItems || !v.Variable() && v.Bits%8 != 0 {
 		return nil, false, nil
 	}
-	if v.N != int(p.rows) || pd.numVisible != int(p.rows) || pd.def != nil && len(pd.def) != int(p.rows) {
-		return nil, false, fmt.Errorf("chunked page of %d rows decoded to %d values: %w", p.rows, v.N, ErrCorrupt)
+	rows := int(p.rows)
+	// lv and vl give the first level and the first value of each row (and
+	// of row rows, their ends): the identity without repetition levels,
+	// else the row starts the repetition levels mark.
+	lv, vl := func(r int) int { return r }, func(r int) int { return r }
+	if pd.rep != nil {
+		starts, vis, err := rowStarts(pd)
+		if err != nil {
+			return nil, false, err
+		}
+		if len(starts) != rows+1 {
+			return nil, false, fmt.Errorf("levels hold %d rows, page %d: %w", len(starts)-1, rows, ErrCorrupt)
+		}
+		lv, vl = func(r int) int { return int(starts[r]) }, func(r int) int { return int(vis[r]) }
+	} else if pd.def != nil && len(pd.def) != rows {
+		return nil, false, fmt.Errorf("chunked page of %d rows has %d levels: %w", rows, len(pd.def), ErrCorrupt)
 	}
-	n := 0
+	if v.N != pd.numVisible || vl(rows) != v.N {
+		return nil, false, fmt.Errorf("chunked page of %d rows decoded to %d values for %d visible: %w", rows, v.N, vl(rows), ErrCorrupt)
+	}
+	n, nv := 0, 0
 	for _, w := range wins {
 		n += int(w[1] - w[0])
+		nv += vl(int(w[1])) - vl(int(w[0]))
 	}
-	g := &pageData{layers: pd.layers, numVisible: n, dict: pd.dict, vals: values.Block{Bits: v.Bits, N: n}}
-	if pd.def != nil {
-		g.def = make([]uint16, 0, n)
-		for _, w := range wins {
-			g.def = append(g.def, pd.def[w[0]:w[1]]...)
+	g := &pageData{layers: pd.layers, numVisible: nv, dict: pd.dict, vals: values.Block{Bits: v.Bits, N: nv}}
+	for _, w := range wins {
+		l0, l1 := lv(int(w[0])), lv(int(w[1]))
+		if pd.rep != nil {
+			g.rep = append(g.rep, pd.rep[l0:l1]...)
+		}
+		if pd.def != nil {
+			g.def = append(g.def, pd.def[l0:l1]...)
 		}
 	}
 	if v.Variable() {
-		g.vals.Offsets = make([]uint64, 1, n+1)
+		g.vals.Offsets = make([]uint64, 1, nv+1)
 		for _, w := range wins {
-			lo, hi := v.Offsets[w[0]], v.Offsets[w[1]]
+			a, b := vl(int(w[0])), vl(int(w[1]))
+			lo, hi := v.Offsets[a], v.Offsets[b]
 			base := uint64(len(g.vals.Data)) - lo
 			g.vals.Data = append(g.vals.Data, v.Data[lo:hi]...)
-			for _, o := range v.Offsets[w[0]+1 : w[1]+1] {
+			for _, o := range v.Offsets[a+1 : b+1] {
 				g.vals.Offsets = append(g.vals.Offsets, o+base)
 			}
 		}
 	} else {
-		bw := uint64(v.Bits / 8)
-		g.vals.Data = make([]byte, 0, uint64(n)*bw)
+		bw := v.Bits / 8
+		g.vals.Data = make([]byte, 0, nv*bw)
 		for _, w := range wins {
-			g.vals.Data = append(g.vals.Data, v.Data[w[0]*bw:w[1]*bw]...)
+			g.vals.Data = append(g.vals.Data, v.Data[vl(int(w[0]))*bw:vl(int(w[1]))*bw]...)
 		}
 	}
-	lds, err := structural.UnravelPath(g.layers, path, nil, g.def, n, n)
+	lds, err := structural.UnravelPath(g.layers, path, g.rep, g.def, n, nv)
 	if err != nil {
 		return nil, false, err
 	}
@@ -352,13 +375,44 @@ func hasItemValidity(v values.Block) bool {
 	return false
 }
 
-// rowPerItem reports whether a column's path holds one leaf item per row:
-// no list and no structural fixed-size list above the leaf.
-func rowPerItem(path []structural.Step) bool {
+// rowLevels reports whether a column's rows are whole spans of its level
+// stream (no structural fixed-size list above the leaf, whose pages count
+// elements), so that takeFromWhole can gather them.
+func rowLevels(path []structural.Step) bool {
 	for _, st := range path {
-		if st.Kind == structural.StepList || st.Kind == structural.StepFSL {
+		if st.Kind == structural.StepFSL {
 			return false
 		}
 	}
 	return true
+}
+
+// rowStarts returns, for a page with repetition levels, the level index
+// and the value ordinal at which each row starts, with one more entry for
+// the end: a row starts where the repetition level is the page's
+// greatest.
+func rowStarts(pd *pageData) (starts, vis []int32, err error) {
+	R := uint16(0)
+	for _, l := range pd.layers {
+		if structural.IsList(l) {
+			R++
+		}
+	}
+	maxVis := uint16(structural.MaxVisibleDef(pd.layers))
+	if pd.def != nil && len(pd.def) != len(pd.rep) || len(pd.rep) >= 1<<31 {
+		return nil, nil, fmt.Errorf("%d repetition and %d definition levels: %w", len(pd.rep), len(pd.def), ErrCorrupt)
+	}
+	c := int32(0)
+	for i, r := range pd.rep {
+		if r == R {
+			starts = append(starts, int32(i))
+			vis = append(vis, c)
+		}
+		if pd.def == nil || pd.def[i] <= maxVis {
+			c++
+		}
+	}
+	starts = append(starts, int32(len(pd.rep)))
+	vis = append(vis, c)
+	return starts, vis, nil
 }
