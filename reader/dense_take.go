@@ -395,7 +395,7 @@ func (f *File) prefetchDense(runs []rowRun, cache pageCache) error {
 		for k, ci := range fc.cols {
 			dims := f.dims[ci]
 			pages := f.columns[ci]
-			// Pages the take will decode whole (takeLeaf) are read then,
+			// Pages the take will decode whole (gatherWhole) are read then,
 			// whole: nothing to prefetch for them.
 			whole := map[*page]bool{}
 			if rowLevels(fc.paths[k]) {
@@ -406,7 +406,7 @@ func (f *File) prefetchDense(runs []rowRun, cache pageCache) error {
 					}
 				}
 				for p, c := range n {
-					whole[p] = f.wholeBetter(p, c, dims)
+					whole[p] = f.gatherMode(p, fc.paths[k], c, dims) == gatherWhole
 				}
 			}
 			for _, r := range runs {
