@@ -7,13 +7,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/bitutil"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/planarlance/planar/internal/bulk"
 )
-
-// copyPiece bounds one copy call of concatFixed. The Go runtime cannot
-// preempt a goroutine inside one memmove, so a single copy of hundreds of
-// megabytes keeps a garbage collection waiting (and signalling) for its
-// whole length; pieces of 1 MiB keep the copy as fast and preemptible.
-const copyPiece = 1 << 20
 
 // joinArrays concatenates arrays of one type: fixed-width trees and flat
 // strings here, everything else through Arrow (concatenate).
@@ -30,8 +25,8 @@ func joinArrays(chunks []arrow.Array) (arrow.Array, error) {
 // concatFixed joins arrays of one fixed-width tree type (fixed-width
 // values, fixed-size lists and structs of them; see fixedTree) into one
 // array whose buffers are written once, in preemptible pieces. It is what
-// array.Concatenate does for these types without its per-buffer
-// intermediate slices. ok is false for types it does not handle.
+// array.Concatenate does for these types, copying through internal/bulk so
+// that the runtime can preempt the copy. ok is false for types it does not handle.
 func concatFixed(chunks []arrow.Array) (arrow.Array, bool) {
 	if len(chunks) == 0 || !fixedTree(chunks[0].DataType()) {
 		return nil, false
@@ -139,11 +134,7 @@ func concatFixedData(datas []arrow.ArrayData) arrow.ArrayData {
 		at := 0
 		for _, d := range datas {
 			if b := d.Buffers()[1]; b != nil && d.Len() > 0 {
-				src := b.Bytes()[d.Offset()*bw : (d.Offset()+d.Len())*bw]
-				for len(src) > 0 {
-					k := copy(out[at:at+min(len(src), copyPiece)], src)
-					src, at = src[k:], at+k
-				}
+				at += bulk.Copy(out[at:], b.Bytes()[d.Offset()*bw:(d.Offset()+d.Len())*bw])
 			} else {
 				at += d.Len() * bw
 			}
@@ -224,12 +215,7 @@ func concatVariable(chunks []arrow.Array) (arrow.Array, bool) {
 		lo, hi := offsetAt(d, 0, ow), offsetAt(d, d.Len(), ow)
 		rebase(ob, d, row, base-lo, ow)
 		if hi > lo {
-			src := d.Buffers()[2].Bytes()[lo:hi]
-			at := base
-			for len(src) > 0 {
-				k := copy(db[at:at+min(len(src), copyPiece)], src)
-				src, at = src[k:], at+k
-			}
+			bulk.Copy(db[base:], d.Buffers()[2].Bytes()[lo:hi])
 		}
 		row, base = row+d.Len(), base+hi-lo
 	}

@@ -3,6 +3,7 @@ package reader
 import (
 	"fmt"
 
+	"github.com/planarlance/planar/internal/bulk"
 	"github.com/planarlance/planar/proto/enc21pb"
 	"github.com/planarlance/planar/structural"
 	"github.com/planarlance/planar/values"
@@ -217,7 +218,9 @@ func concatBlocks(bs []values.Block) (values.Block, error) {
 	}
 	out.ItemValid = make([][]byte, len(layerBits))
 	nbits := 0
+	var moved bulk.Counter // the appends below cannot be preempted (internal/bulk)
 	for _, b := range bs {
+		moved.Add(len(b.Data))
 		if b.Bits != out.Bits || len(b.ItemValid) != len(out.ItemValid) {
 			return out, fmt.Errorf("chunks decoded to different widths: %w", ErrCorrupt)
 		}

@@ -9,6 +9,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/bitutil"
 
+	"github.com/planarlance/planar/internal/bulk"
 	"github.com/planarlance/planar/selector"
 	"github.com/planarlance/planar/structural"
 	"github.com/planarlance/planar/values"
@@ -270,7 +271,7 @@ func gatherFixed(dst []byte, segs []structural.Segment, bw int) []byte {
 		buf := d.Buffers()[1].Bytes()
 		off := d.Offset()
 		start := len(dst)
-		dst = append(dst, buf[(off+s.Start)*bw:(off+s.End)*bw]...)
+		dst = bulk.Append(dst, buf[(off+s.Start)*bw:(off+s.End)*bw])
 		if bm := s.Arr.NullBitmapBytes(); len(bm) > 0 && s.Arr.NullN() > 0 {
 			for i := s.Start; i < s.End; i++ {
 				if !bitutil.BitIsSet(bm, off+i) {
@@ -364,7 +365,7 @@ func gatherOffsets[T int32 | int64](offsets []uint64, data, vals []byte, o []T, 
 	if vb == nil || nulls == 0 {
 		lo := int(o[s])
 		base := uint64(len(data)) - uint64(lo)
-		data = append(data, vals[lo:o[e]]...)
+		data = bulk.Append(data, vals[lo:o[e]])
 		for _, end := range o[s+1 : e+1] {
 			offsets = append(offsets, uint64(end)+base)
 		}
@@ -482,12 +483,12 @@ func gatherFSLBulk(data, bits []byte, segs []structural.Segment, li leafInfo, vi
 				for j < s.End && a.IsNull(j) {
 					j++
 				}
-				clear(data[at : at+(j-i)*rb])
+				bulk.Clear(data[at : at+(j-i)*rb])
 			} else {
 				for j < s.End && a.IsValid(j) {
 					j++
 				}
-				copy(data[at:], vals[base+i*rb:base+j*rb])
+				bulk.Copy(data[at:], vals[base+i*rb:base+j*rb])
 			}
 			at += (j - i) * rb
 			i = j
