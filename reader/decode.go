@@ -2,6 +2,7 @@ package reader
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/planarlance/planar/internal/bulk"
 	"github.com/planarlance/planar/proto/enc21pb"
@@ -191,6 +192,24 @@ func decodeOneChunk(m *enc21pb.MiniBlockLayout, layout values.ChunkLayout, maxVi
 
 // concatBlocks joins decoded chunk blocks into one.
 func concatBlocks(bs []values.Block) (values.Block, error) {
+	// Blocks without values (a window of no stored values) take no part:
+	// they may lack even the leading offset of a variable-width block.
+	if slices.ContainsFunc(bs, func(b values.Block) bool { return b.N == 0 }) {
+		kept := make([]values.Block, 0, len(bs))
+		for _, b := range bs {
+			if b.N > 0 {
+				kept = append(kept, b)
+			}
+		}
+		if len(kept) == 0 {
+			out := bs[0]
+			if out.Variable() && len(out.Offsets) == 0 {
+				out.Offsets = []uint64{0}
+			}
+			return out, nil
+		}
+		bs = kept
+	}
 	if len(bs) == 1 {
 		return bs[0], nil
 	}

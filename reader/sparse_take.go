@@ -179,7 +179,7 @@ func (f *File) decodeSparseWindows(p *page, types []arrow.DataType, path []struc
 			if err != nil {
 				return nil, err
 			}
-			if len(blocks) > 0 && !joinable(blocks[0], vals) {
+			if vals.NullItems || vals.Children != nil || len(blocks) > 0 && !joinable(blocks[0], vals) {
 				return nil, errNoJoin
 			}
 			blocks = append(blocks, vals)

@@ -313,13 +313,14 @@ func TestConvertDatasetModes(t *testing.T) {
 		}
 	}
 	sameRows(t, "--overwrite", readLanceFile(t, f), mixedRecord(300, 500))
-	// Lance sources are refused (for now) with a pointer to --format.
+	// A Lance file source needs the version to convert to; a dataset
+	// source is refused with a pointer to its data files.
 	err := run([]string{"convert", f, filepath.Join(dir, "g.lance")}, new(bytes.Buffer))
-	if err == nil || !strings.Contains(err.Error(), "Lance to Lance conversion: see --format") {
+	if !errors.Is(err, errUsage) || !strings.Contains(err.Error(), "--format") {
 		t.Errorf("Lance source: %v", err)
 	}
 	err = run([]string{"convert", ds, filepath.Join(dir, "g.lance")}, new(bytes.Buffer))
-	if err == nil || !strings.Contains(err.Error(), "Lance to Lance conversion: see --format") {
+	if !errors.Is(err, errSource) || !strings.Contains(err.Error(), "data files") {
 		t.Errorf("Lance dataset source: %v", err)
 	}
 }
