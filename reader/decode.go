@@ -66,28 +66,49 @@ func countVisible(layers []structural.Layer, rep, def []uint16, n int) int {
 }
 
 func decodeChunkedPage(m *enc21pb.MiniBlockLayout, bufs [][]byte, rows int) (*pageData, error) {
+	pd, _, err := decodeChunkedCoded(m, bufs, rows, false)
+	return pd, err
+}
+
+// decodeChunkedCoded is decodeChunkedPage; with keepFsst, FSST-coded values
+// are left coded and the page's table returned (nil when the values are
+// not FSST-coded).
+func decodeChunkedCoded(m *enc21pb.MiniBlockLayout, bufs [][]byte, rows int, keepFsst bool) (*pageData, *values.FsstTable, error) {
+	pd, t, err := decodeChunkedBody(m, bufs, rows)
+	if err != nil || t == nil || keepFsst {
+		return pd, t, err
+	}
+	if pd.vals, err = t.DecodeBlock(pd.vals); err != nil {
+		return nil, nil, fmt.Errorf("fsst values: %w", err)
+	}
+	return pd, nil, nil
+}
+
+// decodeChunkedBody decodes a chunked page's levels and values, FSST-coded
+// values left coded with the page's table returned.
+func decodeChunkedBody(m *enc21pb.MiniBlockLayout, bufs [][]byte, rows int) (*pageData, *values.FsstTable, error) {
 	if m.NumBuffers == 0 || m.NumBuffers > 16 {
-		return nil, fmt.Errorf("mini-block page with %d value buffers: %w", m.NumBuffers, ErrCorrupt)
+		return nil, nil, fmt.Errorf("mini-block page with %d value buffers: %w", m.NumBuffers, ErrCorrupt)
 	}
 	if m.NumItems > 1<<40 {
-		return nil, fmt.Errorf("mini-block page with %d items: %w", m.NumItems, ErrCorrupt)
+		return nil, nil, fmt.Errorf("mini-block page with %d items: %w", m.NumItems, ErrCorrupt)
 	}
 	hasRep := m.RepCompression != nil
 	if !hasRep && m.NumItems != uint64(rows) {
-		return nil, fmt.Errorf("mini-block page has %d items for %d rows: %w", m.NumItems, rows, ErrCorrupt)
+		return nil, nil, fmt.Errorf("mini-block page has %d items for %d rows: %w", m.NumItems, rows, ErrCorrupt)
 	}
 	refs, err := values.ParseChunkMeta(bufs[0], m.HasLargeChunk, len(bufs[1]), m.NumItems)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	pd := &pageData{layers: m.Layers, numVisible: int(m.NumItems)}
 	if m.Dictionary != nil {
 		if m.NumDictionaryItems > 1<<32 || !backed(m.NumDictionaryItems, uint64(len(bufs[2]))) {
-			return nil, fmt.Errorf("dictionary of %d items: %w", m.NumDictionaryItems, ErrCorrupt)
+			return nil, nil, fmt.Errorf("dictionary of %d items: %w", m.NumDictionaryItems, ErrCorrupt)
 		}
 		d, err := values.DecodeBlock(m.Dictionary, bufs[2], int(m.NumDictionaryItems))
 		if err != nil {
-			return nil, fmt.Errorf("dictionary: %w", err)
+			return nil, nil, fmt.Errorf("dictionary: %w", err)
 		}
 		pd.dict = &d
 	}
@@ -106,7 +127,7 @@ func decodeChunkedPage(m *enc21pb.MiniBlockLayout, bufs [][]byte, rows int) (*pa
 	for ci, r := range refs {
 		var v values.Block
 		if pd.rep, pd.def, v, err = decodeOneChunk(m, layout, maxVis, bufs[1][r.Offset:r.Offset+r.Size], r, ci, pd.rep, pd.def, fs != nil); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		blocks = append(blocks, v)
 	}
@@ -124,22 +145,20 @@ func decodeChunkedPage(m *enc21pb.MiniBlockLayout, bufs [][]byte, rows int) (*pa
 			}
 		}
 		if rowStarts != rows {
-			return nil, fmt.Errorf("levels hold %d rows, page %d: %w", rowStarts, rows, ErrCorrupt)
+			return nil, nil, fmt.Errorf("levels hold %d rows, page %d: %w", rowStarts, rows, ErrCorrupt)
 		}
 	}
 	if pd.vals, err = concatBlocks(blocks); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	if fs != nil {
-		t, err := values.ParseFsstTable(fs.SymbolTable)
-		if err != nil {
-			return nil, fmt.Errorf("fsst values: %w", err)
-		}
-		if pd.vals, err = t.DecodeBlock(pd.vals); err != nil {
-			return nil, fmt.Errorf("fsst values: %w", err)
-		}
+	if fs == nil {
+		return pd, nil, nil
 	}
-	return pd, nil
+	t, err := values.ParseFsstTable(fs.SymbolTable)
+	if err != nil {
+		return nil, nil, fmt.Errorf("fsst values: %w", err)
+	}
+	return pd, t, nil
 }
 
 // decodeOneChunk decodes chunk ci (data, located by r) of a chunked page:

@@ -35,3 +35,14 @@ func SetSparseJoin(on bool) bool {
 	sparseJoin = on
 	return prev
 }
+
+// SetFlatVariable turns the one-buffer read of flat string page runs on or
+// off and returns the previous setting.
+func SetFlatVariable(on bool) bool {
+	prev := flatVariable
+	flatVariable = on
+	return prev
+}
+
+// FlatVariableRuns counts the flat string page runs read into one buffer.
+func FlatVariableRuns() int64 { return flatVariableRuns.Load() }

@@ -822,7 +822,52 @@ func (t *FsstTable) DecodeBlock(in Block) (Block, error) {
 	// One pass over the chunk's codes, values back to back: every symbol
 	// is written as a whole 8-byte word into a buffer sized exactly (plus
 	// 8 bytes of slack), and each value's end is noted as its codes end.
-	buf := make([]byte, t.decodedLen(codes)+8)
+	return t.decodeInto(make([]byte, t.decodedLen(codes)+8), in)
+}
+
+// DecodedLen returns the bytes the values of FSST-coded block in expand to.
+func (t *FsstTable) DecodedLen(in Block) int {
+	if in.N == 0 || len(in.Offsets) <= in.N || in.Offsets[0] > in.Offsets[in.N] || in.Offsets[in.N] > uint64(len(in.Data)) {
+		return 0
+	}
+	return t.decodedLen(in.Data[in.Offsets[0]:in.Offsets[in.N]])
+}
+
+// DecodeBlockInto is DecodeBlock writing the values into buf, which must
+// hold DecodedLen(in) bytes and 8 more (whole 8-byte words are written; the
+// 8 bytes past the values are left overwritten): the result's Data is
+// buf's start. Several blocks decoded in order into one buffer, each after
+// the last one's values, lie back to back.
+func (t *FsstTable) DecodeBlockInto(buf []byte, in Block) (Block, error) {
+	if !in.Variable() {
+		return Block{}, fmt.Errorf("fsst over a fixed-width block: %w", ErrCorrupt)
+	}
+	for i := 0; i < in.N; i++ {
+		if a, b := in.Offsets[i], in.Offsets[i+1]; a > b || b > uint64(len(in.Data)) {
+			return Block{}, fmt.Errorf("fsst value %d range [%d, %d): %w", i, a, b, ErrCorrupt)
+		}
+	}
+	if in.N == 0 {
+		return Block{Offsets: []uint64{0}}, nil
+	}
+	if need := t.decodedLen(in.Data[in.Offsets[0]:in.Offsets[in.N]]) + 8; len(buf) < need {
+		return Block{}, fmt.Errorf("fsst values need %d bytes, buffer holds %d: %w", need, len(buf), ErrCorrupt)
+	}
+	if !t.coded {
+		out := Block{N: in.N, Offsets: make([]uint64, 1, in.N+1)}
+		out.Data = buf[:copy(buf, in.Data[in.Offsets[0]:in.Offsets[in.N]])]
+		for i := 1; i <= in.N; i++ {
+			out.Offsets = append(out.Offsets, in.Offsets[i]-in.Offsets[0])
+		}
+		return out, nil
+	}
+	return t.decodeInto(buf, in)
+}
+
+// decodeInto expands the checked, non-empty coded block in into buf (sized
+// for its values and 8 bytes of slack).
+func (t *FsstTable) decodeInto(buf []byte, in Block) (Block, error) {
+	out := Block{N: in.N, Offsets: make([]uint64, 1, in.N+1)}
 	pos, i := 0, int(in.Offsets[0])
 	data, n := in.Data, t.n
 	for v := 0; v < in.N; v++ {

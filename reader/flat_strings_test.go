@@ -1,0 +1,101 @@
+package reader_test
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/planarlance/planar/reader"
+	"github.com/planarlance/planar/writer"
+)
+
+// TestFlatStringRuns reads multi-page flat string and binary columns (FSST
+// coded and plain, with and without nulls, 32- and 64-bit offsets) whole and
+// in ranges, with and without the one-buffer path: all equal the input.
+func TestFlatStringRuns(t *testing.T) {
+	mem := memory.DefaultAllocator
+	rng := rand.New(rand.NewPCG(3, 5))
+	schema := arrow.NewSchema([]arrow.Field{
+		{Name: "url", Type: arrow.BinaryTypes.String, Nullable: true},
+		{Name: "rand", Type: arrow.BinaryTypes.LargeString},
+		{Name: "bin", Type: arrow.BinaryTypes.Binary, Nullable: true},
+		{Name: "empty", Type: arrow.BinaryTypes.String, Nullable: true},
+	}, nil)
+	b := array.NewRecordBuilder(mem, schema)
+	defer b.Release()
+	hosts := []string{"example.com", "lance.org", "planar.dev"}
+	for i := 0; i < 40000; i++ {
+		if i%9 == 0 {
+			b.Field(0).AppendNull()
+		} else {
+			b.Field(0).(*array.StringBuilder).Append(fmt.Sprintf("https://%s/path/%d/item?id=%d", hosts[i%3], i%41, rng.IntN(1000)))
+		}
+		r := make([]byte, 5+rng.IntN(20))
+		for k := range r {
+			r[k] = byte('a' + rng.IntN(26))
+		}
+		b.Field(1).(*array.LargeStringBuilder).Append(string(r))
+		if i%4 == 1 {
+			b.Field(2).AppendNull()
+		} else {
+			b.Field(2).(*array.BinaryBuilder).Append([]byte{byte(i), 0, byte(i >> 8)})
+		}
+		if i%2 == 0 {
+			b.Field(3).AppendNull()
+		} else {
+			b.Field(3).(*array.StringBuilder).Append("")
+		}
+	}
+	rec := b.NewRecordBatch()
+	defer rec.Release()
+	for _, format := range []writer.Format{writer.Format2_2, writer.Format2_3} {
+		f := open(t, writeFile(t, rec, writer.WithFormat(format), writer.WithMaxPageBytes(128<<10)))
+		fsst := false
+		for c := 0; c < 4; c++ {
+			if n := len(f.Pages(c)); n < 2 && c < 3 {
+				t.Fatalf("column %d has %d pages; the test needs several", c, n)
+			}
+			for _, p := range f.Pages(c) {
+				fsst = fsst || strings.Contains(p.Encoding, "fsst")
+			}
+		}
+		if !fsst {
+			t.Errorf("%s: no FSST page; the test means to cover one", format)
+		}
+		for _, on := range []bool{true, false} {
+			prev := reader.SetFlatVariable(on)
+			before := reader.FlatVariableRuns()
+			got, err := f.ReadAll()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if runs := reader.FlatVariableRuns() - before; on && runs < 2 || !on && runs != 0 {
+				t.Errorf("%s one-buffer=%v: %d runs read into one buffer", format, on, runs)
+			}
+			for c := range rec.Columns() {
+				if !array.Equal(got.Column(c), rec.Column(c)) {
+					t.Errorf("%s one-buffer=%v: column %s differs", format, on, rec.Schema().Field(c).Name)
+				}
+			}
+			got.Release()
+			part, err := f.ReadRange(1234, 30000)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for c := range rec.Columns() {
+				want := array.NewSlice(rec.Column(c), 1234, 31234)
+				if !array.Equal(part.Column(c), want) {
+					t.Errorf("%s one-buffer=%v: range of column %s differs", format, on, rec.Schema().Field(c).Name)
+				}
+				want.Release()
+			}
+			part.Release()
+			reader.SetFlatVariable(prev)
+		}
+	}
+}
