@@ -252,6 +252,13 @@ func (c *pageEnc) encode(d structural.Dense, segs []structural.Segment, f Format
 	maskAncestorNulls(&pv, d)
 	sp := c.page(d, pv, f)
 	plan := selector.Choose(sp, c.opts)
+	if plan.TrySparse && selector.SparseSettled(sp) {
+		// Nearly every slot null: sparse without measuring dense.
+		if enc, err := c.encodePlan(d, pv, sp, selector.ForceSparse(sp, c.opts), f, true); err == nil {
+			enc.plan.Reason += fmt.Sprintf("; cost: %d of %d slots valid settles sparse", sp.ValidLeaves, sp.NumVisible)
+			return enc, nil
+		}
+	}
 	enc, err := c.encodePlan(d, pv, sp, plan, f, true)
 	if errors.Is(err, errTooManyLevels) && !plan.TrySparse && (pv.info.kind == kindVariable || pv.info.kind == kindFixed) {
 		// A value behind more than 65535 null or empty lists cannot be

@@ -3,6 +3,7 @@ package writer_test
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -11,6 +12,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
+	"github.com/planarlance/planar/reader"
 	"github.com/planarlance/planar/selector"
 	"github.com/planarlance/planar/writer"
 )
@@ -278,6 +280,71 @@ func TestSparseKey(t *testing.T) {
 		}
 		if !array.Equal(got.Column(0), tc.arr) {
 			t.Error("data differs")
+		}
+	}
+}
+
+// TestSettledSparse: under the cost policy a page with at most one valid
+// leaf slot in selector.SettledSparseShare is stored sparse without its
+// dense form being measured, and reads back; a page just above that share
+// is still measured both ways.
+func TestSettledSparse(t *testing.T) {
+	mem := newMem()
+	for _, tc := range []struct {
+		every   int // one valid value every this many rows
+		settled bool
+	}{{100, true}, {70, true}, {40, false}} {
+		b := array.NewStringBuilder(mem)
+		for i := 0; i < 20000; i++ {
+			if i%tc.every == 3 {
+				b.Append(fmt.Sprintf("value %d", i))
+			} else {
+				b.AppendNull()
+			}
+		}
+		col := b.NewArray()
+		rec := array.NewRecordBatch(schemaWith("s", arrow.BinaryTypes.String), []arrow.Array{col}, int64(col.Len()))
+		data, report := writeReport(t, rec.Schema(), []arrow.RecordBatch{rec})
+		reason := report[0].Reason
+		if got := strings.Contains(reason, "settles sparse"); got != tc.settled {
+			t.Errorf("one valid in %d: %q, settled %v, want %v", tc.every, reason, got, tc.settled)
+		}
+		if !tc.settled && !strings.Contains(reason, "cost: ") {
+			t.Errorf("one valid in %d: %q, want a measured comparison", tc.every, reason)
+		}
+		if tc.settled && report[0].Cell != "sparse x zipped" && report[0].Cell != "sparse x chunked" {
+			t.Errorf("one valid in %d: cell %s, want sparse", tc.every, report[0].Cell)
+		}
+		f, err := reader.Open(bytes.NewReader(data), int64(len(data)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := f.ReadAll()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !array.Equal(got.Column(0), col) {
+			t.Errorf("one valid in %d: read back differs", tc.every)
+		}
+		got.Release()
+		rec.Release()
+		col.Release()
+	}
+}
+
+func TestSparseSettledShare(t *testing.T) {
+	for _, tc := range []struct {
+		visible, valid int
+		want           bool
+	}{
+		{100000, 1000, true},
+		{100000, 1562, true}, // 64*1562 = 99968
+		{100000, 1563, false},
+		{4095, 0, false}, // under a chunk's worth of slots: measured
+		{4096, 64, true},
+	} {
+		if got := selector.SparseSettled(selector.Page{NumVisible: tc.visible, ValidLeaves: tc.valid}); got != tc.want {
+			t.Errorf("%d of %d valid: settled %v, want %v", tc.valid, tc.visible, got, tc.want)
 		}
 	}
 }
