@@ -347,6 +347,13 @@ func (f *File) decodePageArray(p *page, types []arrow.DataType, path []structura
 			return nil, err
 		}
 	}
+	return buildLeafArray(types, path, leafType, pd, lds)
+}
+
+// buildLeafArray builds the projected array of a column's path from decoded
+// values and their unravelled structure (lds, outer first; the last entry
+// is the leaf validity).
+func buildLeafArray(types []arrow.DataType, path []structural.Step, leafType arrow.DataType, pd *pageData, lds []structural.LayerData) (arrow.Array, error) {
 	leaf, err := leafArray(leafType, pd, lds[len(lds)-1].Valid)
 	if err != nil {
 		return nil, err

@@ -6,7 +6,6 @@ import (
 	"sort"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/planarlance/planar/proto/enc23pb"
 	"github.com/planarlance/planar/structural"
 	"github.com/planarlance/planar/values"
@@ -232,17 +231,7 @@ func (f *File) decodeSparseWindows(p *page, types []arrow.DataType, path []struc
 		}
 	}
 	lds := joinLayers(sets)
-	leaf, err := leafArray(leafType, all, lds[len(lds)-1].Valid)
-	if err != nil {
-		return nil, err
-	}
-	defer leaf.Release()
-	d, err := projected(types, path, lds, leaf)
-	if err != nil {
-		return nil, err
-	}
-	defer d.Release()
-	return array.MakeFromData(d), nil
+	return buildLeafArray(types, path, leafType, all, lds)
 }
 
 // joinLayers joins the structure of consecutive windows (each outer

@@ -5,7 +5,6 @@ import (
 	"sort"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
 
 	"github.com/planarlance/planar/structural"
 	"github.com/planarlance/planar/values"
@@ -113,17 +112,8 @@ func (f *File) gather(mode int, p *page, types []arrow.DataType, path []structur
 	if err != nil {
 		return nil, false, err
 	}
-	leaf, err := leafArray(leafType, g, lds[len(lds)-1].Valid)
-	if err != nil {
-		return nil, false, err
-	}
-	defer leaf.Release()
-	d, err := projected(types, path, lds, leaf)
-	if err != nil {
-		return nil, false, err
-	}
-	defer d.Release()
-	return array.MakeFromData(d), true, nil
+	a, err := buildLeafArray(types, path, leafType, g, lds)
+	return a, err == nil, err
 }
 
 // gatherChunks gathers the rows of wins from the chunks of a page without

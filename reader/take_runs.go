@@ -218,17 +218,7 @@ func (f *File) decodeWindows(p *page, types []arrow.DataType, path []structural.
 	if err != nil {
 		return nil, err
 	}
-	leaf, err := leafArray(leafType, all, lds[len(lds)-1].Valid)
-	if err != nil {
-		return nil, err
-	}
-	defer leaf.Release()
-	d, err := projected(types, path, lds, leaf)
-	if err != nil {
-		return nil, err
-	}
-	defer d.Release()
-	return array.MakeFromData(d), nil
+	return buildLeafArray(types, path, leafType, all, lds)
 }
 
 // joinable reports whether two value blocks have one form (width, item
