@@ -164,13 +164,8 @@ func concatVariable(chunks []arrow.Array) (arrow.Array, bool) {
 		return nil, false
 	}
 	dt := chunks[0].DataType()
-	var ow int
-	switch dt.ID() {
-	case arrow.STRING, arrow.BINARY:
-		ow = 4
-	case arrow.LARGE_STRING, arrow.LARGE_BINARY:
-		ow = 8
-	default:
+	ow := offsetWidth(dt)
+	if ow == 0 {
 		return nil, false
 	}
 	datas := make([]arrow.ArrayData, len(chunks))
@@ -262,4 +257,16 @@ func putOffset(b []byte, i, v, ow int) {
 		return
 	}
 	binary.LittleEndian.PutUint64(b[i*ow:], uint64(v))
+}
+
+// offsetWidth is the bytes of one offset of a string or binary type (0
+// for other types).
+func offsetWidth(dt arrow.DataType) int {
+	switch dt.ID() {
+	case arrow.STRING, arrow.BINARY:
+		return 4
+	case arrow.LARGE_STRING, arrow.LARGE_BINARY:
+		return 8
+	}
+	return 0
 }

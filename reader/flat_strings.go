@@ -34,16 +34,8 @@ var (
 // chunked page of variable-width values without a dictionary (the caller
 // then decodes page by page).
 func (f *File) readFlatVariable(dt arrow.DataType, path []structural.Step, pages []*page) (arrow.Array, bool, error) {
-	var ow int
-	switch dt.ID() {
-	case arrow.STRING, arrow.BINARY:
-		ow = 4
-	case arrow.LARGE_STRING, arrow.LARGE_BINARY:
-		ow = 8
-	default:
-		return nil, false, nil
-	}
-	if !flatVariable || len(pages) < 2 || len(path) != 1 {
+	ow := offsetWidth(dt)
+	if ow == 0 || !flatVariable || len(pages) < 2 || len(path) != 1 {
 		return nil, false, nil
 	}
 	type part struct {

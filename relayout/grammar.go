@@ -12,6 +12,19 @@ import (
 // validate_compressive_encoding). A re-expressed description that breaks
 // them would be refused by pylance however correct its buffers are.
 
+// eachPresent runs check over the codec trees that are present (not nil)
+// and returns the first error.
+func eachPresent(check func(*enc21pb.CompressiveEncoding) error, es ...*enc21pb.CompressiveEncoding) error {
+	for _, e := range es {
+		if e != nil {
+			if err := check(e); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
 // check22 reports why a pb21 page description is not in the 2.2 grammar.
 func check22(l *enc21pb.PageLayout) error {
 	switch x := l.GetLayout().(type) {
@@ -20,25 +33,14 @@ func check22(l *enc21pb.PageLayout) error {
 		if !m.HasLargeChunk {
 			return fmt.Errorf("u16-framed mini-block chunks (2.1): 2.2 requires u32 chunk framing")
 		}
-		for _, e := range []*enc21pb.CompressiveEncoding{m.RepCompression, m.DefCompression, m.Dictionary} {
-			if e != nil {
-				if err := enc22(e); err != nil {
-					return err
-				}
-			}
+		if err := eachPresent(enc22, m.RepCompression, m.DefCompression, m.Dictionary); err != nil {
+			return err
 		}
 		return enc22(m.ValueCompression)
 	case *enc21pb.PageLayout_FullZipLayout:
 		return enc22(x.FullZipLayout.ValueCompression)
 	case *enc21pb.PageLayout_ConstantLayout:
-		for _, e := range []*enc21pb.CompressiveEncoding{x.ConstantLayout.RepCompression, x.ConstantLayout.DefCompression} {
-			if e != nil {
-				if err := enc22(e); err != nil {
-					return err
-				}
-			}
-		}
-		return nil
+		return eachPresent(enc22, x.ConstantLayout.RepCompression, x.ConstantLayout.DefCompression)
 	case *enc21pb.PageLayout_BlobLayout:
 		if x.BlobLayout.InnerLayout == nil {
 			return fmt.Errorf("blob page without inner layout")
@@ -128,12 +130,9 @@ func check23(l *enc21pb.PageLayout) error {
 		if !m.HasLargeChunk {
 			return fmt.Errorf("u16-framed mini-block chunks (2.1): 2.3 requires u32 chunk framing")
 		}
-		for _, e := range []*enc21pb.CompressiveEncoding{m.RepCompression, m.DefCompression, m.Dictionary} {
-			if e != nil {
-				if err := enc23(e, posBlock); err != nil {
-					return err
-				}
-			}
+		block := func(e *enc21pb.CompressiveEncoding) error { return enc23(e, posBlock) }
+		if err := eachPresent(block, m.RepCompression, m.DefCompression, m.Dictionary); err != nil {
+			return err
 		}
 		return enc23(m.ValueCompression, posMiniBlock)
 	case *enc21pb.PageLayout_FullZipLayout:
