@@ -44,13 +44,23 @@ type FsstTable struct {
 	sym    [256]uint64 // symbol bytes, little-endian, zero beyond len
 	lens   [256]uint8
 
-	// Encoder index: the one-byte symbol of each byte (-1: none), and the
-	// longer symbols grouped by their first two bytes, longest first
-	// (first2[p]..first2[p+1] indexes order2 for the little-endian prefix
-	// p), so that a position looks at a handful of candidates.
+	// Encoder index: the one-byte symbol of each byte (-1: none), the
+	// two-byte symbol of each two-byte prefix (-1: none), and the longer
+	// symbols in buckets of a hash of their first three bytes, longest
+	// first (first3[h]..first3[h+1] indexes order3), so that a position
+	// looks at one or two candidates.
 	single [256]int16
-	first2 []uint16 // 1<<16 + 1 entries; nil until the index is built
-	order2 [256]uint8
+	two    []int16 // 1<<16 entries; nil until the index is built
+	first3 [fsstBuckets + 1]uint16
+	order3 [256]uint8
+}
+
+// fsstBuckets is the number of buckets of the three-byte prefix index.
+const fsstBuckets = 1 << 10
+
+// fsstHash3 buckets a little-endian three-byte prefix.
+func fsstHash3(p uint64) int {
+	return int((uint32(p&0xffffff) * 2654435761) >> (32 - 10))
 }
 
 // fsstLenMask[l] keeps the low l bytes of a word.
@@ -60,13 +70,18 @@ var fsstLenMask = [9]uint64{0, 0xff, 0xffff, 0xffffff, 0xffffffff, 0xff_ffffffff
 // word (the next min(rem, 8) input bytes, little-endian), or code -1 and
 // length 1 when no symbol covers the first byte.
 func (t *FsstTable) match(word uint64, rem int) (int, int) {
-	if rem >= 2 {
-		p := int(uint16(word))
-		for _, c := range t.order2[t.first2[p]:t.first2[p+1]] {
+	if rem >= 3 {
+		h := fsstHash3(word)
+		for _, c := range t.order3[t.first3[h]:t.first3[h+1]] {
 			l := int(t.lens[c])
 			if l <= rem && word&fsstLenMask[l] == t.sym[c] {
 				return int(c), l
 			}
+		}
+	}
+	if rem >= 2 {
+		if c := t.two[uint16(word)]; c >= 0 {
+			return int(c), 2
 		}
 	}
 	return int(t.single[byte(word)]), 1
@@ -221,7 +236,7 @@ func (t *FsstTable) appendEncodedIn(dst, buf []byte, start, end int) []byte {
 	if !t.coded {
 		return append(dst, buf[start:end]...)
 	}
-	if t.first2 == nil {
+	if t.two == nil {
 		t.index()
 	}
 	dst = slices.Grow(dst, (end-start)+(end-start)/2+1)
@@ -256,44 +271,51 @@ func (t *FsstTable) appendEncodedIn(dst, buf []byte, start, end int) []byte {
 	return dst
 }
 
-// index builds the encoder lookup (see FsstTable.single and first2).
+// index builds the encoder lookup (see FsstTable.single, two and first3).
+// Among equal symbols the lowest code is used, and longer symbols come
+// first, so that match takes the longest symbol at a position, as a scan
+// of every symbol longest first would.
 func (t *FsstTable) index() {
 	for b := range t.single {
 		t.single[b] = -1
 	}
-	if t.first2 == nil {
-		t.first2 = make([]uint16, 1<<16+1)
-	} else {
-		clear(t.first2)
+	if t.two == nil {
+		t.two = make([]int16, 1<<16)
 	}
-	// Count the long symbols per prefix into first2[p+1], prefix-sum, then
+	for p := range t.two {
+		t.two[p] = -1
+	}
+	t.first3 = [fsstBuckets + 1]uint16{}
+	// Count the long symbols per bucket into first3[h+1], prefix-sum, then
 	// place them longest first (codes are visited by decreasing length).
 	var byLen [256]uint8
 	n := 0
 	for c := range t.n {
-		if t.lens[c] == 1 {
+		switch l := t.lens[c]; {
+		case l == 1:
 			if t.single[byte(t.sym[c])] < 0 {
 				t.single[byte(t.sym[c])] = int16(c)
 			}
-			continue
+		case l == 2:
+			if p := uint16(t.sym[c]); t.two[p] < 0 {
+				t.two[p] = int16(c)
+			}
+		case l >= 3:
+			byLen[n] = uint8(c)
+			n++
+			t.first3[fsstHash3(t.sym[c])+1]++
 		}
-		if t.lens[c] < 1 {
-			continue
-		}
-		byLen[n] = uint8(c)
-		n++
-		t.first2[int(uint16(t.sym[c]))+1]++
 	}
-	for p := 1; p <= 1<<16; p++ {
-		t.first2[p] += t.first2[p-1]
+	for h := 1; h <= fsstBuckets; h++ {
+		t.first3[h] += t.first3[h-1]
 	}
 	long := byLen[:n]
 	sort.SliceStable(long, func(x, y int) bool { return t.lens[long[x]] > t.lens[long[y]] })
-	var fill [1 << 16]uint8
+	var fill [fsstBuckets]uint8
 	for _, c := range long {
-		p := uint16(t.sym[c])
-		t.order2[int(t.first2[p])+int(fill[p])] = c
-		fill[p]++
+		h := fsstHash3(t.sym[c])
+		t.order3[int(t.first3[h])+int(fill[h])] = c
+		fill[h]++
 	}
 }
 
@@ -426,7 +448,7 @@ func BuildFsstTable(sample [][]byte) *FsstTable {
 // trainCodes greedily codes s with the current table, appending training
 // codes (symbol index, or 256+byte for an escaped byte) to codes.
 func (t *FsstTable) trainCodes(codes []int, s []byte) []int {
-	if t.first2 == nil {
+	if t.two == nil {
 		t.index()
 	}
 	for i := 0; i < len(s); {

@@ -267,3 +267,47 @@ func FuzzFsstRoundTrip(f *testing.F) {
 		}
 	})
 }
+
+// TestFsstMatchIsLongest: the encoder's index finds, at every position, the
+// longest symbol that matches (lowest code among equal ones), as a scan of
+// the whole table would.
+func TestFsstMatchIsLongest(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 13))
+	words := []string{"https://", "www.", "example", ".com/", "lance", "planar", "path/", "?id=", "&q=", "abc", "ab", "a"}
+	var sample [][]byte
+	for i := 0; i < 2000; i++ {
+		var b []byte
+		for k := 0; k < 1+rng.IntN(8); k++ {
+			b = append(b, words[rng.IntN(len(words))]...)
+			if rng.IntN(3) == 0 {
+				b = append(b, byte(rng.IntN(256)))
+			}
+		}
+		sample = append(sample, b)
+	}
+	tab := BuildFsstTable(sample)
+	if !tab.Coded() || tab.NumSymbols() < 20 {
+		t.Fatalf("table of %d symbols (coded %v); the test needs a real one", tab.NumSymbols(), tab.Coded())
+	}
+	tab.index()
+	for _, s := range sample {
+		for i := range s {
+			rem := len(s) - i
+			var word uint64
+			for k := min(len(s), i+8) - 1; k >= i; k-- {
+				word = word<<8 | uint64(s[k])
+			}
+			gc, gl := tab.match(word, rem)
+			wc, wl := -1, 1
+			for c := 0; c < tab.n; c++ {
+				l := int(tab.lens[c])
+				if l >= 1 && l <= rem && word&fsstLenMask[l] == tab.sym[c] && (l > wl || l == wl && wc < 0) {
+					wc, wl = c, l
+				}
+			}
+			if gc != wc || gl != wl {
+				t.Fatalf("%q at %d: match gives code %d length %d, the longest is code %d length %d", s, i, gc, gl, wc, wl)
+			}
+		}
+	}
+}
