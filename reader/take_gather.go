@@ -128,7 +128,13 @@ func (f *File) gatherChunks(p *page, wins [][2]uint64, cache pageCache) (*pageDa
 		return nil, 0, nil
 	}
 	g := &pageData{layers: m.mb.Layers, dict: m.dict}
-	n, c := 0, 0
+	// Chunks are decoded one at a time and not kept in the take's cache:
+	// their rows are copied out at once, so a page's decoded chunks are
+	// never all held (the last one serves the windows that follow in it).
+	once := cache
+	once.chunks = nil
+	var dc *decodedChunk
+	n, c, dcAt := 0, 0, -1
 	for _, w := range wins {
 		for r := w[0]; r < w[1]; {
 			if c >= len(m.refs) || r < m.chunkRow[c] || r >= m.chunkRow[c+1] {
@@ -137,9 +143,11 @@ func (f *File) gatherChunks(p *page, wins [][2]uint64, cache pageCache) (*pageDa
 					return nil, 0, fmt.Errorf("row %d in none of %d chunks: %w", r, len(m.refs), ErrCorrupt)
 				}
 			}
-			dc, err := f.chunk(p, m, c, cache)
-			if err != nil {
-				return nil, 0, err
+			if dcAt != c {
+				if dc, err = f.chunk(p, m, c, once); err != nil {
+					return nil, 0, err
+				}
+				dcAt = c
 			}
 			v := dc.vals
 			if !gatherable(v) || n > 0 && (v.Bits != g.vals.Bits || (dc.def == nil) != (g.def == nil)) {
