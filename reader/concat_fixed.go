@@ -65,27 +65,8 @@ func fixedTree(dt arrow.DataType) bool {
 // concatFixedData is concatFixed over array data, each with its own offset.
 func concatFixedData(datas []arrow.ArrayData) arrow.ArrayData {
 	dt := datas[0].DataType()
-	n, nulls := 0, 0
-	counts := make([]int, len(datas))
-	for i, d := range datas {
-		n += d.Len()
-		counts[i] = nullCount(d)
-		nulls += counts[i]
-	}
-	var validity *memory.Buffer
-	if nulls > 0 {
-		validity = memory.NewResizableBuffer(memory.DefaultAllocator)
-		validity.Resize(int(bitutil.BytesForBits(int64(n))))
-		bm := validity.Bytes()
-		at := 0
-		for i, d := range datas {
-			if b := d.Buffers()[0]; b != nil && counts[i] > 0 {
-				bitutil.CopyBitmap(b.Bytes(), d.Offset(), d.Len(), bm, at)
-			} else {
-				bitutil.SetBitsTo(bm, int64(at), int64(d.Len()), true)
-			}
-			at += d.Len()
-		}
+	validity, n, nulls := joinValidity(datas)
+	if validity != nil {
 		defer validity.Release()
 	}
 	switch t := dt.(type) {
@@ -144,6 +125,33 @@ func concatFixedData(datas []arrow.ArrayData) arrow.ArrayData {
 	return array.NewData(dt, n, []*memory.Buffer{validity, vals}, nil, nulls, 0)
 }
 
+// joinValidity returns the validity bitmap of datas joined (nil when none
+// has a null; the caller releases it), their total length and null count.
+func joinValidity(datas []arrow.ArrayData) (*memory.Buffer, int, int) {
+	n, nulls := 0, 0
+	counts := make([]int, len(datas))
+	for i, d := range datas {
+		n += d.Len()
+		counts[i] = nullCount(d)
+		nulls += counts[i]
+	}
+	if nulls == 0 {
+		return nil, n, 0
+	}
+	validity := memory.NewResizableBuffer(memory.DefaultAllocator)
+	validity.Resize(int(bitutil.BytesForBits(int64(n))))
+	bm, at := validity.Bytes(), 0
+	for i, d := range datas {
+		if b := d.Buffers()[0]; b != nil && counts[i] > 0 {
+			bitutil.CopyBitmap(b.Bytes(), d.Offset(), d.Len(), bm, at)
+		} else {
+			bitutil.SetBitsTo(bm, int64(at), int64(d.Len()), true)
+		}
+		at += d.Len()
+	}
+	return validity, n, nulls
+}
+
 // nullCount is d's null count, counted when a slice left it unknown.
 func nullCount(d arrow.ArrayData) int {
 	if n := d.NullN(); n != array.UnknownNullCount {
@@ -169,34 +177,19 @@ func concatVariable(chunks []arrow.Array) (arrow.Array, bool) {
 		return nil, false
 	}
 	datas := make([]arrow.ArrayData, len(chunks))
-	n, nulls, bytes := 0, 0, 0
-	counts := make([]int, len(chunks))
+	bytes := 0
 	for i, c := range chunks {
 		d := c.Data()
 		datas[i] = d
-		n += d.Len()
-		counts[i] = nullCount(d)
-		nulls += counts[i]
 		lo, hi := offsetAt(d, 0, ow), offsetAt(d, d.Len(), ow)
 		bytes += hi - lo
 	}
 	if ow == 4 && bytes > 1<<31-1 {
 		return nil, false // arrow reports the overflow
 	}
-	var validity *memory.Buffer
-	if nulls > 0 {
-		validity = memory.NewResizableBuffer(memory.DefaultAllocator)
-		validity.Resize(int(bitutil.BytesForBits(int64(n))))
+	validity, n, nulls := joinValidity(datas)
+	if validity != nil {
 		defer validity.Release()
-		bm, at := validity.Bytes(), 0
-		for i, d := range datas {
-			if b := d.Buffers()[0]; b != nil && counts[i] > 0 {
-				bitutil.CopyBitmap(b.Bytes(), d.Offset(), d.Len(), bm, at)
-			} else {
-				bitutil.SetBitsTo(bm, int64(at), int64(d.Len()), true)
-			}
-			at += d.Len()
-		}
 	}
 	offs := memory.NewResizableBuffer(memory.DefaultAllocator)
 	defer offs.Release()

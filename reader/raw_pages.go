@@ -8,7 +8,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/planarlance/planar/proto/enc21pb"
-	"github.com/planarlance/planar/structural"
 )
 
 // Raw pages: a dense x zipped page of fixed-width records without
@@ -63,7 +62,7 @@ func rawPage(p *page, rowBytes int) bool {
 // readRawPages reads pages (each covered whole) of a flat column of type
 // dt into one array, or returns ok false when a page is not raw (the
 // caller then decodes page by page).
-func (f *File) readRawPages(dt arrow.DataType, _ []structural.Step, pages []*page) (out arrow.Array, ok bool, err error) {
+func (f *File) readRawPages(dt arrow.DataType, pages []*page) (out arrow.Array, ok bool, err error) {
 	rowBytes := rawRowBytes(dt)
 	if !rawPages || rowBytes == 0 || len(pages) < 2 {
 		return nil, false, nil

@@ -214,14 +214,11 @@ func (f *File) readLeaf(top arrow.DataType, path []structural.Step, ci int, star
 		last-first > 1 && pages[first].firstRow == es && pages[last-1].firstRow+pages[last-1].rows == ee {
 		// Whole pages of a flat column: raw pages go straight to one
 		// buffer, strings are expanded straight into one.
-		for _, read := range []func(arrow.DataType, []structural.Step, []*page) (arrow.Array, bool, error){f.readRawPages, f.readFlatVariable} {
-			out, ok, err := read(leafType, path, pages[first:last])
-			if err != nil {
-				return nil, err
-			}
-			if ok {
-				return out, nil
-			}
+		if out, ok, err := f.readRawPages(leafType, pages[first:last]); err != nil || ok {
+			return out, err
+		}
+		if out, ok, err := f.readFlatVariable(leafType, path, pages[first:last]); err != nil || ok {
+			return out, err
 		}
 	}
 	for pi := first; pi < len(pages) && pages[pi].firstRow < ee; pi++ {

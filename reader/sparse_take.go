@@ -1,7 +1,6 @@
 package reader
 
 import (
-	"fmt"
 	"slices"
 	"sort"
 
@@ -163,11 +162,10 @@ func (f *File) decodeSparseWindows(p *page, types []arrow.DataType, path []struc
 	_, zipped := p.sparse.GetValues().GetCodec().(*enc23pb.ValuePlane_Zipped)
 	var alive []bool // zipped: which of the windows' leaf slots are stored
 	for _, w := range wins {
-		a, b := w[0], w[1]
-		if a > b || b > p.rows || a%m.scale != 0 || b%m.scale != 0 {
-			return nil, fmt.Errorf("window [%d, %d) of a sparse page of %d elements in rows of %d: %w", a, b, p.rows, m.scale, ErrCorrupt)
+		lds, s0, s1, err := m.window(p, w[0], w[1])
+		if err != nil {
+			return nil, err
 		}
-		lds, s0, s1 := windowLayers(m.layers, int(a/m.scale), int(b/m.scale))
 		sets = append(sets, lds)
 		if s0 == s1 {
 			continue // no leaf slots: nothing to join

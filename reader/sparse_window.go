@@ -19,15 +19,25 @@ func (f *File) decodeSparseWindow(p *page, path []structural.Step, a, b uint64, 
 	if err != nil {
 		return nil, nil, err
 	}
-	if a > b || b > p.rows || a%m.scale != 0 || b%m.scale != 0 {
-		return nil, nil, fmt.Errorf("window [%d, %d) of a sparse page of %d elements in rows of %d: %w", a, b, p.rows, m.scale, ErrCorrupt)
+	lds, s0, s1, err := m.window(p, a, b)
+	if err != nil {
+		return nil, nil, err
 	}
-	lds, s0, s1 := windowLayers(m.layers, int(a/m.scale), int(b/m.scale))
 	pd, err := f.windowValues(p, m, s0, s1, cache)
 	if err != nil {
 		return nil, nil, err
 	}
 	return lds, pd, nil
+}
+
+// window checks element window [a, b) of sparse page p and cuts its
+// structure (windowLayers): the layers and the leaf slots [s0, s1).
+func (m *sparseMeta) window(p *page, a, b uint64) ([]structural.LayerData, int, int, error) {
+	if a > b || b > p.rows || a%m.scale != 0 || b%m.scale != 0 {
+		return nil, 0, 0, fmt.Errorf("window [%d, %d) of a sparse page of %d elements in rows of %d: %w", a, b, p.rows, m.scale, ErrCorrupt)
+	}
+	lds, s0, s1 := windowLayers(m.layers, int(a/m.scale), int(b/m.scale))
+	return lds, s0, s1, nil
 }
 
 // windowLayers slices whole-page structure to top-level slots [lo, hi):

@@ -213,14 +213,30 @@ type verifyResult struct {
 // verify has pylance read every planar file of the case and count the IO
 // of the takes with Lance's reader.
 func (r *runner) verify(p preparedCase, files []string, res *caseResult) {
+	j := job{IPC: p.IPC, IO: true, Version: "2.3", Warm: p.WarmRow, Valid: p.ValidRow, Null: p.NullRow,
+		Dataset: filepath.Join(r.work, p.Slug+".verify")}
+	r.pylanceVerify(j, files, func(i int) bool { return len(res.Sides[i].Samples) > 0 }, func(i int, v verifyResult, err error) {
+		sr := &res.Sides[i]
+		if err != nil {
+			sr.PylanceReadBack = "pylance check failed: " + err.Error()
+			return
+		}
+		sr.PylanceReadBack = v.ReadBack
+		sr.LanceTakeValid, sr.LanceTakeNull, sr.LanceIONote = v.TakeValid, v.TakeNull, v.IONote
+	})
+}
+
+// pylanceVerify has pylance read the files of the planar sides that
+// measured (ok) in one run of the script, and hands each side its result
+// (or the error of the run).
+func (r *runner) pylanceVerify(base job, files []string, ok func(side int) bool, got func(side int, v verifyResult, err error)) {
 	var idx []int
 	j := struct {
 		job
 		Files []string `json:"files"`
-	}{job: job{IPC: p.IPC, IO: true, Version: "2.3", Warm: p.WarmRow, Valid: p.ValidRow, Null: p.NullRow,
-		Dataset: filepath.Join(r.work, p.Slug+".verify")}}
+	}{job: base}
 	for i, s := range r.sides {
-		if s.Kind == "planar" && len(res.Sides[i].Samples) > 0 {
+		if s.Kind == "planar" && ok(i) {
 			idx = append(idx, i)
 			j.Files = append(j.Files, files[i])
 		}
@@ -238,14 +254,11 @@ func (r *runner) verify(p preparedCase, files []string, res *caseResult) {
 		err = fmt.Errorf("pylance checked %d files of %d", len(out), len(idx))
 	}
 	for k, i := range idx {
-		sr := &res.Sides[i]
 		if err != nil {
-			sr.PylanceReadBack = "pylance check failed: " + err.Error()
-			continue
+			got(i, verifyResult{}, err)
+		} else {
+			got(i, out[k], nil)
 		}
-		v := out[k]
-		sr.PylanceReadBack = v.ReadBack
-		sr.LanceTakeValid, sr.LanceTakeNull, sr.LanceIONote = v.TakeValid, v.TakeNull, v.IONote
 	}
 }
 

@@ -480,34 +480,11 @@ func (r *runner) measureClass(j classJob) (classMeasurement, error) {
 // verifyClass has pylance read every planar file of the case (the sparse
 // suite's verify, without the IO count).
 func (r *runner) verifyClass(p preparedCase, files []string, res *classResult) {
-	var idx []int
-	j := struct {
-		job
-		Files []string `json:"files"`
-	}{job: job{IPC: p.IPC, Version: "2.3"}}
-	for i, s := range r.sides {
-		if s.Kind == "planar" && len(res.Sides[i].Samples) > 0 {
-			idx = append(idx, i)
-			j.Files = append(j.Files, files[i])
-		}
-	}
-	if len(idx) == 0 {
-		return
-	}
-	arg, err := json.Marshal(j)
-	if err != nil {
-		panic(err) // a struct of strings and ints always marshals
-	}
-	var out []verifyResult
-	err = runJSON(exec.Command(r.python, r.script, "verify", string(arg)), &out)
-	if err == nil && len(out) != len(idx) {
-		err = fmt.Errorf("pylance checked %d files of %d", len(out), len(idx))
-	}
-	for k, i := range idx {
+	r.pylanceVerify(job{IPC: p.IPC, Version: "2.3"}, files, func(i int) bool { return len(res.Sides[i].Samples) > 0 }, func(i int, v verifyResult, err error) {
 		if err != nil {
 			res.Sides[i].PylanceBack = "pylance check failed: " + err.Error()
-			continue
+			return
 		}
-		res.Sides[i].PylanceBack = out[k].ReadBack
-	}
+		res.Sides[i].PylanceBack = v.ReadBack
+	})
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -213,30 +212,20 @@ func (f planarFile) ReadAll() (arrow.Table, error) {
 // its default level, the Arrow schema stored so that the types read back,
 // through a 1 MiB buffer (no fsync, like the other sides).
 func writeParquet(path string, schema *arrow.Schema, recs []arrow.RecordBatch) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	bw := bufio.NewWriterSize(f, 1<<20)
-	props := parquet.NewWriterProperties(parquet.WithCompression(compress.Codecs.Zstd))
-	w, err := pqarrow.NewFileWriter(schema, bw, props, pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
-	if err != nil {
-		return err
-	}
-	for _, r := range recs {
-		if err := w.Write(r); err != nil {
-			w.Close()
+	return writeBuffered(path, func(out io.Writer) error {
+		props := parquet.NewWriterProperties(parquet.WithCompression(compress.Codecs.Zstd))
+		w, err := pqarrow.NewFileWriter(schema, out, props, pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
+		if err != nil {
 			return err
 		}
-	}
-	if err := w.Close(); err != nil {
-		return err
-	}
-	if err := bw.Flush(); err != nil {
-		return err
-	}
-	return f.Close()
+		for _, r := range recs {
+			if err := w.Write(r); err != nil {
+				w.Close()
+				return err
+			}
+		}
+		return w.Close()
+	})
 }
 
 // parquetFile is pqarrow's reader over a file read with pread.

@@ -150,23 +150,31 @@ func measurePlanar(j job) (measurement, error) {
 // writeFile writes recs with planar through a 1 MiB buffer (no fsync: the
 // pylance side does not sync either).
 func writeFile(path string, schema *arrow.Schema, recs []arrow.RecordBatch, opts []writer.Option) error {
+	return writeBuffered(path, func(out io.Writer) error {
+		w, err := writer.New(out, schema, opts...)
+		if err != nil {
+			return err
+		}
+		for _, r := range recs {
+			if err := w.WriteBatch(r); err != nil {
+				w.Close()
+				return err
+			}
+		}
+		return w.Close()
+	})
+}
+
+// writeBuffered creates path and runs write over a 1 MiB buffer of it,
+// then flushes and closes it.
+func writeBuffered(path string, write func(io.Writer) error) error {
 	f, err := os.Create(path)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
 	bw := bufio.NewWriterSize(f, 1<<20)
-	w, err := writer.New(bw, schema, opts...)
-	if err != nil {
-		return err
-	}
-	for _, r := range recs {
-		if err := w.WriteBatch(r); err != nil {
-			w.Close()
-			return err
-		}
-	}
-	if err := w.Close(); err != nil {
+	if err := write(bw); err != nil {
 		return err
 	}
 	if err := bw.Flush(); err != nil {
