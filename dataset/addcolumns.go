@@ -6,6 +6,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/planarlance/planar/internal/format"
@@ -16,19 +17,25 @@ import (
 
 // AddColumns adds the columns of r's schema to every row of the latest
 // version of the dataset at uri (the backfill of pylance's
-// LanceDataset.add_columns). r yields the new columns' values for every
-// existing row in row order: its batches may have any size, and are split
-// across fragments by their row counts. Each fragment gets one new data file
-// holding only the new fields (field ids continue after the dataset's
-// largest); the existing data files are neither read nor rewritten. The new
-// version is committed as Lance's Merge, the operation pylance commits for
-// add_columns.
+// LanceDataset.add_columns). r yields the new columns' values for every live
+// row, in scan order (the order of Scan and ReadAll, deleted rows left
+// out): its batches may have any size, and are split across fragments by
+// their live row counts. Each fragment gets one new data file holding only
+// the new fields, one row per physical row: the rows deleted from the
+// fragment are stored as nulls (they are never read), so the fragment's
+// deletion file stays valid as it is. Field ids continue after the largest
+// id the schema or any data file holds (a dropped column's id stays taken,
+// its data still being in the old files); the existing data files are
+// neither read nor rewritten. The new version is committed as Lance's
+// Merge, the operation pylance commits for add_columns; on a table with
+// stable row ids every row keeps its id.
 //
 // A new column whose name is already a column is ErrColumnExists; r yielding
-// more or fewer rows than the dataset has is ErrRowCount; fragments with
-// deletion files are ErrUnsupported. Any commit landing between the read
-// and the commit is ErrConflict (a Merge replaces every fragment). On error
-// nothing is committed and the new data files are removed. Writer options
+// more or fewer rows than the dataset has is ErrRowCount; a non-nullable new
+// column on a table with deleted rows is ErrSchemaMismatch (the deleted rows
+// are stored as nulls). Any commit landing between the read and the commit
+// is ErrConflict (a Merge replaces every fragment). On error nothing is
+// committed and the new data files are removed. Writer options
 // (WithWriterOptions and the like) apply; file size limits do not, one file
 // per fragment being the layout.
 func AddColumns(ctx context.Context, uri string, r array.RecordReader, opts ...Option) (*Dataset, error) {
@@ -44,7 +51,11 @@ func AddColumns(ctx context.Context, uri string, r array.RecordReader, opts ...O
 	if err != nil {
 		return nil, fmt.Errorf("add columns to %s: %w", uri, err)
 	}
-	files, err := w.backfill(ctx, d.mf.m.Fragments, r)
+	// Refuse, before writing, a table whose fragments planar cannot read.
+	if _, err := d.plan(d.tops); err != nil {
+		return nil, fmt.Errorf("add columns to %s: %w", uri, err)
+	}
+	files, err := w.backfill(ctx, d, r)
 	if err != nil {
 		_ = w.Abort()
 		return nil, fmt.Errorf("add columns to %s: %w", uri, err)
@@ -83,7 +94,7 @@ func AddColumns(ctx context.Context, uri string, r array.RecordReader, opts ...O
 		return nil, err
 	}
 	w.done = true
-	return newDataset(d.root, mf)
+	return newDataset(ctx, d.root, mf)
 }
 
 // addColumnsWriter checks the new schema against the dataset and returns a
@@ -102,64 +113,68 @@ func addColumnsWriter(d *Dataset, s *arrow.Schema, o options) (*Writer, []*filep
 		return nil, nil, err
 	}
 	for _, f := range m.Fragments {
-		if f.DeletionFile != nil {
-			return nil, nil, fmt.Errorf("fragment %d has a deletion file: %w", f.Id, ErrUnsupported)
+		if f.DeletionFile == nil {
+			continue
+		}
+		for _, nf := range s.Fields() {
+			if !nf.Nullable {
+				return nil, nil, fmt.Errorf("column %q is not nullable, but fragment %d has deleted rows, which are stored as nulls: %w", nf.Name, f.Id, ErrSchemaMismatch)
+			}
 		}
 	}
 	ls, cols, err := format.SchemaToLance(s)
 	if err != nil {
 		return nil, nil, err
 	}
-	base := int32(-1)
-	for _, f := range m.Fields {
-		base = max(base, f.Id)
-	}
-	base++
-	for _, f := range ls.Fields {
-		f.Id += base
-		if f.ParentId >= 0 {
-			f.ParentId += base
-		}
-	}
 	w := &Writer{root: d.root, schema: s, base: d.mf, opts: o}
-	for _, c := range cols {
-		w.leafIDs = append(w.leafIDs, c.ID+base)
-	}
+	w.leafIDs = shiftFieldIDs(ls.Fields, cols, maxFieldID(m)+1)
 	if err := w.setStorage(d.storage); err != nil {
 		return nil, nil, fmt.Errorf("data storage version %q: %w", d.storage, ErrUnsupported)
 	}
 	return w, ls.Fields, nil
 }
 
-// backfill writes one data file per fragment from r's rows, in order, and
-// returns the files' entries.
-func (w *Writer) backfill(ctx context.Context, frags []*tablepb.DataFragment, r array.RecordReader) ([]*tablepb.DataFile, error) {
-	var total int64
-	for _, f := range frags {
-		total += int64(f.PhysicalRows)
-	}
+// backfill writes one data file per fragment of d from r's rows, in order:
+// r gives the live rows, and each fragment's deleted rows are written as
+// nulls in their places. It returns the files' entries.
+func (w *Writer) backfill(ctx context.Context, d *Dataset, r array.RecordReader) ([]*tablepb.DataFile, error) {
+	frags := d.mf.m.Fragments
+	total := d.CountRows()
 	fi := 0
+	var del deletions
 	var got int64
-	// next closes the file of each full fragment and opens the next
-	// fragment's (fragments with no rows get an empty file).
-	next := func() error {
-		for {
-			switch {
-			case w.cur != nil && w.cur.rows == int64(frags[fi].PhysicalRows):
-				if err := w.closeFile(); err != nil {
-					return err
-				}
-				fi++
-			case w.cur == nil && fi < len(frags):
+	// advance writes the deleted rows at the current position of the
+	// current fragment, closes each full fragment's file and opens the
+	// next's, until the position is a live row (or every fragment is done).
+	advance := func() error {
+		for fi < len(frags) {
+			if w.cur == nil {
 				if err := w.openFile(); err != nil {
 					return err
 				}
-			default:
+				var err error
+				if del, err = loadDeletions(ctx, d.root, frags[fi]); err != nil {
+					return err
+				}
+			}
+			rows := int64(frags[fi].PhysicalRows)
+			if n := del.deletedRun(w.cur.rows, rows); n > 0 {
+				if err := w.writeNulls(n); err != nil {
+					return err
+				}
+				continue
+			}
+			if w.cur.rows < rows {
 				return nil
 			}
+			if err := w.closeFile(); err != nil {
+				return err
+			}
+			fi++
 		}
+		return nil
 	}
-	if err := next(); err != nil {
+	if err := advance(); err != nil {
 		return nil, err
 	}
 	for r.Next() {
@@ -175,7 +190,12 @@ func (w *Writer) backfill(ctx context.Context, frags []*tablepb.DataFragment, r 
 			return nil, fmt.Errorf("more than the dataset's %d rows: %w", total, ErrRowCount)
 		}
 		for off := int64(0); off < rec.NumRows(); {
-			n := min(rec.NumRows()-off, int64(frags[fi].PhysicalRows)-w.cur.rows)
+			if fi >= len(frags) {
+				return nil, fmt.Errorf("more rows than the fragments hold: %w", ErrRowCount)
+			}
+			// The live run at the current position.
+			end := del.nextDeleted(w.cur.rows, int64(frags[fi].PhysicalRows))
+			n := min(rec.NumRows()-off, end-w.cur.rows)
 			part := rec.NewSlice(off, off+n)
 			if w.schema != part.Schema() {
 				p2 := array.NewRecordBatch(w.schema, part.Columns(), n)
@@ -189,7 +209,7 @@ func (w *Writer) backfill(ctx context.Context, frags []*tablepb.DataFragment, r 
 			}
 			w.cur.rows += n
 			off += n
-			if err := next(); err != nil {
+			if err := advance(); err != nil {
 				return nil, err
 			}
 		}
@@ -205,4 +225,69 @@ func (w *Writer) backfill(ctx context.Context, frags []*tablepb.DataFragment, r 
 		out[i] = f.Files[0]
 	}
 	return out, nil
+}
+
+// nullBatchRows bounds the rows of one batch of nulls written for deleted
+// rows (a null 768-d vector still takes 3 KiB in Arrow).
+const nullBatchRows = 16 << 10
+
+// writeNulls writes n rows of nulls to the current data file.
+func (w *Writer) writeNulls(n int64) error {
+	for n > 0 {
+		k := min(n, nullBatchRows)
+		cols := make([]arrow.Array, w.schema.NumFields())
+		for i, f := range w.schema.Fields() {
+			cols[i] = array.MakeArrayOfNull(memory.DefaultAllocator, f.Type, int(k))
+		}
+		rec := array.NewRecordBatch(w.schema, cols, k)
+		for _, c := range cols {
+			c.Release()
+		}
+		err := w.cur.w.WriteBatch(rec)
+		rec.Release()
+		if err != nil {
+			return fmt.Errorf("data file %s: deleted rows: %w", w.cur.name, err)
+		}
+		w.cur.rows += k
+		n -= k
+	}
+	return nil
+}
+
+// maxFieldID is the largest field id the manifest has given out: in its
+// schema, in any data file of any fragment (a dropped column's data stays in
+// its files, so its id may not be reused), and Lance's persistent high-water
+// mark (max_allocated_field_id) when the table keeps one.
+func maxFieldID(m *tablepb.Manifest) int32 {
+	top := int32(-1)
+	for _, f := range m.Fields {
+		top = max(top, f.Id)
+	}
+	for _, f := range m.Fragments {
+		for _, df := range f.Files {
+			for _, id := range df.Fields {
+				top = max(top, id)
+			}
+		}
+	}
+	if m.MaxAllocatedFieldId != nil {
+		top = max(top, *m.MaxAllocatedFieldId)
+	}
+	return top
+}
+
+// shiftFieldIDs numbers fields (as SchemaToLance numbered them, from 0) from
+// base instead, and returns the leaves' new ids in column order.
+func shiftFieldIDs(fields []*filepb.Field, cols []format.Column, base int32) []int32 {
+	for _, f := range fields {
+		f.Id += base
+		if f.ParentId >= 0 {
+			f.ParentId += base
+		}
+	}
+	leaves := make([]int32, len(cols))
+	for i, c := range cols {
+		leaves[i] = c.ID + base
+	}
+	return leaves
 }

@@ -27,9 +27,11 @@ const (
 
 // Feature flags (Manifest.reader_feature_flags / writer_feature_flags) this
 // package keeps intact when it commits over a version: deletion files (bit
-// 0) and table config (bit 3). Any other flag (stable row ids, multiple base
-// paths, ...) would need work on commit that is not done here.
-const knownFeatureFlags = 1<<0 | 1<<3
+// 0), table config (bit 3) and non-reusable field ids (bit 15: every commit
+// advances max_allocated_field_id, and new fields are numbered after it).
+// Any other flag (stable row ids, multiple base paths, ...) would need work
+// on commit that is not done here.
+const knownFeatureFlags = 1<<0 | 1<<3 | 1<<15
 
 // checkFeatureFlags refuses a manifest that uses features planar does not
 // know (ErrUnsupported).
@@ -90,6 +92,12 @@ func commit(ctx context.Context, s commitSpec, prev *manifestFile) (*manifestFil
 			return nil, err
 		}
 		m.Version = next
+		if m.MaxAllocatedFieldId != nil {
+			// Lance's update_max_field_id: the high-water mark covers
+			// every id the new version references.
+			top := maxFieldID(m)
+			m.MaxAllocatedFieldId = &top
+		}
 		m.TransactionFile = txnName
 		m.Timestamp = timestamppb.New(time.Now())
 		m.WriterVersion = &tablepb.Manifest_WriterVersion{Library: writerLibrary, Version: writerLibraryVersion}
@@ -97,10 +105,10 @@ func commit(ctx context.Context, s commitSpec, prev *manifestFile) (*manifestFil
 		if err != nil {
 			return nil, err
 		}
-		err = s.root.st.PutIfNotExists(ctx, versionsDir+"/"+manifestName(next), b)
+		err = s.root.st.PutIfNotExists(ctx, versionsDir+"/"+nextManifestName(prev, next), b)
 		if err == nil {
 			writeHint(ctx, s.root, next)
-			return &manifestFile{m: m, indexSection: index}, nil
+			return &manifestFile{m: m, indexSection: index, v1Names: prev != nil && prev.v1Names}, nil
 		}
 		if !errors.Is(err, ErrObjectExists) {
 			return nil, fmt.Errorf("dataset %s: commit version %d: %w", s.root, next, err)

@@ -31,8 +31,9 @@ type Dataset struct {
 	mf      *manifestFile
 	schema  *arrow.Schema
 	cols    []format.Column
+	tops    []topField // the schema's top-level fields with their leaf ids
 	storage string
-	starts  []int64 // first row of each fragment, plus the total
+	starts  []int64 // first live row of each fragment, plus the total
 }
 
 // Open opens the latest version of the dataset at uri.
@@ -66,16 +67,23 @@ func openVersion(ctx context.Context, root *location, v uint64) (*Dataset, error
 	if err != nil {
 		return nil, err
 	}
-	return newDataset(root, mf)
+	return newDataset(ctx, root, mf)
 }
 
-func newDataset(root *location, mf *manifestFile) (*Dataset, error) {
+// newDataset opens the version of mf. Tables planar cannot even count (data
+// files in Lance's legacy v1 format, whose manifests may lack row counts)
+// are refused here, typed.
+func newDataset(ctx context.Context, root *location, mf *manifestFile) (*Dataset, error) {
 	m := mf.m
 	s, cols, err := format.SchemaFromLance(&filepb.Schema{Fields: m.Fields, Metadata: m.SchemaMetadata})
 	if err != nil {
 		return nil, fmt.Errorf("dataset %s version %d schema: %w", root, m.Version, err)
 	}
-	d := &Dataset{root: root, mf: mf, schema: s, cols: cols}
+	tops, err := topFields(s, cols)
+	if err != nil {
+		return nil, fmt.Errorf("dataset %s version %d schema: %w", root, m.Version, err)
+	}
+	d := &Dataset{root: root, mf: mf, schema: s, cols: cols, tops: tops}
 	switch {
 	case m.DataFormat != nil && m.DataFormat.Version != "":
 		d.storage = m.DataFormat.Version
@@ -85,11 +93,35 @@ func newDataset(root *location, mf *manifestFile) (*Dataset, error) {
 	default:
 		d.storage = StorageVersion2_2
 	}
+	for _, f := range m.Fragments {
+		for _, df := range f.Files {
+			if df.FileMajorVersion == 0 && df.FileMinorVersion <= 2 {
+				return nil, fmt.Errorf("dataset %s version %d: fragment %d: data file %s is in Lance's legacy (v1) file format: %w",
+					root, m.Version, f.Id, df.Path, ErrUnsupported)
+			}
+		}
+	}
 	d.starts = make([]int64, 0, len(m.Fragments)+1)
 	var at int64
 	for _, f := range m.Fragments {
 		d.starts = append(d.starts, at)
-		at += int64(f.PhysicalRows)
+		live := int64(f.PhysicalRows)
+		if df := f.DeletionFile; df != nil {
+			n := int64(df.NumDeletedRows)
+			if n == 0 {
+				// Lance writers before num_deleted_rows: count the file.
+				del, err := loadDeletions(ctx, root, f)
+				if err != nil {
+					return nil, fmt.Errorf("dataset %s version %d: %w", root, m.Version, err)
+				}
+				n = int64(len(del))
+			}
+			live -= n
+		}
+		if live < 0 {
+			return nil, fmt.Errorf("dataset %s version %d: fragment %d has fewer rows than deletions: %w", root, m.Version, f.Id, ErrCorrupt)
+		}
+		at += live
 	}
 	d.starts = append(d.starts, at)
 	return d, nil
@@ -121,16 +153,7 @@ func (d *Dataset) Fragments() []FragmentMetadata {
 }
 
 // CountRows is the number of rows of this version (deleted rows excluded).
-func (d *Dataset) CountRows() int64 {
-	var n int64
-	for _, f := range d.mf.m.Fragments {
-		n += int64(f.PhysicalRows)
-		if df := f.DeletionFile; df != nil {
-			n -= int64(df.NumDeletedRows)
-		}
-	}
-	return n
-}
+func (d *Dataset) CountRows() int64 { return d.starts[len(d.starts)-1] }
 
 // VersionInfo describes one committed version.
 type VersionInfo struct {
@@ -156,18 +179,18 @@ func (d *Dataset) Versions() ([]VersionInfo, error) {
 	return out, nil
 }
 
-// asDataset gives a batch read from a data file the dataset's schema.
-func (d *Dataset) asDataset(rec arrow.RecordBatch) (arrow.RecordBatch, error) {
-	defer rec.Release()
-	if int(rec.NumCols()) != d.schema.NumFields() {
-		return nil, fmt.Errorf("data file has %d fields, dataset %d: %w", rec.NumCols(), d.schema.NumFields(), ErrSchemaMismatch)
-	}
-	for i, c := range rec.Columns() {
-		if !arrow.TypeEqual(c.DataType(), d.schema.Field(i).Type) {
-			return nil, fmt.Errorf("data file field %d is %s, dataset has %s: %w", i, c.DataType(), d.schema.Field(i).Type, ErrSchemaMismatch)
+// plan settles how every fragment serves the projected fields, refusing
+// what cannot be read before any row is.
+func (d *Dataset) plan(proj []topField) ([]*fragPlan, error) {
+	plans := make([]*fragPlan, len(d.mf.m.Fragments))
+	for i, f := range d.mf.m.Fragments {
+		p, err := planFragment(f, proj)
+		if err != nil {
+			return nil, fmt.Errorf("dataset %s version %d: %w", d.root, d.mf.m.Version, err)
 		}
+		plans[i] = p
 	}
-	return array.NewRecordBatch(d.schema, rec.Columns(), rec.NumRows()), nil
+	return plans, nil
 }
 
 // Scan yields every row of this version in fragment order, in batches of at
@@ -211,19 +234,31 @@ func (d *Dataset) ReadAll(ctx context.Context) (arrow.RecordBatch, error) {
 	return concatRecords(d.schema, recs)
 }
 
-// Take reads the rows at the given offsets (0 is the first row of the
-// version), in the order given; repeats are allowed.
+// Take reads the rows at the given offsets, in the order given; repeats are
+// allowed. Offsets are logical, as pylance's take counts them: 0 is the
+// first live row of the version in scan order, deleted rows are skipped. An
+// offset outside [0, CountRows()) is reader.ErrOutOfRange, before any data
+// is read.
 func (d *Dataset) Take(ctx context.Context, rows []int64) (arrow.RecordBatch, error) {
-	total := d.starts[len(d.starts)-1]
+	total := d.CountRows()
+	for _, r := range rows {
+		if r < 0 || r >= total {
+			return nil, fmt.Errorf("take row %d of %d: %w", r, total, reader.ErrOutOfRange)
+		}
+	}
+	plans, err := d.plan(d.tops)
+	if err != nil {
+		return nil, err
+	}
 	var recs []arrow.RecordBatch
 	defer func() {
 		for _, r := range recs {
 			r.Release()
 		}
 	}()
-	files := map[int]*fragmentFiles{}
+	open := map[int]*openFragment{}
 	defer func() {
-		for _, f := range files {
+		for _, f := range open {
 			f.Close()
 		}
 	}()
@@ -232,28 +267,21 @@ func (d *Dataset) Take(ctx context.Context, rows []int64) (arrow.RecordBatch, er
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		r := rows[i]
-		if r < 0 || r >= total {
-			return nil, fmt.Errorf("row %d of %d: %w", r, total, reader.ErrOutOfRange)
-		}
-		fi := d.fragmentOf(r)
+		fi := d.fragmentOf(rows[i])
 		lo, hi := d.starts[fi], d.starts[fi+1]
-		local = local[:0]
-		for ; i < len(rows) && rows[i] >= lo && rows[i] < hi; i++ {
-			local = append(local, rows[i]-lo)
-		}
-		f, ok := files[fi]
+		of, ok := open[fi]
 		if !ok {
 			var err error
-			if f, err = d.openFragment(fi); err != nil {
-				return nil, err
+			if of, err = plans[fi].open(ctx, d.root, d.tops); err != nil {
+				return nil, fmt.Errorf("fragment %d: %w", d.mf.m.Fragments[fi].Id, err)
 			}
-			files[fi] = f
+			open[fi] = of
 		}
-		rec, err := f.Take(local)
-		if err == nil {
-			rec, err = d.asDataset(rec)
+		local = local[:0]
+		for ; i < len(rows) && rows[i] >= lo && rows[i] < hi; i++ {
+			local = append(local, of.del.physical(rows[i]-lo))
 		}
+		rec, err := of.take(d.schema, local)
 		if err != nil {
 			return nil, fmt.Errorf("fragment %d: %w", d.mf.m.Fragments[fi].Id, err)
 		}
@@ -262,7 +290,7 @@ func (d *Dataset) Take(ctx context.Context, rows []int64) (arrow.RecordBatch, er
 	return concatRecords(d.schema, recs)
 }
 
-// fragmentOf returns the fragment holding row r (0 <= r < total).
+// fragmentOf returns the fragment holding live row r (0 <= r < total).
 func (d *Dataset) fragmentOf(r int64) int {
 	lo, hi := 0, len(d.starts)-1
 	for lo+1 < hi {
@@ -273,7 +301,7 @@ func (d *Dataset) fragmentOf(r int64) int {
 			hi = mid
 		}
 	}
-	// Skip empty fragments that start at the same row.
+	// Skip fragments without live rows that start at the same row.
 	for d.starts[lo+1] <= r {
 		lo++
 	}

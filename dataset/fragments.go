@@ -295,6 +295,10 @@ func CommitOverwrite(ctx context.Context, uri string, schema *arrow.Schema, frag
 	}
 	d, err := Open(ctx, uri, opts...)
 	switch {
+	case err == nil && d.mf.m.MaxAllocatedFieldId != nil:
+		// Fragments written for an overwrite number their fields from 0,
+		// which a table with non-reusable field ids forbids.
+		return nil, fmt.Errorf("commit overwrite of %s: the table keeps non-reusable field ids (feature flag 1<<15): %w", uri, ErrUnsupported)
 	case err == nil:
 		w.base, w.replace = d.mf, true
 	case !errors.Is(err, ErrNotFound):

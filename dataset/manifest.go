@@ -42,6 +42,14 @@ func manifestName(version uint64) string {
 	return fmt.Sprintf("%020d%s", uint64(math.MaxUint64)-version, manifestExt)
 }
 
+// manifestNameV1 is the V1 name of a version's manifest, "{version}.manifest"
+// (every table Lance wrote up to 0.36, and pylance's
+// enable_v2_manifest_paths=False). A table keeps its naming scheme: pylance
+// refuses to open a table whose _versions/ mixes the two.
+func manifestNameV1(version uint64) string {
+	return strconv.FormatUint(version, 10) + manifestExt
+}
+
 // parseManifestName returns the version a file name under _versions/ names:
 // V2 names have 20 digits, V1 names ("{version}.manifest") fewer. Detached
 // versions, staging and temporary files are not versions.
@@ -144,6 +152,18 @@ type manifestFile struct {
 	m *tablepb.Manifest
 	// indexSection is the raw IndexSection protobuf, nil when absent.
 	indexSection []byte
+	// v1Names is set when the manifest was found under its V1 name: the
+	// next version is named the same way.
+	v1Names bool
+}
+
+// nextManifestName names version v of the table whose previous manifest is
+// prev (nil when creating: V2 names).
+func nextManifestName(prev *manifestFile, v uint64) string {
+	if prev != nil && prev.v1Names {
+		return manifestNameV1(v)
+	}
+	return manifestName(v)
 }
 
 // decodeManifestFile parses a manifest file's bytes. Every offset and length
@@ -196,9 +216,11 @@ func section(b []byte, off uint64) ([]byte, error) {
 // readManifestVersion reads the manifest of one version.
 func readManifestVersion(ctx context.Context, root *location, version uint64) (*manifestFile, error) {
 	b, err := root.st.Get(ctx, versionsDir+"/"+manifestName(version))
+	v1 := false
 	if errors.Is(err, ErrObjectNotFound) {
 		// Datasets written with V1 naming.
-		b, err = root.st.Get(ctx, versionsDir+"/"+strconv.FormatUint(version, 10)+manifestExt)
+		v1 = true
+		b, err = root.st.Get(ctx, versionsDir+"/"+manifestNameV1(version))
 	}
 	if errors.Is(err, ErrObjectNotFound) {
 		return nil, fmt.Errorf("dataset %s version %d: %w", root, version, ErrNoVersion)
@@ -213,6 +235,7 @@ func readManifestVersion(ctx context.Context, root *location, version uint64) (*
 	if mf.m.Version != version {
 		return nil, fmt.Errorf("dataset %s: manifest of version %d says version %d: %w", root, version, mf.m.Version, ErrCorrupt)
 	}
+	mf.v1Names = v1
 	return mf, nil
 }
 

@@ -8,59 +8,68 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/compute"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/planarlance/planar/reader"
 )
 
-// RecordReader streams one version's rows in fragment order as record
+// RecordReader streams one version's live rows in fragment order as record
 // batches of at most a chosen number of rows (a batch does not span
-// fragments), with a column projection: an arrow-go array.RecordReader. One
-// fragment's data files are open at a time, each read through
-// reader.RecordReader, so memory is about a batch and the pages it spans.
-// It is not safe for concurrent use.
+// fragments; rows deleted from a fragment are left out of its batches), with
+// a column projection: an arrow-go array.RecordReader. One fragment's data
+// files are open at a time, each read through reader.RecordReader, so
+// memory is about a batch and the pages it spans. It is not safe for
+// concurrent use.
 type RecordReader struct {
 	refs    atomic.Int64
 	ctx     context.Context
 	d       *Dataset
 	schema  *arrow.Schema
-	names   []string
+	proj    []topField
+	plans   []*fragPlan
 	batch   int64
 	frag    int // the next fragment to open
-	ff      *fragmentFiles
+	of      *openFragment
 	readers []*reader.RecordReader
-	place   [][]int // per reader: the batch positions of its columns
+	at      int64 // the fragment's next physical row
 	cur     arrow.RecordBatch
 	err     error
 }
 
 var _ array.RecordReader = (*RecordReader)(nil)
 
-// NewRecordReader returns a reader of this version's rows in batches of at
-// most batchRows rows (DefaultScanBatchRows when batchRows <= 0), of the
+// NewRecordReader returns a reader of this version's live rows in batches of
+// at most batchRows rows (DefaultScanBatchRows when batchRows <= 0), of the
 // named top-level columns in the given order (every column when none is
-// named). An unknown or repeated name is ErrInvalidOption.
+// named). An unknown or repeated name is ErrInvalidOption. Every fragment is
+// checked against the manifest first: a table that cannot be read is
+// refused here (ErrUnsupported, naming the feature), before any row.
 func (d *Dataset) NewRecordReader(ctx context.Context, batchRows int64, columns ...string) (*RecordReader, error) {
 	if batchRows <= 0 {
 		batchRows = DefaultScanBatchRows
 	}
 	schema := d.schema
+	proj := d.tops
 	if len(columns) > 0 {
 		fields := make([]arrow.Field, 0, len(columns))
+		proj = make([]topField, 0, len(columns))
 		for i, name := range columns {
 			k := d.schema.FieldIndices(name)
 			if len(k) != 1 || slices.Contains(columns[:i], name) {
 				return nil, fmt.Errorf("column %q: not a top-level column of the dataset, or named twice: %w", name, ErrInvalidOption)
 			}
 			fields = append(fields, d.schema.Field(k[0]))
+			proj = append(proj, d.tops[k[0]])
 		}
 		md := d.schema.Metadata()
 		schema = arrow.NewSchema(fields, &md)
 	}
-	names := make([]string, schema.NumFields())
-	for i := range names {
-		names[i] = schema.Field(i).Name
+	plans, err := d.plan(proj)
+	if err != nil {
+		return nil, err
 	}
-	r := &RecordReader{ctx: ctx, d: d, schema: schema, names: names, batch: batchRows}
+	r := &RecordReader{ctx: ctx, d: d, schema: schema, proj: proj, plans: plans, batch: batchRows}
 	r.refs.Store(1)
 	return r, nil
 }
@@ -79,8 +88,8 @@ func (r *RecordReader) Next() bool {
 			r.fail(err)
 			return false
 		}
-		if r.ff == nil {
-			if r.frag >= len(r.d.mf.m.Fragments) {
+		if r.of == nil {
+			if r.frag >= len(r.plans) {
 				return false
 			}
 			if err := r.open(r.frag); err != nil {
@@ -94,90 +103,82 @@ func (r *RecordReader) Next() bool {
 			r.fail(fmt.Errorf("fragment %d: %w", r.d.mf.m.Fragments[r.frag-1].Id, err))
 			return false
 		}
-		if ok {
-			r.cur = rec
-			return true
+		if !ok {
+			r.closeFragment()
+			continue
 		}
-		r.closeFragment()
+		if rec.NumRows() == 0 {
+			rec.Release()
+			continue
+		}
+		r.cur = rec
+		return true
 	}
 	return false
 }
 
-// open opens fragment i's data files and a reader for each file that holds
-// a projected column (the first file always, for the row count).
+// open opens fragment i's planned data files and a reader for each.
 func (r *RecordReader) open(i int) error {
-	ff, err := r.d.openFragment(i)
+	of, err := r.plans[i].open(r.ctx, r.d.root, r.proj)
 	if err != nil {
 		return err
 	}
-	r.ff = ff
-	for k, f := range ff.files {
-		var cols []string
-		var place []int
-		fs := f.Schema()
-		for pos, name := range r.names {
-			if len(fs.FieldIndices(name)) == 1 {
-				cols = append(cols, name)
-				place = append(place, pos)
-			}
-		}
-		if len(cols) == 0 && k > 0 {
-			continue
-		}
-		rr, err := f.NewRecordReader(reader.WithBatchRows(r.batch), reader.WithColumns(cols...))
+	r.of, r.at = of, 0
+	for k, f := range of.files {
+		rr, err := f.NewRecordReader(reader.WithBatchRows(r.batch), reader.WithColumns(of.names[k]...))
 		if err != nil {
 			return err
 		}
 		r.readers = append(r.readers, rr)
-		r.place = append(r.place, place)
 	}
 	return nil
 }
 
-// read joins the next batch of every open file's reader; ok is false when
+// read joins the next batch of every open file's reader (with nulls for
+// the columns no file holds) and drops the deleted rows; ok is false when
 // the fragment is done.
 func (r *RecordReader) read() (arrow.RecordBatch, bool, error) {
-	cols := make([]arrow.Array, len(r.names))
-	rows := int64(-1)
-	for k, rr := range r.readers {
+	rows := min(r.batch, r.of.rows-r.at)
+	if rows <= 0 {
+		return nil, false, nil
+	}
+	recs := make([]arrow.RecordBatch, 0, len(r.readers))
+	for _, rr := range r.readers {
 		if !rr.Next() {
 			if err := rr.Err(); err != nil {
 				return nil, false, err
 			}
-			if k > 0 {
-				return nil, false, fmt.Errorf("data files end at different rows: %w", ErrCorrupt)
-			}
-			return nil, false, nil
+			return nil, false, fmt.Errorf("a data file ends at row %d of %d: %w", r.at, r.of.rows, ErrCorrupt)
 		}
-		rec := rr.RecordBatch()
-		if rows >= 0 && rec.NumRows() != rows {
-			return nil, false, fmt.Errorf("data files read %d and %d rows: %w", rows, rec.NumRows(), ErrCorrupt)
-		}
-		rows = rec.NumRows()
-		for j, pos := range r.place[k] {
-			c := rec.Column(j)
-			if !arrow.TypeEqual(c.DataType(), r.schema.Field(pos).Type) {
-				return nil, false, fmt.Errorf("data file field %q is %s, dataset has %s: %w", r.names[pos], c.DataType(), r.schema.Field(pos).Type, ErrSchemaMismatch)
-			}
-			cols[pos] = c
-		}
+		recs = append(recs, rr.RecordBatch())
 	}
-	for pos, c := range cols {
-		if c == nil {
-			return nil, false, fmt.Errorf("column %q is in no data file: %w", r.names[pos], ErrCorrupt)
-		}
+	rec, err := r.of.join(r.schema, recs, rows)
+	if err != nil {
+		return nil, false, err
 	}
-	return array.NewRecordBatch(r.schema, cols, rows), true, nil
+	start := r.at
+	r.at += rows
+	mask := r.of.del.liveMask(memory.DefaultAllocator, start, rows)
+	if mask == nil {
+		return rec, true, nil
+	}
+	defer mask.Release()
+	defer rec.Release()
+	out, err := compute.FilterRecordBatch(r.ctx, rec, mask, compute.DefaultFilterOptions())
+	if err != nil {
+		return nil, false, fmt.Errorf("dropping deleted rows: %w", err)
+	}
+	return out, true, nil
 }
 
 func (r *RecordReader) closeFragment() {
 	for _, rr := range r.readers {
 		rr.Release()
 	}
-	r.readers, r.place = nil, nil
-	if r.ff != nil {
-		_ = r.ff.Close()
-		r.ff = nil
+	r.readers = nil
+	if r.of != nil {
+		_ = r.of.Close()
+		r.of = nil
 	}
 }
 

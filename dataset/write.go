@@ -147,9 +147,13 @@ func Overwrite(ctx context.Context, uri string, schema *arrow.Schema, opts ...Op
 		return nil, fmt.Errorf("overwrite %s: %w", uri, err)
 	}
 	w := &Writer{root: d.root, schema: schema, fields: ls.Fields, metadata: ls.Metadata, base: d.mf, replace: true, opts: o}
-	for _, c := range cols {
-		w.leafIDs = append(w.leafIDs, c.ID)
+	base := int32(0)
+	if hwm := d.mf.m.MaxAllocatedFieldId; hwm != nil {
+		// Non-reusable field ids: the new schema is numbered after every
+		// id the table ever gave out.
+		base = max(*hwm, maxFieldID(d.mf.m)) + 1
 	}
+	w.leafIDs = shiftFieldIDs(ls.Fields, cols, base)
 	if err := w.setStorage(d.storage); err != nil {
 		return nil, fmt.Errorf("overwrite %s: data storage version %q: %w", uri, d.storage, ErrUnsupported)
 	}
@@ -342,7 +346,7 @@ func (w *Writer) Commit(ctx context.Context) (*Dataset, error) {
 		return nil, err
 	}
 	w.done = true
-	return newDataset(w.root, mf)
+	return newDataset(ctx, w.root, mf)
 }
 
 // buildOverwrite makes the manifest of a new dataset, or of a version that

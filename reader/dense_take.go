@@ -385,11 +385,7 @@ type denseWindow struct {
 // chunked and zipped pages they cover in part: the chunks of the runs' rows
 // and the records of zipped rows, the latter after the repetition index
 // entries that locate them. Each round is one batch of coalesced reads.
-func (f *File) prefetchDense(runs []rowRun, cache pageCache) error {
-	layout, err := f.fieldLayout()
-	if err != nil {
-		return err
-	}
+func (f *File) prefetchDense(layout []fieldColumns, runs []rowRun, cache pageCache) error {
 	var wins []denseWindow
 	for _, fc := range layout {
 		for k, ci := range fc.cols {

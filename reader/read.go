@@ -2,6 +2,7 @@ package reader
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -73,18 +74,32 @@ func (f *File) readRange(start, n int64, cache pageCache) (arrow.RecordBatch, er
 // Take reads the rows at the given indices, in the given order (repeats
 // allowed).
 func (f *File) Take(indices []int64) (arrow.RecordBatch, error) {
-	rec, err := f.take(indices)
+	rec, err := f.take(indices, nil)
 	return rec, classify(err)
 }
 
-func (f *File) take(indices []int64) (arrow.RecordBatch, error) {
+// TakeColumns is Take of the named top-level fields only, in the given
+// order (each at most once; an unknown name is ErrInvalidOption): pages of
+// the other fields are neither read nor decoded.
+func (f *File) TakeColumns(indices []int64, columns ...string) (arrow.RecordBatch, error) {
+	if columns == nil {
+		columns = []string{}
+	}
+	rec, err := f.take(indices, columns)
+	return rec, classify(err)
+}
+
+// take reads the rows at indices of the named fields (every field when
+// columns is nil).
+func (f *File) take(indices []int64, columns []string) (arrow.RecordBatch, error) {
+	schema, layout, err := f.projection(columns)
+	if err != nil {
+		return nil, err
+	}
 	for _, i := range indices {
 		if i < 0 || i >= f.numRows {
 			return nil, fmt.Errorf("row %d of %d: %w", i, f.numRows, ErrOutOfRange)
 		}
-	}
-	if len(indices) == 0 {
-		return f.ReadRange(0, 0)
 	}
 	// Read each maximal run of consecutive indices once, column by column
 	// (take_runs.go).
@@ -98,17 +113,47 @@ func (f *File) take(indices []int64) (arrow.RecordBatch, error) {
 	}
 	cache := newPageCache()
 	defer cache.release()
+	if len(indices) == 0 {
+		return f.readFields(schema, layout, 0, 0, func(int) pageCache { return cache }, false)
+	}
 	// The stored values the runs need from sparse zipped pages, fetched
 	// with one request per run of adjacent value ordinals.
-	if err := f.prefetchSparse(runs, cache); err != nil {
+	if err := f.prefetchSparse(layout, runs, cache); err != nil {
 		return nil, err
 	}
 	// The chunks and records the runs need from dense pages, with nearby
 	// ranges coalesced.
-	if err := f.prefetchDense(runs, cache); err != nil {
+	if err := f.prefetchDense(layout, runs, cache); err != nil {
 		return nil, err
 	}
-	return f.takeRuns(runs, int64(len(indices)), cache)
+	return f.takeRuns(schema, layout, runs, int64(len(indices)), cache)
+}
+
+// projection returns the schema and layout of the named top-level fields,
+// in the order named (every field when columns is nil).
+func (f *File) projection(columns []string) (*arrow.Schema, []fieldColumns, error) {
+	layout, err := f.fieldLayout()
+	if err != nil || columns == nil {
+		return f.schema, layout, err
+	}
+	fields := make([]fieldColumns, 0, len(columns))
+	afs := make([]arrow.Field, 0, len(columns))
+	for i, name := range columns {
+		k := -1
+		for j, fc := range layout {
+			if fc.field.Name == name {
+				k = j
+				break
+			}
+		}
+		if k < 0 || slices.Contains(columns[:i], name) {
+			return nil, nil, fmt.Errorf("column %q: not a top-level field of the file, or named twice: %w", name, ErrInvalidOption)
+		}
+		fields = append(fields, layout[k])
+		afs = append(afs, layout[k].field)
+	}
+	md := f.schema.Metadata()
+	return arrow.NewSchema(afs, &md), fields, nil
 }
 
 func bitWidth(dt arrow.DataType) int {

@@ -28,11 +28,7 @@ type valueSpan struct {
 
 // prefetchSparse fetches the stored values that runs need from the sparse
 // zipped pages of every column.
-func (f *File) prefetchSparse(runs []rowRun, cache pageCache) error {
-	layout, err := f.fieldLayout()
-	if err != nil {
-		return err
-	}
+func (f *File) prefetchSparse(layout []fieldColumns, runs []rowRun, cache pageCache) error {
 	for _, fc := range layout {
 		for k, ci := range fc.cols {
 			if err := f.prefetchColumn(ci, fc.paths[k], runs, cache); err != nil {

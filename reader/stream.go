@@ -103,33 +103,9 @@ func (f *File) NewRecordReader(opts ...ReadOption) (*RecordReader, error) {
 	if o.start > f.numRows || o.end > f.numRows {
 		return nil, fmt.Errorf("row range [%d, %d) of %d rows: %w", o.start, o.end, f.numRows, ErrInvalidOption)
 	}
-	layout, err := f.fieldLayout()
+	schema, fields, err := f.projection(o.columns)
 	if err != nil {
 		return nil, classify(err)
-	}
-	fields := layout
-	schema := f.schema
-	if o.columns != nil {
-		fields = make([]fieldColumns, 0, len(o.columns))
-		afs := make([]arrow.Field, 0, len(o.columns))
-		seen := map[string]bool{}
-		for _, name := range o.columns {
-			k := -1
-			for i, fc := range layout {
-				if fc.field.Name == name {
-					k = i
-					break
-				}
-			}
-			if k < 0 || seen[name] {
-				return nil, fmt.Errorf("column %q: not a top-level field of the file, or named twice: %w", name, ErrInvalidOption)
-			}
-			seen[name] = true
-			fields = append(fields, layout[k])
-			afs = append(afs, layout[k].field)
-		}
-		md := f.schema.Metadata()
-		schema = arrow.NewSchema(afs, &md)
 	}
 	r := &RecordReader{f: f, schema: schema, fields: fields, next: o.start, end: o.end, batch: o.batchRows,
 		caches: make([]pageCache, len(fields))}

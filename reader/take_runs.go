@@ -23,12 +23,9 @@ import (
 // (packed struct fields, fixed-size lists whose items are not stored).
 var errNoJoin = errors.New("values of windows cannot be joined")
 
-// takeRuns reads the rows of runs (n rows in all) of every field.
-func (f *File) takeRuns(runs []rowRun, n int64, cache pageCache) (arrow.RecordBatch, error) {
-	layout, err := f.fieldLayout()
-	if err != nil {
-		return nil, err
-	}
+// takeRuns reads the rows of runs (n rows in all) of the fields of layout,
+// as a batch of schema.
+func (f *File) takeRuns(schema *arrow.Schema, layout []fieldColumns, runs []rowRun, n int64, cache pageCache) (arrow.RecordBatch, error) {
 	cols := make([]arrow.Array, 0, len(layout))
 	defer func() {
 		for _, c := range cols {
@@ -42,7 +39,7 @@ func (f *File) takeRuns(runs []rowRun, n int64, cache pageCache) (arrow.RecordBa
 		}
 		cols = append(cols, a)
 	}
-	return array.NewRecordBatch(f.schema, cols, n), nil
+	return array.NewRecordBatch(schema, cols, n), nil
 }
 
 func (f *File) takeField(fc fieldColumns, runs []rowRun, n int64, cache pageCache) (arrow.Array, error) {
