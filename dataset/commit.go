@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"time"
 
+	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
@@ -132,7 +133,11 @@ func commit(ctx context.Context, s commitSpec, prev *manifestFile) (*manifestFil
 }
 
 // appendCompatible reports whether an Append can be rebased over the version
-// m: only when that version's own transaction is an Append.
+// m, by Lance's conflict rules (lance 14.0.2 io/commit/conflict_resolver.rs
+// check_append_txn): over anything but an Overwrite, a Restore, an
+// UpdateMemWalState or an operation this package cannot name. The appended
+// fragments keep the columns they were written with: a column the other
+// commit added reads as nulls on them, as in Lance.
 func appendCompatible(ctx context.Context, root *location, m *tablepb.Manifest) error {
 	if m.TransactionFile == "" {
 		return fmt.Errorf("dataset %s: version %d has no transaction file: %w", root, m.Version, ErrConflict)
@@ -141,10 +146,52 @@ func appendCompatible(ctx context.Context, root *location, m *tablepb.Manifest) 
 	if err != nil {
 		return fmt.Errorf("dataset %s version %d: %w", root, m.Version, err)
 	}
-	if _, ok := t.Operation.(*txnpb.Transaction_Append_); !ok {
-		return fmt.Errorf("dataset %s: version %d is not an append: %w", root, m.Version, ErrConflict)
+	switch op := operationNumber(t); op {
+	case opOverwrite, opRestore, opUpdateMemWalState, 0:
+		return fmt.Errorf("dataset %s: version %d (transaction operation %d) cannot be appended over: %w", root, m.Version, op, ErrConflict)
 	}
 	return nil
+}
+
+// Field numbers of Transaction's operation oneof (lance-table
+// protos/transaction.proto); planar models only Append, Overwrite and Merge,
+// the others stay unknown fields.
+const (
+	opAppend            = 100
+	opOverwrite         = 102
+	opMerge             = 105
+	opRestore           = 106
+	opUpdateMemWalState = 112
+)
+
+// operationNumber is the field number of t's operation, 0 when it has none
+// that Lance 14.0.2 defines (100 to 115).
+func operationNumber(t *txnpb.Transaction) int {
+	switch t.Operation.(type) {
+	case *txnpb.Transaction_Append_:
+		return opAppend
+	case *txnpb.Transaction_Overwrite_:
+		return opOverwrite
+	case *txnpb.Transaction_Merge_:
+		return opMerge
+	}
+	b := t.ProtoReflect().GetUnknown()
+	for len(b) > 0 {
+		num, typ, n := protowire.ConsumeTag(b)
+		if n < 0 {
+			return 0
+		}
+		b = b[n:]
+		if num >= 100 && num <= 115 {
+			return int(num)
+		}
+		n = protowire.ConsumeFieldValue(num, typ, b)
+		if n < 0 {
+			return 0
+		}
+		b = b[n:]
+	}
+	return 0
 }
 
 // syncDir makes a directory's new entries durable; best effort.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -118,4 +119,41 @@ func TestDatasetEmpty(t *testing.T) {
 		t.Fatalf("first fragment of an empty dataset: %v", d.manifest().Fragments)
 	}
 	checkRows(t, d, 5)
+}
+
+// TestOperationNumber names the operation of transactions pylance 14.0.2
+// wrote (testdata/transactions), and what an Append may be rebased over.
+func TestOperationNumber(t *testing.T) {
+	for name, want := range map[string]struct {
+		op       int
+		appendOK bool
+	}{
+		"overwrite": {102, false}, "append": {100, true}, "delete": {101, true}, "update": {108, true},
+		"create_index": {103, true}, "merge": {105, true}, "project": {109, true}, "rewrite": {104, true},
+		"reserve_fragments": {107, true}, "restore": {106, false},
+	} {
+		b, err := os.ReadFile("testdata/transactions/" + name + ".txn")
+		if err != nil {
+			t.Fatal(err)
+		}
+		txn := &txnpb.Transaction{}
+		if err := proto.Unmarshal(b, txn); err != nil {
+			t.Fatal(err)
+		}
+		if got := operationNumber(txn); got != want.op {
+			t.Errorf("%s: operation %d, want %d", name, got, want.op)
+		}
+		ctx := context.Background()
+		root, err := openLocation(t.TempDir(), defaultOptions())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := root.st.Put(ctx, transactionsDir+"/x.txn", b); err != nil {
+			t.Fatal(err)
+		}
+		err = appendCompatible(ctx, root, &tablepb.Manifest{Version: 2, TransactionFile: "x.txn"})
+		if (err == nil) != want.appendOK || err != nil && !errors.Is(err, ErrConflict) {
+			t.Errorf("%s: append rebase: %v, want ok=%v", name, err, want.appendOK)
+		}
+	}
 }
