@@ -3,9 +3,9 @@
 // S3-compatible object storage (s3://bucket/prefix). It sits on
 // top of writer/ and reader/: writer/ encodes each data file, reader/ decodes
 // them, and this package owns what lies between files: the schema with its
-// field ids, fragments, manifests (one per version, under _versions/ with
-// Lance's V2 naming), transaction files (_transactions/) and the commit
-// protocol.
+// field ids, fragments, deletion files, manifests (one per version, under
+// _versions/ with Lance's V2 naming, or V1 where the table uses it),
+// transaction files (_transactions/) and the commit protocol.
 //
 // A commit writes its data files, then its transaction file, then the
 // manifest of the new version with put-if-not-exists (locally a temporary
@@ -13,7 +13,8 @@
 // an existing manifest is never overwritten.
 // When another writer committed that version first, the commit re-reads the
 // latest version and retries if Lance's conflict rules allow it (an Append
-// over Appends); otherwise it fails with ErrConflict. A crash at any point
+// over anything but an Overwrite or a Restore); otherwise it fails with
+// ErrConflict. A crash at any point
 // leaves the last committed version intact: only unreferenced data files and
 // temporary files are left behind.
 //
@@ -36,6 +37,22 @@
 // streams a version's rows as an arrow-go array.RecordReader with a column
 // projection, one fragment's files open at a time; Scan and ReadAll are
 // built on it.
+//
+// Tables that pylance and LanceDB have changed read as Lance reads them.
+// Columns are found by field id, through each data file's fields and
+// column_indices, never by the names stored in the files: a rename, a name
+// swap, a dropped column, a cast (new files under new ids) read exactly as
+// pylance shows them, and a column that a fragment's files do not hold (a
+// schema-only column, rows added without it) reads as nulls. Deletion files
+// in both of Lance's forms (an Arrow file of offsets, a roaring bitmap) are
+// applied: scans leave deleted rows out, CountRows excludes them, and Take
+// offsets are logical (the n-th live row in scan order, as pylance's take
+// counts). New field ids come after every id the schema or any data file
+// holds. A commit keeps the table's manifest naming scheme (V1 or V2). What
+// cannot be read (storage 2.0 data files, data files in other base paths,
+// a column split over files) is refused with ErrUnsupported naming the
+// feature, when the read is set up, before any row is returned; tables
+// with Lance's legacy (v1) data files are refused by Open.
 //
 // Storage goes through a small object-store layer (list, get, ranged get,
 // put, put-if-not-exists, delete, and a streaming create). Data files are

@@ -25,7 +25,9 @@ var (
 	// decoded.
 	ErrCorrupt = errors.New("planar/dataset: corrupt dataset file")
 	// ErrUnsupported is wrapped for dataset features this package does not
-	// read yet (deletion files, fragments split over several data files).
+	// read or write (storage 2.0 and legacy data files, data files in other
+	// base paths, feature flags it does not know); the message names the
+	// feature.
 	ErrUnsupported = errors.New("planar/dataset: unsupported dataset feature")
 	// ErrInvalidOption is wrapped for bad options or arguments.
 	ErrInvalidOption = errors.New("planar/dataset: invalid option")
