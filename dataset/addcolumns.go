@@ -85,7 +85,19 @@ func AddColumns(ctx context.Context, uri string, r array.RecordReader, opts ...O
 		build: func(pm *tablepb.Manifest) (*tablepb.Manifest, error) {
 			m := proto.Clone(pm).(*tablepb.Manifest)
 			m.Fields = allFields
-			m.Fragments = frags
+			m.Fragments = make([]*tablepb.DataFragment, len(frags))
+			for i, f := range frags {
+				nf := proto.Clone(f).(*tablepb.DataFragment)
+				// Stable row ids: every row keeps its id; the rows'
+				// last-updated version moves to this commit, as Lance's
+				// Merge records a fragment whose files changed.
+				if stableRowIDs(pm) {
+					if err := stampMergedFragment(pm.Fragments[i], nf, pm.Version+1); err != nil {
+						return nil, err
+					}
+				}
+				m.Fragments[i] = nf
+			}
 			return m, nil
 		}}
 	mf, err := commit(ctx, spec, d.mf)
@@ -129,7 +141,7 @@ func addColumnsWriter(d *Dataset, s *arrow.Schema, o options) (*Writer, []*filep
 	w := &Writer{root: d.root, schema: s, base: d.mf, opts: o}
 	w.leafIDs = shiftFieldIDs(ls.Fields, cols, maxFieldID(m)+1)
 	if err := w.setStorage(d.storage); err != nil {
-		return nil, nil, fmt.Errorf("data storage version %q: %w", d.storage, ErrUnsupported)
+		return nil, nil, fmt.Errorf("data storage version %q (planar writes data files of storage 2.2 and 2.3 only): %w", d.storage, ErrUnsupported)
 	}
 	return w, ls.Fields, nil
 }

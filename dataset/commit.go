@@ -28,11 +28,13 @@ const (
 
 // Feature flags (Manifest.reader_feature_flags / writer_feature_flags) this
 // package keeps intact when it commits over a version: deletion files (bit
-// 0), table config (bit 3) and non-reusable field ids (bit 15: every commit
-// advances max_allocated_field_id, and new fields are numbered after it).
-// Any other flag (stable row ids, multiple base paths, ...) would need work
-// on commit that is not done here.
-const knownFeatureFlags = 1<<0 | 1<<3 | 1<<15
+// 0), stable row ids (bit 1: new fragments get row ids and version
+// sequences as Lance's commit gives them, rowids.go), table config (bit 3)
+// and non-reusable field ids (bit 15: every commit advances
+// max_allocated_field_id, and new fields are numbered after it). Any other
+// flag (multiple base paths, overlays, row lineage spilled to data files,
+// ...) would need work on commit that is not done here.
+const knownFeatureFlags = 1<<0 | 1<<1 | 1<<3 | 1<<15
 
 // checkFeatureFlags refuses a manifest that uses features planar does not
 // know (ErrUnsupported).

@@ -115,7 +115,7 @@ func appendWriter(d *Dataset, o options) (*Writer, error) {
 		w.leafIDs = append(w.leafIDs, c.ID)
 	}
 	if err := w.setStorage(d.storage); err != nil {
-		return nil, fmt.Errorf("data storage version %q: %w", d.storage, ErrUnsupported)
+		return nil, fmt.Errorf("data storage version %q (planar writes data files of storage 2.2 and 2.3 only): %w", d.storage, ErrUnsupported)
 	}
 	return w, nil
 }
@@ -366,13 +366,26 @@ func (w *Writer) buildOverwrite(prev *tablepb.Manifest) (*tablepb.Manifest, erro
 		id := uint32(first + uint64(n) - 1)
 		m.MaxFragmentId = &id
 	}
+	if prev != nil {
+		// On a table with stable row ids, the new rows get ids after
+		// every id given out so far.
+		if err := stampAppendedFragments(m, m.Fragments, prev.Version+1); err != nil {
+			return nil, err
+		}
+	}
 	return m, nil
 }
 
 func (w *Writer) buildAppend(prev *tablepb.Manifest) (*tablepb.Manifest, error) {
 	m := proto.Clone(prev).(*tablepb.Manifest)
 	first := nextFragmentID(prev)
-	m.Fragments = append(m.Fragments, withFragmentIDs(w.frags, first)...)
+	added := withFragmentIDs(w.frags, first)
+	// On a table with stable row ids, the appended rows get the ids after
+	// the manifest's next_row_id, as Lance's Append assigns them.
+	if err := stampAppendedFragments(m, added, prev.Version+1); err != nil {
+		return nil, err
+	}
+	m.Fragments = append(m.Fragments, added...)
 	if n := len(w.frags); n > 0 {
 		id := uint32(first + uint64(n) - 1)
 		m.MaxFragmentId = &id
