@@ -1,5 +1,5 @@
 #!/bin/sh
-# Creates interop/.venv with the pinned pylance and pyarrow. Idempotent: an
+# Creates interop/.venv with the pinned pylance, pyarrow and lancedb. Idempotent: an
 # existing venv that already has the pinned versions is kept.
 set -eu
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -13,7 +13,12 @@ for line in open(sys.argv[1]):
     if line:
         name, ver = line.split("==")
         want[name] = ver
-sys.exit(0 if all(md.version(n) == v for n, v in want.items()) else 1)
+def have(name):
+    try:
+        return md.version(name)
+    except md.PackageNotFoundError:
+        return None
+sys.exit(0 if all(have(n) == v for n, v in want.items()) else 1)
 PYEOF
 then
   echo "interop: $venv already has the pinned packages"
@@ -21,4 +26,4 @@ then
 fi
 "$py" -m venv "$venv"
 "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -r "$here/requirements.txt"
-"$venv/bin/python" -c "import lance, pyarrow; print('interop: pylance', lance.__version__, 'pyarrow', pyarrow.__version__)"
+"$venv/bin/python" -c "import lance, lancedb, pyarrow; print('interop: pylance', lance.__version__, 'lancedb', lancedb.__version__, 'pyarrow', pyarrow.__version__)"
