@@ -98,6 +98,16 @@ type column struct {
 	pendArrow   int64      // Arrow bytes covered by the pending arrays (null rows' items included)
 	cut         int        // pages cut so far (written or in flight)
 	pages       []*file2pb.ColumnMetadata_Page
+	// nullRowBytes > 0: long null runs are cut into all-null pages of
+	// their own (selector.MinNullRun; nullruns.go), a null row holding
+	// that much payload otherwise. pendNull says the pending page is such
+	// a page, of pendNullRows rows; nulls is the shared all-null block
+	// its arrays point to; runs is scratch for a batch's null runs.
+	nullRowBytes int
+	runs         []int64
+	pendNull     bool
+	pendNullRows int64
+	nulls        arrow.Array
 }
 
 func newColumn(leaf format.Column, top arrow.Field, ti int, path []structural.Step, cfg *config) (*column, error) {
@@ -136,6 +146,11 @@ func newColumn(leaf format.Column, top arrow.Field, ti int, path []structural.St
 		list = list || st.Kind == structural.StepList
 	}
 	c.hasLists = list
+	if rb := nullRowPayload(info); leaf.Path == top.Name && !c.onePage && !cfg.format.planarMetadata() && selector.CutsNullRuns(rb, opts) {
+		// A top-level column of wide fixed-width rows in 2.2: the
+		// selector says which null runs get pages of their own.
+		c.nullRowBytes = rb
+	}
 	if c.onePage && list {
 		// Lance 14 reads a structural FSL combined with a list only from
 		// sparse structure (FORMAT.md §5b).
@@ -240,7 +255,33 @@ func coveredBits(d arrow.ArrayData, s, e int, full bool) int64 {
 	return bits
 }
 
+// nullRowPayload is the payload bytes a null row of a top-level leaf holds
+// in a dense page: its fixed width (0 for other kinds).
+func nullRowPayload(info leafInfo) int {
+	switch info.kind {
+	case kindFSL:
+		n := info.bits
+		for _, d := range info.dims {
+			n *= d
+		}
+		return n / 8
+	case kindFixed:
+		return info.bits / 8
+	}
+	return 0
+}
+
+// append adds a top-level array to the column, cutting pages as it goes.
 func (c *column) append(a arrow.Array, w *Writer) error {
+	if c.nullRowBytes > 0 {
+		return c.appendRuns(a, w)
+	}
+	return c.appendValid(a, w)
+}
+
+// appendValid adds a top-level array to the pending page, cutting pages by
+// size.
+func (c *column) appendValid(a arrow.Array, w *Writer) error {
 	rows := int64(a.Len())
 	// Pages that may be stored sparse (2.3, no dense encoding asked) are
 	// cut on the items of valid fixed-size-list rows only, as those are
@@ -305,6 +346,11 @@ func (c *column) release() {
 	for _, a := range c.pending {
 		a.Release()
 	}
+	if c.nulls != nil {
+		c.nulls.Release()
+		c.nulls = nil
+	}
+	c.pendNull, c.pendNullRows = false, 0
 	c.pending = nil
 	c.pendDicts = c.pendDicts[:0]
 	c.pendDictLen = 0
@@ -394,6 +440,7 @@ func (c *column) flush(w *Writer) error {
 	c.pendDicts = c.pendDicts[:0]
 	c.pendDictLen = 0
 	c.pendBytes, c.pendArrow = 0, 0
+	c.pendNull, c.pendNullRows = false, 0
 	c.cut++
 	if err := w.pipe.submit(j, w); err != nil {
 		return err

@@ -60,6 +60,13 @@ func (c *pageEnc) gather(segs []structural.Segment, n int) pageValues {
 		}
 	}
 	pv.allNull = nulls == n
+	if pv.allNull && n > 0 && c.info.kind == kindFSL {
+		// No value is stored: an all-null page's payload is never read
+		// (null-run pages are made of it, selector.MinNullRun).
+		pv.fixed = c.vals[:0]
+		c.nulls = pv.nulls
+		return pv
+	}
 	switch c.info.kind {
 	case kindFixed:
 		if b, ok := borrowFixed(segs, c.info.bits/8, nulls); ok {

@@ -30,6 +30,16 @@ func (c *pageEnc) encodeStructuredConstant(d structural.Dense, scalar []byte, f 
 		// (structural.BuildDense). The layers are the column's own:
 		// a struct layer nullable here and all-valid in another page
 		// of the column is miscounted when a list lies inside it.
+		if scalar == nil && d.Rep == nil && len(d.Layers) == 1 && d.Layers[0] == structural.NullableItem {
+			// A flat column's all-null page: Lance 2.2's own form, the
+			// layer alone, no level buffers (every row is null).
+			enc.layout = &enc21pb.PageLayout{Layout: &enc21pb.PageLayout_ConstantLayout{ConstantLayout: &enc21pb.ConstantLayout{
+				Layers: d.Layers,
+			}}}
+			enc.bufs = nil
+			enc.desc = "no values"
+			return nil
+		}
 		var rep, def []byte
 		if d.Rep != nil {
 			rep = values.AppendFlatLevels(nil, d.Rep)

@@ -1,0 +1,202 @@
+package writer_test
+
+import (
+	"math"
+	"math/rand"
+	"slices"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/planarlance/planar/selector"
+	"github.com/planarlance/planar/writer"
+)
+
+// vectors builds a nullable fsl<f32,dim> column from runs: positive n is n
+// valid rows, negative n is -n null rows.
+func vectors(dim int, runs ...int) arrow.Array {
+	b := array.NewFixedSizeListBuilder(memory.DefaultAllocator, int32(dim), arrow.PrimitiveTypes.Float32)
+	defer b.Release()
+	vb := b.ValueBuilder().(*array.Float32Builder)
+	row := 0
+	for _, r := range runs {
+		for k := 0; k < max(r, -r); k++ {
+			if r > 0 {
+				b.Append(true)
+				for j := 0; j < dim; j++ {
+					vb.Append(float32(row*dim + j))
+				}
+			} else {
+				b.AppendNull()
+			}
+			row++
+		}
+	}
+	return b.NewArray()
+}
+
+// TestNullRunPages checks where a 2.2 file's pages of wide vectors are cut:
+// at the null runs the selector picks, also when runs span batches, and
+// nowhere else; and that the file reads back equal.
+func TestNullRunPages(t *testing.T) {
+	const dim = 768
+	schema := arrow.NewSchema([]arrow.Field{{Name: "emb", Type: arrow.FixedSizeListOf(dim, arrow.PrimitiveTypes.Float32), Nullable: true}}, nil)
+	// 500 single valid rows each followed by one null, then 200 nulls:
+	// cutting the 499 single nulls would cost far more read work than it
+	// saves, so only the long run is cut.
+	var alternating []int
+	for range 500 {
+		alternating = append(alternating, 1, -1)
+	}
+	alternating = append(alternating, -200)
+	for _, c := range []struct {
+		name    string
+		batches [][]int
+		pages   []string // "v" a page holding valid rows (maybe short null runs too), "n" an all-null page
+		rows    []uint64
+	}{
+		{"runs in one batch", [][]int{{5, -100, 3, -1, 2, -100}}, []string{"v", "n", "v", "n", "v", "n"},
+			[]uint64{5, 100, 3, 1, 2, 100}},
+		// The first batch's 3 nulls alone would not pay for two more pages
+		// of read work: they stay with the 2 valid rows.
+		{"null run over three batches", [][]int{{2, -3}, {-4000}, {-7, 1}}, []string{"v", "n", "v"}, []uint64{5, 4007, 1}},
+		{"all null", [][]int{{-5000}, {-5000}}, []string{"n"}, []uint64{10000}},
+		{"short runs stay inline under the read budget", [][]int{alternating}, []string{"v", "n"}, []uint64{999, 201}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var recs []arrow.RecordBatch
+			for _, runs := range c.batches {
+				a := vectors(dim, runs...)
+				recs = append(recs, array.NewRecordBatch(schema, []arrow.Array{a}, int64(a.Len())))
+				a.Release()
+			}
+			f := open(t, writeAll(t, schema, recs, writer.WithFormat(writer.Format2_2)))
+			var kinds []string
+			var rows []uint64
+			for _, p := range f.Pages(0) {
+				k := "v"
+				if p.Cell == "dense x none" {
+					k = "n"
+				}
+				kinds = append(kinds, k)
+				rows = append(rows, p.Rows)
+			}
+			if !slices.Equal(kinds, c.pages) || !slices.Equal(rows, c.rows) {
+				t.Fatalf("pages %v of %v rows, want %v of %v", kinds, rows, c.pages, c.rows)
+			}
+			got, err := f.ReadAll()
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer got.Release()
+			var want []arrow.Array
+			for _, r := range recs {
+				want = append(want, r.Column(0))
+			}
+			wa, _ := array.Concatenate(want, memory.DefaultAllocator)
+			defer wa.Release()
+			if !array.Equal(got.Column(0), wa) {
+				t.Fatal("read back differs")
+			}
+		})
+	}
+	// The lance policy keeps Lance's cuts.
+	a := vectors(dim, 5, -100, 5)
+	rec := array.NewRecordBatch(schema, []arrow.Array{a}, int64(a.Len()))
+	f := open(t, writeAll(t, schema, []arrow.RecordBatch{rec}, writer.WithFormat(writer.Format2_2), writer.WithPolicy(selector.PolicyLance)))
+	if n := len(f.Pages(0)); n != 1 {
+		t.Errorf("lance policy: %d pages, want 1", n)
+	}
+}
+
+// TestMinNullRun checks the selector's rule against every threshold: the
+// one it picks stores the fewest bytes among those within the read budget,
+// and every cut run pays for its pages' metadata.
+func TestMinNullRun(t *testing.T) {
+	o := selector.Options{}
+	if selector.CutsNullRuns(selector.MinNullRunPayload-1, o) || selector.CutsNullRuns(3072, selector.Options{Policy: selector.PolicyLance}) ||
+		selector.CutsNullRuns(3072, selector.Options{Structural: selector.StructuralFullZip}) {
+		t.Error("null runs cut where they must not be")
+	}
+	rng := rand.New(rand.NewSource(5))
+	for iter := 0; iter < 2000; iter++ {
+		rb := []int{64, 256, 3072}[rng.Intn(3)]
+		var runs []int64
+		rows := int64(0)
+		for range 1 + rng.Intn(200) {
+			l := int64(1 + rng.Intn([]int{2, 20, 500}[rng.Intn(3)]))
+			runs = append(runs, l)
+			rows += l + int64(rng.Intn(5))
+		}
+		cost := func(th int64) (stored, work float64) {
+			stored, pages := float64(rows)*float64(rb), 1.0
+			for _, l := range runs {
+				if l >= th {
+					stored -= float64(l) * float64(rb)
+					pages += 2
+				}
+			}
+			return stored, stored + pages*selector.PageReadWork
+		}
+		got := selector.MinNullRun(slices.Clone(runs), rows, rb, o)
+		if got != math.MaxInt64 && float64(got)*float64(rb) < 2*selector.PageMetaBytes {
+			t.Fatalf("cut at %d rows of %d B: the run does not pay its pages", got, rb)
+		}
+		gs, gw := cost(got)
+		if got != math.MaxInt64 && gw > selector.MaxCutReadRatio*float64(rows)*float64(rb)+1e-6 {
+			t.Fatalf("cut at %d: read work %.0f over the budget", got, gw)
+		}
+		for _, th := range runs {
+			if float64(th)*float64(rb) < 2*selector.PageMetaBytes {
+				continue
+			}
+			s, w := cost(th)
+			if w <= selector.MaxCutReadRatio*float64(rows)*float64(rb) && s < gs {
+				t.Fatalf("cut at %d stores %.0f; %d would store %.0f within the budget", got, gs, th, s)
+			}
+		}
+	}
+}
+
+// TestNullRunRandom writes random null patterns in random batch splits and
+// reads them back equal; every all-null page must be at least MinNullRun
+// rows or continue across a batch, and no page but an all-null one may
+// hold a null run of that length.
+func TestNullRunRandom(t *testing.T) {
+	const dim = 64
+	schema := arrow.NewSchema([]arrow.Field{{Name: "emb", Type: arrow.FixedSizeListOf(dim, arrow.PrimitiveTypes.Float32), Nullable: true}}, nil)
+	rng := rand.New(rand.NewSource(3))
+	for iter := 0; iter < 30; iter++ {
+		var runs []int
+		total := 0
+		for total < 20000 {
+			n := 1 + rng.Intn([]int{3, 50, 2000}[rng.Intn(3)])
+			if len(runs)%2 == 1 {
+				n = -n
+			}
+			runs = append(runs, n)
+			total += max(n, -n)
+		}
+		full := vectors(dim, runs...)
+		var recs []arrow.RecordBatch
+		for off := 0; off < full.Len(); {
+			n := min(full.Len()-off, 1+rng.Intn(5000))
+			s := array.NewSlice(full, int64(off), int64(off+n))
+			recs = append(recs, array.NewRecordBatch(schema, []arrow.Array{s}, int64(n)))
+			s.Release()
+			off += n
+		}
+		f := open(t, writeAll(t, schema, recs, writer.WithFormat(writer.Format2_2), writer.WithMaxPageBytes(64<<10)))
+		got, err := f.ReadAll()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !array.Equal(got.Column(0), full) {
+			t.Fatalf("iteration %d: read back differs", iter)
+		}
+		got.Release()
+		full.Release()
+	}
+}
