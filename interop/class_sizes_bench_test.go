@@ -49,7 +49,7 @@ func BenchmarkClassSizes(b *testing.B) {
 		rec := recs[i]
 		size := func(pol selector.Policy) int {
 			var buf bytes.Buffer
-			w, err := writer.New(&buf, rec.Schema(), writer.WithPolicy(pol))
+			w, err := writer.New(&buf, rec.Schema(), writer.WithFormat(writer.Format2_3), writer.WithPolicy(pol))
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -52,6 +52,10 @@ type pyWorker struct {
 	in     io.WriteCloser
 	out    *bufio.Reader
 	stderr *bytes.Buffer
+	// lance13 is a worker on pylance 13.0.0 (LanceDB 0.40's Lance), which
+	// reads every 2.2 file planar writes in the differential; nil only
+	// outside CI when its venv is missing.
+	lance13 *pyWorker
 }
 
 func startWorker(py string) (*pyWorker, error) {
@@ -86,6 +90,23 @@ func (w *pyWorker) stop() {
 	w.in.Close()
 	w.cmd.Process.Kill()
 	w.cmd.Wait()
+	if w.lance13 != nil {
+		w.lance13.stop()
+	}
+}
+
+// startWorkers starts a pylance 14 worker with its Lance 13 companion
+// (when py13 is not empty).
+func startWorkers(py, py13 string) (*pyWorker, error) {
+	w, err := startWorker(py)
+	if err != nil || py13 == "" {
+		return w, err
+	}
+	if w.lance13, err = startWorker(py13); err != nil {
+		w.stop()
+		return nil, err
+	}
+	return w, nil
 }
 
 type pyReply struct {
@@ -116,11 +137,14 @@ func (w *pyWorker) call(req map[string]any) pyReply {
 	if i := strings.LastIndex(msg, "\n"); i >= 0 && len(msg)-i < 400 {
 		msg = msg[i+1:] + " (" + firstLine(msg) + ")"
 	}
+	l13 := w.lance13
+	w.lance13 = nil
 	w.stop()
 	nw, err := startWorker(w.py)
 	if err == nil {
 		*w = *nw
 	}
+	w.lance13 = l13
 	return pyReply{Crash: true, Stage: "process", Error: "pylance process died: " + trunc(msg, 600)}
 }
 
@@ -467,33 +491,59 @@ func runCase(w *pyWorker, dir string, c *corpus.RandCase) diffOutcome {
 			for _, n := range rep.Notes {
 				o.limitations = append(o.limitations, fmt.Sprintf("pylance %s planar's file: %s", c.Format, n))
 			}
-			type got struct {
-				file string
-				idx  []int
-			}
-			gots := []got{{pf + ".all.arrows", seq(int(c.Rows()))}}
-			for k, r := range rc.ranges {
-				gots = append(gots, got{fmt.Sprintf("%s.range%d.arrows", pf, k), rangeIdx(r[0], r[1])})
-			}
-			for k, t := range rc.takes {
-				gots = append(gots, got{fmt.Sprintf("%s.take%d.arrows", pf, k), takeIdx(t)})
-			}
-			for _, g := range gots {
-				schema, cols, err := readStream(g.file)
-				if err != nil {
-					o.fail("pylance-reads-planar", "%s: %v", filepath.Base(g.file), err)
-					continue
+			o.compareReads("pylance-reads-planar", pf, pf, c, rc, want, names, ownNote(own, c.Format))
+		}
+		if l13 := w.lance13; l13 != nil && c.Format == "2.2" {
+			// Lance 13 (LanceDB 0.40) reads 2.2 files, planar's included.
+			out := pf + ".l13"
+			req["out"] = out
+			rep := l13.call(req)
+			switch {
+			case !rep.OK:
+				// A limitation of Lance 13 only if it cannot read its
+				// own 2.2 file of the data either.
+				lf := filepath.Join(dir, "lance13-2.2.lance")
+				self := l13.call(map[string]any{"op": "write", "ipc": in, "file": lf, "version": "2.2"})
+				if !self.OK && (self.Stage != "self_read" || sameLimit(rep.Error, self.Error)) {
+					o.shared = append(o.shared, fmt.Sprintf("Lance 13 reads neither planar's 2.2 file nor its own: %s (own: %s: %s)", rep.Error, self.Stage, self.Error))
+				} else {
+					o.fail("lance13-reads-planar", "%s: %s", rep.Stage, rep.Error)
 				}
-				for _, d := range compareTo(schema, cols, want, names, g.idx) {
-					o.fail("pylance-reads-planar", "%s: %s%s", strings.TrimPrefix(filepath.Base(g.file), "planar.lance."), d, ownNote(own, c.Format))
-				}
-				o.checks++
+			default:
+				o.compareReads("lance13-reads-planar", pf, out, c, rc, want, names, "")
 			}
 		}
 	}
 
 	o.triage(c)
 	return o
+}
+
+// compareReads compares what a Lance read of planar's file pf wrote under
+// prefix out (the whole file, the ranges, the takes) with the data.
+func (o *diffOutcome) compareReads(stage, pf, out string, c *corpus.RandCase, rc readChecks, want [][]arrow.Array, names []string, note string) {
+	type got struct {
+		file string
+		idx  []int
+	}
+	gots := []got{{out + ".all.arrows", seq(int(c.Rows()))}}
+	for k, r := range rc.ranges {
+		gots = append(gots, got{fmt.Sprintf("%s.range%d.arrows", out, k), rangeIdx(r[0], r[1])})
+	}
+	for k, t := range rc.takes {
+		gots = append(gots, got{fmt.Sprintf("%s.take%d.arrows", out, k), takeIdx(t)})
+	}
+	for _, g := range gots {
+		schema, cols, err := readStream(g.file)
+		if err != nil {
+			o.fail(stage, "%s: %v", filepath.Base(g.file), err)
+			continue
+		}
+		for _, d := range compareTo(schema, cols, want, names, g.idx) {
+			o.fail(stage, "%s: %s%s", strings.TrimPrefix(filepath.Base(g.file), filepath.Base(out)+"."), d, note)
+		}
+		o.checks++
+	}
 }
 
 // knownOpen lists the failure classes found by the fuzzer that are open
@@ -839,6 +889,7 @@ func caseBytes(c *corpus.RandCase) int64 {
 }
 
 func runDifferential(t *testing.T, seeds []uint64, py string) *diffSummary {
+	py13 := python13(t)
 	workers := max(1, *diffWorkers)
 	sum := &diffSummary{limitations: map[string]int{}, firstSeen: map[string]uint64{}}
 	jobs := make(chan uint64)
@@ -848,7 +899,7 @@ func runDifferential(t *testing.T, seeds []uint64, py string) *diffSummary {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			w, err := startWorker(py)
+			w, err := startWorkers(py, py13)
 			if err != nil {
 				t.Error(err)
 				for range jobs {
@@ -1013,7 +1064,7 @@ func TestDifferentialRegressions(t *testing.T) {
 		t.Skip("no regression cases")
 	}
 	py := python(t)
-	w, err := startWorker(py)
+	w, err := startWorkers(py, python13(t))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -39,6 +39,28 @@ func python(t testing.TB) string {
 	return py
 }
 
+// python13 returns the interpreter of interop/.venv13, which has pylance
+// 13.0.0: the Lance that LanceDB 0.40 embeds, the second real reader of
+// every 2.2 file. Under CI=true a missing venv fails the test; otherwise the
+// Lance 13 reads are left out, loudly, and "" is returned.
+func python13(t testing.TB) string {
+	t.Helper()
+	py := os.Getenv("PLANAR_PYTHON13")
+	if py == "" {
+		py, _ = filepath.Abs(filepath.Join(".venv13", "bin", "python"))
+	}
+	out, err := exec.Command(py, "-c", "import lance; print(lance.__version__)").CombinedOutput()
+	if err != nil || !bytes.HasPrefix(bytes.TrimSpace(out), []byte("13.")) {
+		msg := fmt.Sprintf("pylance 13 not available at %s (%v: %s); run `sh interop/setup.sh`", py, err, bytes.TrimSpace(out))
+		if os.Getenv("CI") == "true" {
+			t.Fatal("CI: " + msg)
+		}
+		t.Log("!!!!! LEAVING OUT THE LANCE 13 READS: " + msg + " !!!!!")
+		return ""
+	}
+	return py
+}
+
 type fileSpec struct {
 	File   string `json:"file"`
 	Format string `json:"format,omitempty"`
@@ -128,9 +150,12 @@ func readIPC(t *testing.T, path string) arrow.RecordBatch {
 	return array.NewRecordBatch(r.Schema(), cols, tbl.NumRows())
 }
 
+// writePlanar writes recs as a planar file: storage 2.3 unless opts say
+// otherwise (these tests compare with pylance's 2.3 output; the writer's own
+// default is 2.2).
 func writePlanar(t testing.TB, path string, recs []arrow.RecordBatch, opts ...writer.Option) {
 	t.Helper()
-	w, err := writer.Create(path, recs[0].Schema(), opts...)
+	w, err := writer.Create(path, recs[0].Schema(), append([]writer.Option{writer.WithFormat(writer.Format2_3)}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}

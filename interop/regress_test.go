@@ -24,7 +24,7 @@ import (
 func bothWays(t *testing.T, c *corpus.RandCase) {
 	t.Helper()
 	py := python(t)
-	w, err := startWorker(py)
+	w, err := startWorkers(py, python13(t))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,11 +1,17 @@
 #!/bin/sh
-# Creates interop/.venv with the pinned pylance, pyarrow and lancedb. Idempotent: an
-# existing venv that already has the pinned versions is kept.
+# Creates the interop venvs with their pinned packages:
+#   interop/.venv    pylance 14.0.2, LanceDB 0.40.0, pyarrow  (requirements.txt)
+#   interop/.venv13  pylance 13.0.0, pyarrow: the Lance LanceDB 0.40 embeds,
+#                    the second reader of every 2.2 file     (requirements13.txt)
+# (pylance 13 and 14 cannot share a venv.) Idempotent: a venv that already
+# has its pinned versions is kept.
 set -eu
 here="$(cd "$(dirname "$0")" && pwd)"
-venv="$here/.venv"
 py="${PYTHON:-python3}"
-if [ -x "$venv/bin/python" ] && "$venv/bin/python" - "$here/requirements.txt" <<'PYEOF'
+
+# pinned VENV REQUIREMENTS: exits 0 when VENV has every pinned version.
+pinned() {
+  [ -x "$1/bin/python" ] && "$1/bin/python" - "$2" <<'PYEOF'
 import sys, importlib.metadata as md
 want = {}
 for line in open(sys.argv[1]):
@@ -20,10 +26,18 @@ def have(name):
         return None
 sys.exit(0 if all(have(n) == v for n, v in want.items()) else 1)
 PYEOF
-then
-  echo "interop: $venv already has the pinned packages"
-  exit 0
-fi
-"$py" -m venv "$venv"
-"$venv/bin/python" -m pip install --quiet --disable-pip-version-check -r "$here/requirements.txt"
-"$venv/bin/python" -c "import lance, lancedb, pyarrow; print('interop: pylance', lance.__version__, 'lancedb', lancedb.__version__, 'pyarrow', pyarrow.__version__)"
+}
+
+# mkvenv VENV REQUIREMENTS IMPORTS: creates VENV unless it is pinned already.
+mkvenv() {
+  if pinned "$1" "$2"; then
+    echo "interop: $1 already has the pinned packages"
+    return 0
+  fi
+  "$py" -m venv "$1"
+  "$1/bin/python" -m pip install --quiet --disable-pip-version-check -r "$2"
+  "$1/bin/python" -c "import $3, lance; print('interop: $1: pylance', lance.__version__)"
+}
+
+mkvenv "$here/.venv" "$here/requirements.txt" "lance, lancedb, pyarrow"
+mkvenv "$here/.venv13" "$here/requirements13.txt" "lance, pyarrow"

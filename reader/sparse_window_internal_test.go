@@ -80,7 +80,7 @@ func sparseWindowFiles(t *testing.T) map[string][]byte {
 			continue
 		}
 		var buf bytes.Buffer
-		w, err := writer.New(&buf, c.Schema, writer.WithMaxPageBytes(max(c.PageBytes, 1024)))
+		w, err := writer.New(&buf, c.Schema, writer.WithFormat(writer.Format2_3), writer.WithMaxPageBytes(max(c.PageBytes, 1024)))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -22,7 +22,8 @@ import (
 func write(t testing.TB, recs []arrow.RecordBatch, opts ...writer.Option) []byte {
 	t.Helper()
 	var buf bytes.Buffer
-	w, err := writer.New(&buf, recs[0].Schema(), opts...)
+	// Sources are 2.3 unless the test says otherwise.
+	w, err := writer.New(&buf, recs[0].Schema(), append([]writer.Option{writer.WithFormat(writer.Format2_3)}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}

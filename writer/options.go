@@ -2,9 +2,11 @@ package writer
 
 import (
 	"fmt"
+	"log/slog"
 	"math"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
 
@@ -16,10 +18,12 @@ type Format int
 
 const (
 	// Format2_3 writes footer 2.3 and planar page metadata
-	// (/lance.encodings23.PlanarLayout). This is the default.
+	// (/lance.encodings23.PlanarLayout): read by pylance 14, unstable in
+	// Lance 14, not read by LanceDB 0.40 (Lance 13).
 	Format2_3 Format = iota
 	// Format2_2 writes footer 2.2 and pb21 page metadata
 	// (/lance.encodings21.PageLayout), readable by every current Lance.
+	// This is the default.
 	Format2_2
 	// Format2_3Interim writes footer 2.3 with pb21 page metadata: the grammar
 	// of 2.3 before the planar rework. pylance 14 rejects it (see FORMAT.md).
@@ -104,7 +108,13 @@ func WithPagesInFlight(n int) Option {
 // Option configures a Writer.
 type Option func(*config) error
 
-// WithFormat selects the output format (default Format2_3).
+// WithFormat selects the output format. The default is Format2_2, as in
+// Lance's file writer, pylance's write_dataset and LanceDB: 2.2 is the
+// newest storage version every current reader reads (pylance 14, and
+// LanceDB 0.40 with its Lance 13). Format2_3, the planar page layout with
+// its sparse cells, is read by pylance 14 only; Lance 14 calls it unstable
+// (files may not be readable by later versions) and LanceDB 0.40 reads no
+// 2.3 file. Choosing it logs that warning once per process.
 func WithFormat(f Format) Option {
 	return func(c *config) error {
 		switch f {
@@ -222,4 +232,14 @@ func WithCostWeights(w selector.Weights) Option {
 		c.weights = w
 		return nil
 	}
+}
+
+var unstableOnce sync.Once
+
+// warnUnstable logs, once per process, what Lance says of storage 2.3.
+func warnUnstable(f Format) {
+	unstableOnce.Do(func() {
+		slog.Warn("planar: Lance storage format "+f.String()+" is unstable in Lance 14: its files may not be readable by later Lance versions, and LanceDB 0.40 (Lance 13) reads none; write 2.2 (the default) for data others read",
+			"format", f.String())
+	})
 }

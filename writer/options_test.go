@@ -260,7 +260,7 @@ func TestSparseKey(t *testing.T) {
 	}{{withNulls, "sparse x chunked"}, {noNulls, "dense x chunked"}} {
 		schema := schemaWith("col_s", i64, selector.KeyStructuralEncoding, "sparse")
 		var out bytes.Buffer
-		w, err := writer.New(&out, schema, writer.WithPolicy(selector.PolicyLance))
+		w, err := writer.New(&out, schema, writer.WithPolicy(selector.PolicyLance), writer.WithFormat(writer.Format2_3))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -304,7 +304,7 @@ func TestSettledSparse(t *testing.T) {
 		}
 		col := b.NewArray()
 		rec := array.NewRecordBatch(schemaWith("s", arrow.BinaryTypes.String), []arrow.Array{col}, int64(col.Len()))
-		data, report := writeReport(t, rec.Schema(), []arrow.RecordBatch{rec})
+		data, report := writeReport(t, rec.Schema(), []arrow.RecordBatch{rec}, writer.WithFormat(writer.Format2_3))
 		reason := report[0].Reason
 		if got := strings.Contains(reason, "settles sparse"); got != tc.settled {
 			t.Errorf("one valid in %d: %q, settled %v, want %v", tc.every, reason, got, tc.settled)

@@ -43,7 +43,7 @@ func New(dst io.Writer, schema *arrow.Schema, opts ...Option) (*Writer, error) {
 	if dst == nil || schema == nil {
 		return nil, fmt.Errorf("nil destination or schema: %w", ErrInvalidOption)
 	}
-	cfg := config{format: Format2_3, maxPageBytes: DefaultMaxPageBytes}
+	cfg := config{format: Format2_2, maxPageBytes: DefaultMaxPageBytes}
 	for _, o := range opts {
 		if o == nil {
 			continue
@@ -51,6 +51,9 @@ func New(dst io.Writer, schema *arrow.Schema, opts ...Option) (*Writer, error) {
 		if err := o(&cfg); err != nil {
 			return nil, err
 		}
+	}
+	if cfg.format != Format2_2 {
+		warnUnstable(cfg.format)
 	}
 	ls, leaves, err := format.SchemaToLance(schema)
 	if err != nil {

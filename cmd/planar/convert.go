@@ -70,7 +70,7 @@ func runConvert(args []string, out io.Writer) error {
 	fs.BoolVar(&cfg.dataset, "dataset", false, "write a Lance dataset (directory) instead of one Lance file")
 	fs.StringVar(&cfg.mode, "mode", "create", "with --dataset: create, append or overwrite")
 	fs.BoolVar(&cfg.overwrite, "overwrite", false, "replace an existing destination file")
-	fs.StringVar(&cfg.format, "format", "", "Lance format: 2.3 or 2.2 (default 2.3 for a file, 2.2 for a new dataset)")
+	fs.StringVar(&cfg.format, "format", "", "Lance format: 2.2 or 2.3 (default 2.2, as in Lance and LanceDB; 2.3 is unstable in Lance 14 and LanceDB 0.40 cannot read it)")
 	fs.StringVar(&cfg.policy, "policy", "cost", "encoding choice: cost (planar's cost model) or lance (Lance's own rules)")
 	fs.StringVar(&cfg.pageBytes, "page-bytes", "", "page budget per column, e.g. 8MiB (default the writer's, 8MiB)")
 	fs.Var(&cfg.meta, "meta", "field metadata `col:key=value` of a top-level column (repeatable), e.g. emb:lance-encoding:compression=zstd; a leaf path such as point.x is passed as a writer column option")

@@ -41,7 +41,7 @@ func sparseFile(t *testing.T, path string) arrow.RecordBatch {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := writer.New(f, schema)
+	w, err := writer.New(f, schema, writer.WithFormat(writer.Format2_3))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,7 +21,7 @@ func TestInspect(t *testing.T) {
 		{TypeCase: corpus.TypeByName("list_struct"), Nulls: corpus.SomeNulls, Rows: 200},
 		{TypeCase: corpus.TypeByName("fsl_f32_768"), Nulls: corpus.AllNulls, Rows: 200},
 	}, 1)
-	w, err := writer.Create(path, rec.Schema())
+	w, err := writer.Create(path, rec.Schema(), writer.WithFormat(writer.Format2_3))
 	if err != nil {
 		t.Fatal(err)
 	}

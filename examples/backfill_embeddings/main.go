@@ -21,11 +21,13 @@
 // fragments and data files, the bytes the backfill wrote (data files,
 // manifest, transaction) against a rewrite of the whole table with
 // dataset.Create, and the times. -storage picks the data storage version:
-// 2.3 (default; planar's page layout, with sparse cells) or 2.2 (Lance's
-// stable one, in which a page holding any vector stores every row's).
+// 2.2 (default, as in Lance and LanceDB: LanceDB 0.40 reads it; planar cuts
+// the runs of null vectors into all-null pages that store nothing) or 2.3
+// (planar's page layout with sparse cells; unstable in Lance 14, not read by
+// LanceDB 0.40).
 //
 //	go run ./examples/backfill_embeddings [-mode both] [-rows 1000000] [-valid 0.0001] [-seed 1] [-out DIR]
-//	    [-rows-per-file 250000] [-storage 2.3] [-python PATH|none]
+//	    [-rows-per-file 250000] [-storage 2.2] [-python PATH|none]
 package main
 
 import (
@@ -112,7 +114,7 @@ func main() {
 	out := flag.String("out", "", "directory for the files (default: a new temporary directory)")
 	mode := flag.String("mode", "both", "files (lone Lance files), dataset (the LanceDB backfill) or both")
 	rowsPerFile := flag.Int("rows-per-file", 250_000, "dataset form: max rows per data file, for pylance and planar alike")
-	storage := flag.String("storage", dataset.StorageVersion2_3, "dataset form: data storage version, 2.3 (planar's page layout, with sparse cells) or 2.2 (Lance's stable default)")
+	storage := flag.String("storage", dataset.StorageVersion2_2, "dataset form: data storage version, 2.2 (Lance's stable default, read by LanceDB 0.40) or 2.3 (planar's page layout with sparse cells; unstable in Lance 14, not read by LanceDB 0.40)")
 	python := flag.String("python", "", "dataset form: python with pylance (default: $PLANAR_PYTHON, else interop/.venv/bin/python here or above; none: planar creates the dataset)")
 	flag.Parse()
 	if *storage != dataset.StorageVersion2_2 && *storage != dataset.StorageVersion2_3 {

@@ -1,7 +1,7 @@
 // Command quickstart writes a small Arrow table as a Lance file with planar,
 // prints what was chosen for every column and page, and reads it back.
 //
-//	go run ./examples/quickstart [-format 2.3|2.2|2.3-interim] [-policy cost|lance] [-o out.lance]
+//	go run ./examples/quickstart [-format 2.2|2.3|2.3-interim] [-policy cost|lance] [-o out.lance]
 package main
 
 import (
@@ -25,7 +25,7 @@ import (
 
 func main() {
 	out := flag.String("o", filepath.Join(os.TempDir(), "planar-quickstart.lance"), "output file")
-	fmtName := flag.String("format", "2.3", "file format: 2.3, 2.2 or 2.3-interim")
+	fmtName := flag.String("format", "2.2", "file format: 2.2 (default, read by pylance 14 and LanceDB 0.40), 2.3 (sparse cells; pylance 14 only, unstable there) or 2.3-interim")
 	rows := flag.Int("rows", 20000, "rows to write")
 	policy := flag.String("policy", "cost", "codec policy: cost (bytes + λ·read cost) or lance (Lance's rules)")
 	flag.Parse()
