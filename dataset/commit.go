@@ -34,7 +34,10 @@ const (
 // max_allocated_field_id, and new fields are numbered after it). Any other
 // flag (multiple base paths, overlays, row lineage spilled to data files,
 // ...) would need work on commit that is not done here.
-const knownFeatureFlags = 1<<0 | 1<<1 | 1<<3 | 1<<15
+const knownFeatureFlags = 1<<0 | 1<<1 | flagTableConfig | 1<<15
+
+// flagTableConfig marks a manifest with a table config.
+const flagTableConfig = 1 << 3
 
 // checkFeatureFlags refuses a manifest that uses features planar does not
 // know (ErrUnsupported).

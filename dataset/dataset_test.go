@@ -375,3 +375,48 @@ func TestDatasetFileCuts(t *testing.T) {
 		t.Fatalf("storage 2.1: %v", err)
 	}
 }
+
+// TestTableConfig: WithTableConfig sets the manifest's config map and
+// Lance's table-config writer flag on Create; an append keeps both.
+func TestTableConfig(t *testing.T) {
+	ctx := context.Background()
+	uri := filepath.Join(t.TempDir(), "t.lance")
+	rec := testBatch(0, 10)
+	defer rec.Release()
+	w, err := Create(ctx, uri, rec.Schema(), WithTableConfig(CompactionBinaryCopy), WithTableConfig(map[string]string{"x": "1"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Write(rec); err != nil {
+		t.Fatal(err)
+	}
+	d, err := w.Commit(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range []*Dataset{d, appendRows(t, uri, rec)} {
+		m := v.manifest()
+		if m.Config["lance.compaction.compaction_mode"] != "try_binary_copy" || m.Config["x"] != "1" || m.WriterFeatureFlags&flagTableConfig == 0 {
+			t.Errorf("version %d: config %v, writer flags %#x", m.Version, m.Config, m.WriterFeatureFlags)
+		}
+	}
+	if _, err := Create(ctx, filepath.Join(t.TempDir(), "u.lance"), rec.Schema(), WithTableConfig(map[string]string{"": "v"})); !errors.Is(err, ErrInvalidOption) {
+		t.Errorf("empty key: %v", err)
+	}
+}
+
+func appendRows(t *testing.T, uri string, rec arrow.RecordBatch) *Dataset {
+	t.Helper()
+	w, err := Append(context.Background(), uri)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Write(rec); err != nil {
+		t.Fatal(err)
+	}
+	d, err := w.Commit(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}

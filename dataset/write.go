@@ -334,7 +334,7 @@ func (w *Writer) Commit(ctx context.Context) (*Dataset, error) {
 	}
 	if w.base == nil || w.replace {
 		txn.Operation = &txnpb.Transaction_Overwrite_{Overwrite: &txnpb.Transaction_Overwrite{
-			Fragments: w.frags, Schema: w.fields, SchemaMetadata: w.metadata,
+			Fragments: w.frags, Schema: w.fields, SchemaMetadata: w.metadata, ConfigUpsertValues: w.opts.config,
 		}}
 		spec.build = w.buildOverwrite
 	} else {
@@ -362,6 +362,16 @@ func (w *Writer) buildOverwrite(prev *tablepb.Manifest) (*tablepb.Manifest, erro
 	m.SchemaMetadata = w.metadata
 	m.Fragments = withFragmentIDs(w.frags, first)
 	m.DataFormat = &tablepb.Manifest_DataStorageFormat{FileFormat: "lance", Version: w.storage}
+	if len(w.opts.config) > 0 {
+		if m.Config == nil {
+			m.Config = map[string]string{}
+		}
+		for k, v := range w.opts.config {
+			m.Config[k] = v
+		}
+		// Lance marks a table with config (writer flag 1<<3).
+		m.WriterFeatureFlags |= flagTableConfig
+	}
 	if n := len(w.frags); n > 0 {
 		id := uint32(first + uint64(n) - 1)
 		m.MaxFragmentId = &id
