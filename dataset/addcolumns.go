@@ -84,6 +84,7 @@ func AddColumns(ctx context.Context, uri string, r array.RecordReader, opts ...O
 	spec := commitSpec{root: d.root, txn: txn, maxRetries: o.maxRetries, keepIndex: true,
 		build: func(pm *tablepb.Manifest) (*tablepb.Manifest, error) {
 			m := proto.Clone(pm).(*tablepb.Manifest)
+			w.markMixed(m)
 			m.Fields = allFields
 			m.Fragments = make([]*tablepb.DataFragment, len(frags))
 			for i, f := range frags {
@@ -140,8 +141,11 @@ func addColumnsWriter(d *Dataset, s *arrow.Schema, o options) (*Writer, []*filep
 	}
 	w := &Writer{root: d.root, schema: s, base: d.mf, opts: o}
 	w.leafIDs = shiftFieldIDs(ls.Fields, cols, maxFieldID(m)+1)
-	if err := w.setStorage(d.storage); err != nil {
-		return nil, nil, fmt.Errorf("data storage version %q (planar writes data files of storage 2.2 and 2.3 only): %w", d.storage, ErrUnsupported)
+	if o.storageVersion != "" && o.storageVersion != d.storage && !o.mixedVersions {
+		return nil, nil, fmt.Errorf("data storage version %s, asked for %s (WithMixedVersions mixes them): %w", d.storage, o.storageVersion, ErrVersionMismatch)
+	}
+	if err := w.setDatasetStorage(d.storage, o); err != nil {
+		return nil, nil, err
 	}
 	return w, ls.Fields, nil
 }

@@ -34,10 +34,14 @@ const (
 // max_allocated_field_id, and new fields are numbered after it). Any other
 // flag (multiple base paths, overlays, row lineage spilled to data files,
 // ...) would need work on commit that is not done here.
-const knownFeatureFlags = 1<<0 | 1<<1 | flagTableConfig | 1<<15
+const knownFeatureFlags = 1<<0 | 1<<1 | flagTableConfig | flagMixedVersions | 1<<15
 
 // flagTableConfig marks a manifest with a table config.
 const flagTableConfig = 1 << 3
+
+// flagMixedVersions marks a table whose data files may be of storage
+// versions other than the manifest's default (both words).
+const flagMixedVersions = 1 << 8
 
 // checkFeatureFlags refuses a manifest that uses features planar does not
 // know (ErrUnsupported).

@@ -27,6 +27,7 @@ type options struct {
 	forOverwrite   bool // WriteFragments: fragments for CommitOverwrite
 	storageOpts    map[string]string
 	config         map[string]string // table config upserted by Create and Overwrite
+	mixedVersions  bool              // Append/AddColumns may write another storage version
 }
 
 func defaultOptions() options {
@@ -96,14 +97,28 @@ func WithMaxBytesPerFile(n int64) Option {
 }
 
 // WithStorageVersion selects the data storage version, StorageVersion2_2 or
-// StorageVersion2_3. Create records it in the dataset; Append fails with
-// ErrVersionMismatch when it differs from the dataset's.
+// StorageVersion2_3. Create records it in the dataset; Append and
+// AddColumns fail with ErrVersionMismatch when it differs from the
+// dataset's, unless WithMixedVersions is given too.
 func WithStorageVersion(v string) Option {
 	return func(o *options) error {
 		if _, _, err := fileFormat(v); err != nil {
 			return err
 		}
 		o.storageVersion = v
+		return nil
+	}
+}
+
+// WithMixedVersions lets Append and AddColumns write data files in the
+// storage version WithStorageVersion names although the dataset's default
+// differs (a 2.3 backfill into a 2.2 table, say). The commit sets Lance's
+// mixed data-file versions feature (bit 8 of the reader and writer flags),
+// as Lance does; pylance 14 then reads the table, and every reader needs to
+// read each file's own version (LanceDB 0.40 reads no 2.3 file).
+func WithMixedVersions() Option {
+	return func(o *options) error {
+		o.mixedVersions = true
 		return nil
 	}
 }

@@ -31,6 +31,7 @@ type Writer struct {
 	storage  string
 	base     *manifestFile // the version read; nil when creating
 	replace  bool          // an Overwrite: the new version replaces the data and schema
+	mixed    bool          // its files are not in the dataset's default storage version
 	opts     options
 
 	cur     *dataFile
@@ -94,8 +95,8 @@ func Append(ctx context.Context, uri string, opts ...Option) (*Writer, error) {
 	if err != nil {
 		return nil, err
 	}
-	if o.storageVersion != "" && o.storageVersion != d.storage {
-		return nil, fmt.Errorf("append to %s: data storage version %s, asked for %s: %w", uri, d.storage, o.storageVersion, ErrVersionMismatch)
+	if o.storageVersion != "" && o.storageVersion != d.storage && !o.mixedVersions {
+		return nil, fmt.Errorf("append to %s: data storage version %s, asked for %s (WithMixedVersions mixes them): %w", uri, d.storage, o.storageVersion, ErrVersionMismatch)
 	}
 	w, err := appendWriter(d, o)
 	if err != nil {
@@ -114,10 +115,34 @@ func appendWriter(d *Dataset, o options) (*Writer, error) {
 	for _, c := range d.cols {
 		w.leafIDs = append(w.leafIDs, c.ID)
 	}
-	if err := w.setStorage(d.storage); err != nil {
-		return nil, fmt.Errorf("data storage version %q (planar writes data files of storage 2.2 and 2.3 only): %w", d.storage, ErrUnsupported)
+	if err := w.setDatasetStorage(d.storage, o); err != nil {
+		return nil, err
 	}
 	return w, nil
+}
+
+// setDatasetStorage sets the storage version of the files a writer adds to
+// a dataset whose default is storage: the dataset's, or with
+// WithMixedVersions the one WithStorageVersion names.
+func (w *Writer) setDatasetStorage(storage string, o options) error {
+	v := storage
+	if o.mixedVersions && o.storageVersion != "" {
+		v = o.storageVersion
+	}
+	if err := w.setStorage(v); err != nil {
+		return fmt.Errorf("data storage version %q (planar writes data files of storage 2.2 and 2.3 only): %w", v, ErrUnsupported)
+	}
+	w.mixed = v != storage
+	return nil
+}
+
+// markMixed sets Lance's mixed data-file versions feature on m when the
+// writer adds files of a version other than the dataset's default.
+func (w *Writer) markMixed(m *tablepb.Manifest) {
+	if w.mixed {
+		m.ReaderFeatureFlags |= flagMixedVersions
+		m.WriterFeatureFlags |= flagMixedVersions
+	}
 }
 
 // Overwrite starts a new version of the dataset at uri that replaces its
@@ -396,6 +421,7 @@ func (w *Writer) buildAppend(prev *tablepb.Manifest) (*tablepb.Manifest, error) 
 		return nil, err
 	}
 	m.Fragments = append(m.Fragments, added...)
+	w.markMixed(m)
 	if n := len(w.frags); n > 0 {
 		id := uint32(first + uint64(n) - 1)
 		m.MaxFragmentId = &id
