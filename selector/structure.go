@@ -132,7 +132,13 @@ const SettledSparseShare = 64
 // comparison for sparse: at least a chunk's worth of leaf slots, of which
 // at most one in SettledSparseShare is valid.
 func SparseSettled(p Page) bool {
-	return p.NumVisible >= 4096 && SettledSparseShare*p.ValidLeaves <= p.NumVisible
+	return SettledCounts(p.NumVisible, p.ValidLeaves)
+}
+
+// SettledCounts is SparseSettled from the counts alone: visible leaf
+// slots, of which valid hold a value.
+func SettledCounts(visible, valid int) bool {
+	return visible >= 4096 && SettledSparseShare*valid <= visible
 }
 
 // ForceSparse returns the plan of the page under sparse structure (the

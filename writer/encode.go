@@ -32,9 +32,25 @@ type pageValues struct {
 	// borrowed: fixed is the Arrow array's own value buffer (one null-free
 	// segment), read-only; it is copied before anything writes to it.
 	borrowed bool
+	// compact: fixed holds the valid slots' values only, back to back
+	// (nulls still covers every slot): only a sparse x zipped page may be
+	// encoded from it (validOnly).
+	compact bool
 }
 
-func (c *pageEnc) gather(segs []structural.Segment, n int) pageValues {
+// settlesZipped reports whether a page of n visible slots, valid of them
+// holding a value, is stored sparse x zipped by the counts alone: format
+// 2.3 under the cost policy and automatic structure, at most one valid slot
+// in selector.SettledSparseShare, values wide enough to be zipped.
+func (c *pageEnc) settlesZipped(n, valid int) bool {
+	return c.cfg.format.planarMetadata() && c.opts.Policy == selector.PolicyCost && c.opts.Structural == selector.StructuralAuto &&
+		selector.SettledCounts(n, valid) && c.info.rowBits()/8 >= selector.WideValueBytes
+}
+
+// gather collects a page's values. With validOnly, a fixed-size-list page
+// that the selector settles as sparse from its counts alone (and whose
+// sparse values are zipped) gathers its valid rows only (pv.compact).
+func (c *pageEnc) gather(segs []structural.Segment, n int, validOnly bool) pageValues {
 	pv := pageValues{n: n, info: c.info}
 	nulls := 0
 	if cap(c.nulls) < n {
@@ -60,6 +76,13 @@ func (c *pageEnc) gather(segs []structural.Segment, n int) pageValues {
 		}
 	}
 	pv.allNull = nulls == n
+	if validOnly && !pv.allNull && c.info.kind == kindFSL && c.settlesZipped(n, n-nulls) {
+		if data, ok := gatherFSLValid(c.vals[:0], segs, c.info, n-nulls); ok {
+			pv.fixed, pv.compact = data, true
+			c.vals, c.nulls = data, pv.nulls
+			return pv
+		}
+	}
 	if pv.allNull && n > 0 && c.info.kind == kindFSL {
 		// No value is stored: an all-null page's payload is never read
 		// (null-run pages are made of it, selector.MinNullRun).
@@ -252,13 +275,28 @@ func scrubMasked(pv *pageValues, masked []int) {
 }
 
 func (c *pageEnc) encode(d structural.Dense, segs []structural.Segment, f Format) (encoded, error) {
-	pv := c.gather(segs, d.NumVisible)
+	pv := c.gather(segs, d.NumVisible, len(d.Layers) == 1)
 	if pv.err != nil {
 		return encoded{}, pv.err
 	}
 	maskAncestorNulls(&pv, d)
 	sp := c.page(d, pv, f)
 	plan := selector.Choose(sp, c.opts)
+	if pv.compact {
+		// Only the valid rows were gathered: a settled sparse x zipped
+		// page stores just them. Anything else gathers every slot.
+		if plan.TrySparse && selector.SparseSettled(sp) {
+			if zp := selector.ForceSparse(sp, c.opts); zp.Values == selector.Zipped {
+				if enc, err := c.encodePlan(d, pv, sp, zp, f, false); err == nil {
+					enc.plan.Reason += fmt.Sprintf("; cost: %d of %d slots valid settles sparse", sp.ValidLeaves, sp.NumVisible)
+					return enc, nil
+				}
+			}
+		}
+		pv = c.gather(segs, d.NumVisible, false)
+		sp = c.page(d, pv, f)
+		plan = selector.Choose(sp, c.opts)
+	}
 	if plan.TrySparse && selector.SparseSettled(sp) {
 		// Nearly every slot null: sparse without measuring dense.
 		if enc, err := c.encodePlan(d, pv, sp, selector.ForceSparse(sp, c.opts), f, true); err == nil {

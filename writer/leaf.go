@@ -526,6 +526,46 @@ func gatherFSLBulk(data, bits []byte, segs []structural.Segment, li leafInfo, vi
 	return data, bits, true
 }
 
+// gatherFSLValid gathers only the valid rows of one-level fixed-size lists
+// of byte-aligned items, back to back: the values a sparse x zipped page
+// stores, without touching a null row's payload (so a mostly-null page
+// costs its valid rows, not its rows). ok is false, with nothing kept, for
+// other shapes and when a valid row has a null item.
+func gatherFSLValid(data []byte, segs []structural.Segment, li leafInfo, valid int) ([]byte, bool) {
+	if len(li.dims) != 1 || li.itemType.ID() == arrow.BOOL || li.bits%8 != 0 {
+		return data, false
+	}
+	dim, bw := li.dims[0], li.bits/8
+	rb := dim * bw
+	data = slices.Grow(data[:0], valid*rb)
+	for _, s := range segs {
+		a := s.Arr.(*array.FixedSizeList)
+		cd := a.ListValues().Data()
+		cv := validity(cd)
+		vals := cd.Buffers()[1].Bytes()
+		off := a.Data().Offset()
+		base := (cd.Offset() + off*dim) * bw
+		bm := a.NullBitmapBytes()
+		for i := s.Start; i < s.End; {
+			j, v := s.End, true
+			if a.NullN() > 0 && bm != nil {
+				j, v = runEnd(bm, off, i, s.End)
+			}
+			if v {
+				if cv != nil && a.ListValues().NullN() > 0 {
+					n := (j - i) * dim
+					if bitutil.CountSetBits(cv, cd.Offset()+(off+i)*dim, n) != n {
+						return data[:0], false
+					}
+				}
+				data = append(data, vals[base+i*rb:base+j*rb]...)
+			}
+			i = j
+		}
+	}
+	return data, true
+}
+
 // fslGather is the state of gatherFSL.
 type fslGather struct {
 	li          leafInfo

@@ -1,8 +1,10 @@
 package writer_test
 
 import (
+	"io"
 	"math"
 	"math/rand"
+	"runtime"
 	"slices"
 	"testing"
 
@@ -198,5 +200,51 @@ func TestNullRunRandom(t *testing.T) {
 		}
 		got.Release()
 		full.Release()
+	}
+}
+
+// TestMostlyNullWriteIsOValid: writing a column of wide vectors that is
+// almost all null allocates about what its valid rows hold, in 2.2 (null
+// runs cut into pages that store nothing) and in 2.3 (sparse pages that
+// gather only the valid rows), not what its null rows' payload takes in
+// Arrow (307 MB here).
+func TestMostlyNullWriteIsOValid(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds 307 MB of Arrow input")
+	}
+	const dim, rows = 768, 100_000
+	schema := arrow.NewSchema([]arrow.Field{{Name: "emb", Type: arrow.FixedSizeListOf(dim, arrow.PrimitiveTypes.Float32), Nullable: true}}, nil)
+	var recs []arrow.RecordBatch
+	for off := 0; off < rows; off += 25_000 {
+		var runs []int
+		for k := 0; k < 5; k++ {
+			runs = append(runs, -4999, 1)
+		}
+		a := vectors(dim, runs...)
+		recs = append(recs, array.NewRecordBatch(schema, []arrow.Array{a}, int64(a.Len())))
+		a.Release()
+	}
+	for _, f := range []writer.Format{writer.Format2_2, writer.Format2_3} {
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		w, err := writer.New(io.Discard, schema, writer.WithFormat(f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range recs {
+			if err := w.WriteBatch(r); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		runtime.ReadMemStats(&after)
+		alloc := after.TotalAlloc - before.TotalAlloc
+		t.Logf("%s: %d valid of %d rows: %.1f MB allocated", f, 20, rows, float64(alloc)/1e6)
+		if alloc > 40<<20 {
+			t.Errorf("%s: writing 20 valid vectors among %d null rows allocated %d bytes", f, rows, alloc)
+		}
 	}
 }

@@ -153,6 +153,15 @@ func (c *pageEnc) encodeSparseZipped(d structural.Dense, pv pageValues, enc *enc
 // compactValues keeps the values of the slots that hold one (the others
 // are null or under a null ancestor).
 func compactValues(pv pageValues) pageValues {
+	if pv.compact {
+		k := 0
+		for _, null := range pv.nulls[:pv.n] {
+			if !null {
+				k++
+			}
+		}
+		return pageValues{info: pv.info, n: k, fixed: pv.fixed, nulls: make([]bool, k)}
+	}
 	k := 0
 	for _, null := range pv.nulls[:pv.n] {
 		if !null {
