@@ -7,12 +7,10 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
-	"google.golang.org/protobuf/proto"
 
 	"github.com/planarlance/planar/internal/format"
 	"github.com/planarlance/planar/proto/filepb"
 	"github.com/planarlance/planar/proto/tablepb"
-	"github.com/planarlance/planar/proto/txnpb"
 )
 
 // AddColumns adds the columns of r's schema to every row of the latest
@@ -39,75 +37,37 @@ import (
 // (WithWriterOptions and the like) apply; file size limits do not, one file
 // per fragment being the layout.
 func AddColumns(ctx context.Context, uri string, r array.RecordReader, opts ...Option) (*Dataset, error) {
-	o, err := applyOptions(opts)
+	plan, err := PlanBackfill(ctx, uri, r.Schema(), opts...)
 	if err != nil {
 		return nil, err
 	}
-	d, err := Open(ctx, uri, opts...)
+	var results []BackfillResult
+	fail := func(err error) (*Dataset, error) {
+		_ = AbortBackfill(context.Background(), plan, results, opts...)
+		return nil, fmt.Errorf("add columns to %s: %w", uri, err)
+	}
+	src := &rowSplitter{src: r}
+	defer src.release()
+	for i := range plan.Tasks {
+		t := &plan.Tasks[i]
+		res, err := t.Write(ctx, src.next(int64(t.LiveRows)), opts...)
+		if err != nil {
+			return fail(err)
+		}
+		results = append(results, res)
+	}
+	if src.more() {
+		return fail(fmt.Errorf("more than the dataset's %d rows: %w", plan.rows(), ErrRowCount))
+	}
+	if err := src.err(); err != nil {
+		return fail(err)
+	}
+	d, err := CommitBackfill(ctx, plan, results, opts...)
 	if err != nil {
+		_ = AbortBackfill(context.Background(), plan, results, opts...)
 		return nil, err
 	}
-	w, fields, err := addColumnsWriter(d, r.Schema(), o)
-	if err != nil {
-		return nil, fmt.Errorf("add columns to %s: %w", uri, err)
-	}
-	// Refuse, before writing, a table whose fragments planar cannot read.
-	if _, err := d.plan(d.tops); err != nil {
-		return nil, fmt.Errorf("add columns to %s: %w", uri, err)
-	}
-	files, err := w.backfill(ctx, d, r)
-	if err != nil {
-		_ = w.Abort()
-		return nil, fmt.Errorf("add columns to %s: %w", uri, err)
-	}
-	w.root.syncData()
-	prev := d.mf.m
-	frags := make([]*tablepb.DataFragment, len(prev.Fragments))
-	for i, f := range prev.Fragments {
-		nf := proto.Clone(f).(*tablepb.DataFragment)
-		nf.Files = append(nf.Files, files[i])
-		frags[i] = nf
-	}
-	allFields := append(append([]*filepb.Field(nil), prev.Fields...), fields...)
-	preserves := true
-	for _, f := range fields {
-		preserves = preserves && f.Nullable
-	}
-	txn := &txnpb.Transaction{
-		ReadVersion: prev.Version,
-		Uuid:        uuidString(newUUID()),
-		Operation: &txnpb.Transaction_Merge_{Merge: &txnpb.Transaction_Merge{
-			Fragments: frags, Schema: allFields, SchemaMetadata: prev.SchemaMetadata,
-			PreservesNullability: preserves,
-		}},
-	}
-	spec := commitSpec{root: d.root, txn: txn, maxRetries: o.maxRetries, keepIndex: true,
-		build: func(pm *tablepb.Manifest) (*tablepb.Manifest, error) {
-			m := proto.Clone(pm).(*tablepb.Manifest)
-			w.markMixed(m)
-			m.Fields = allFields
-			m.Fragments = make([]*tablepb.DataFragment, len(frags))
-			for i, f := range frags {
-				nf := proto.Clone(f).(*tablepb.DataFragment)
-				// Stable row ids: every row keeps its id; the rows'
-				// last-updated version moves to this commit, as Lance's
-				// Merge records a fragment whose files changed.
-				if stableRowIDs(pm) {
-					if err := stampMergedFragment(pm.Fragments[i], nf, pm.Version+1); err != nil {
-						return nil, err
-					}
-				}
-				m.Fragments[i] = nf
-			}
-			return m, nil
-		}}
-	mf, err := commit(ctx, spec, d.mf)
-	if err != nil {
-		_ = w.Abort()
-		return nil, err
-	}
-	w.done = true
-	return newDataset(ctx, d.root, mf)
+	return d, nil
 }
 
 // addColumnsWriter checks the new schema against the dataset and returns a
@@ -148,99 +108,6 @@ func addColumnsWriter(d *Dataset, s *arrow.Schema, o options) (*Writer, []*filep
 		return nil, nil, err
 	}
 	return w, ls.Fields, nil
-}
-
-// backfill writes one data file per fragment of d from r's rows, in order:
-// r gives the live rows, and each fragment's deleted rows are written as
-// nulls in their places. It returns the files' entries.
-func (w *Writer) backfill(ctx context.Context, d *Dataset, r array.RecordReader) ([]*tablepb.DataFile, error) {
-	frags := d.mf.m.Fragments
-	total := d.CountRows()
-	fi := 0
-	var del deletions
-	var got int64
-	// advance writes the deleted rows at the current position of the
-	// current fragment, closes each full fragment's file and opens the
-	// next's, until the position is a live row (or every fragment is done).
-	advance := func() error {
-		for fi < len(frags) {
-			if w.cur == nil {
-				if err := w.openFile(); err != nil {
-					return err
-				}
-				var err error
-				if del, err = loadDeletions(ctx, d.root, frags[fi]); err != nil {
-					return err
-				}
-			}
-			rows := int64(frags[fi].PhysicalRows)
-			if n := del.deletedRun(w.cur.rows, rows); n > 0 {
-				if err := w.writeNulls(n); err != nil {
-					return err
-				}
-				continue
-			}
-			if w.cur.rows < rows {
-				return nil
-			}
-			if err := w.closeFile(); err != nil {
-				return err
-			}
-			fi++
-		}
-		return nil
-	}
-	if err := advance(); err != nil {
-		return nil, err
-	}
-	for r.Next() {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		rec := r.RecordBatch()
-		if err := compatible(w.schema, rec.Schema()); err != nil {
-			return nil, err
-		}
-		got += rec.NumRows()
-		if got > total {
-			return nil, fmt.Errorf("more than the dataset's %d rows: %w", total, ErrRowCount)
-		}
-		for off := int64(0); off < rec.NumRows(); {
-			if fi >= len(frags) {
-				return nil, fmt.Errorf("more rows than the fragments hold: %w", ErrRowCount)
-			}
-			// The live run at the current position.
-			end := del.nextDeleted(w.cur.rows, int64(frags[fi].PhysicalRows))
-			n := min(rec.NumRows()-off, end-w.cur.rows)
-			part := rec.NewSlice(off, off+n)
-			if w.schema != part.Schema() {
-				p2 := array.NewRecordBatch(w.schema, part.Columns(), n)
-				part.Release()
-				part = p2
-			}
-			err := w.cur.w.WriteBatch(part)
-			part.Release()
-			if err != nil {
-				return nil, fmt.Errorf("data file %s: %w", w.cur.name, err)
-			}
-			w.cur.rows += n
-			off += n
-			if err := advance(); err != nil {
-				return nil, err
-			}
-		}
-	}
-	if err := r.Err(); err != nil {
-		return nil, err
-	}
-	if got != total {
-		return nil, fmt.Errorf("%d rows, dataset has %d: %w", got, total, ErrRowCount)
-	}
-	out := make([]*tablepb.DataFile, len(w.frags))
-	for i, f := range w.frags {
-		out[i] = f.Files[0]
-	}
-	return out, nil
 }
 
 // nullBatchRows bounds the rows of one batch of nulls written for deleted

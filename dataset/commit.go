@@ -64,6 +64,10 @@ type commitSpec struct {
 	// keepIndex carries prev's index section over (appends); an overwrite
 	// drops it, its indices being of data that is gone.
 	keepIndex bool
+	// txnMayExist: the transaction file may have been written by an
+	// earlier try of the same transaction (its uuid is the caller's), and
+	// is written over.
+	txnMayExist bool
 }
 
 // commit writes the transaction file, then the next version's manifest with
@@ -76,7 +80,11 @@ func commit(ctx context.Context, s commitSpec, prev *manifestFile) (*manifestFil
 	if err != nil {
 		return nil, fmt.Errorf("encode transaction: %w", err)
 	}
-	if err := s.root.st.PutIfNotExists(ctx, transactionsDir+"/"+txnName, tb); err != nil {
+	put := s.root.st.PutIfNotExists
+	if s.txnMayExist {
+		put = s.root.st.Put
+	}
+	if err := put(ctx, transactionsDir+"/"+txnName, tb); err != nil {
 		return nil, fmt.Errorf("dataset %s: transaction file: %w", s.root, err)
 	}
 	_, isAppend := s.txn.Operation.(*txnpb.Transaction_Append_)

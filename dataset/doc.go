@@ -29,6 +29,20 @@
 // lance.fragment.write_fragments commit the same way, and pylance's
 // LanceDataset.commit accepts the fragments WriteFragments writes.
 //
+// A backfill can also run on many workers: PlanBackfill returns one task
+// per fragment (JSON-serializable, self-contained), BackfillTask.Write
+// writes one fragment's new data file from that fragment's live rows on
+// any machine, and CommitBackfill commits every task's result as one Merge,
+// refusing a partial set; a retried CommitBackfill returns the version it
+// already made. In one process:
+//
+//	plan, _ := dataset.PlanBackfill(ctx, uri, newColumns)
+//	results := make([]dataset.BackfillResult, len(plan.Tasks))
+//	for i, t := range plan.Tasks { // or one goroutine, pod or job per task
+//		results[i], _ = t.Write(ctx, readerOfFragment(t))
+//	}
+//	ds, _ := dataset.CommitBackfill(ctx, plan, results)
+//
 // AddColumns backfills new columns as pylance's add_columns does: each
 // fragment gets one more data file holding only the new fields, the old
 // files stay as they are, and the version is committed as Lance's Merge.
