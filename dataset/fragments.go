@@ -25,6 +25,9 @@ type FragmentMetadata struct {
 	ID           uint64
 	Files        []DataFile
 	PhysicalRows uint64
+	// DeletionFile is the fragment's deletion file (Dataset.Fragments of a
+	// table with deleted rows); fragments to commit have none.
+	DeletionFile *DeletionFile
 }
 
 // DataFile is one data file of a fragment, under the dataset's data/
@@ -63,12 +66,32 @@ type jsonFragment struct {
 
 var jsonNull = json.RawMessage("null")
 
+// jsonDeletionFile is pylance's deletion_file, keys in its order.
+type jsonDeletionFile struct {
+	ReadVersion    uint64  `json:"read_version"`
+	ID             uint64  `json:"id"`
+	FileType       string  `json:"file_type"`
+	NumDeletedRows uint64  `json:"num_deleted_rows"`
+	BaseID         *uint32 `json:"base_id"`
+}
+
 // MarshalJSON writes the fragment as pylance's FragmentMetadata.to_json.
 func (f FragmentMetadata) MarshalJSON() ([]byte, error) {
 	j := jsonFragment{
 		ID: f.ID, Files: make([]jsonDataFile, len(f.Files)), Overlays: []json.RawMessage{},
 		PhysicalRows: f.PhysicalRows, DeletionFile: jsonNull, RowIDMeta: jsonNull,
 		CreatedAtVersionMeta: jsonNull, LastUpdatedAtVersionMeta: jsonNull,
+	}
+	if df := f.DeletionFile; df != nil {
+		kind := "array"
+		if df.Bitmap {
+			kind = "bitmap"
+		}
+		b, err := json.Marshal(jsonDeletionFile{ReadVersion: df.ReadVersion, ID: df.ID, FileType: kind, NumDeletedRows: df.NumDeletedRows})
+		if err != nil {
+			return nil, err
+		}
+		j.DeletionFile = b
 	}
 	for i, d := range f.Files {
 		jd := jsonDataFile{
@@ -223,6 +246,9 @@ func (w *Writer) finishFragments() ([]FragmentMetadata, error) {
 
 func fragmentFromProto(f *tablepb.DataFragment) FragmentMetadata {
 	out := FragmentMetadata{ID: f.Id, PhysicalRows: f.PhysicalRows, Files: make([]DataFile, len(f.Files))}
+	if df := f.DeletionFile; df != nil {
+		out.DeletionFile = &DeletionFile{Bitmap: df.FileType == tablepb.DeletionFile_BITMAP, ReadVersion: df.ReadVersion, ID: df.Id, NumDeletedRows: df.NumDeletedRows}
+	}
 	for i, d := range f.Files {
 		out.Files[i] = DataFile{
 			Path: d.Path, Fields: slices.Clone(d.Fields), ColumnIndices: slices.Clone(d.ColumnIndices),
@@ -339,6 +365,9 @@ func (w *Writer) checkFragments(frags []FragmentMetadata) ([]*tablepb.DataFragme
 	out := make([]*tablepb.DataFragment, 0, len(frags))
 	seen := make(map[string]bool, len(frags))
 	for i, f := range frags {
+		if f.DeletionFile != nil {
+			return nil, fmt.Errorf("fragment %d has a deletion file: new fragments have none: %w", i, ErrUnsupported)
+		}
 		if len(f.Files) != 1 {
 			return nil, fmt.Errorf("fragment %d has %d data files: %w", i, len(f.Files), ErrUnsupported)
 		}

@@ -388,3 +388,24 @@ func TestDatasetCommitOverwriteExisting(t *testing.T) {
 	}
 	checkRows(t, old, 300)
 }
+
+// TestFragmentJSONDeletionFile: a fragment with a deletion file marshals
+// with pylance's deletion_file (what FragmentMetadata.to_json printed for
+// pylance 14.0.2's own fragment), and cannot be committed as new.
+func TestFragmentJSONDeletionFile(t *testing.T) {
+	f := FragmentMetadata{ID: 1, PhysicalRows: 10000, Files: []DataFile{{Path: "x.lance", Fields: []int32{0}, ColumnIndices: []int32{0},
+		FileMajorVersion: 2, FileMinorVersion: 2, FileSizeBytes: 18908}},
+		DeletionFile: &DeletionFile{Bitmap: true, ReadVersion: 2, ID: 4523870012174632799, NumDeletedRows: 8000}}
+	b, err := json.Marshal(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"id":1,"files":[{"fields":[0],"column_indices":[0],"file_major_version":2,"file_minor_version":2,"file_size_bytes":18908,"base_id":null,"path":"x.lance"}],"overlays":[],"physical_rows":10000,"deletion_file":{"read_version":2,"id":4523870012174632799,"file_type":"bitmap","num_deleted_rows":8000,"base_id":null},"row_id_meta":null,"created_at_version_meta":null,"last_updated_at_version_meta":null}`
+	if string(b) != want {
+		t.Fatalf("JSON\n%s\nwant\n%s", b, want)
+	}
+	var back FragmentMetadata
+	if err := json.Unmarshal(b, &back); !errors.Is(err, ErrUnsupported) {
+		t.Fatalf("committing a fragment with a deletion file: %v", err)
+	}
+}
