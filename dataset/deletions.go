@@ -3,16 +3,15 @@ package dataset
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
-	"slices"
+	"math/bits"
 	"sort"
 	"strconv"
 
 	"github.com/RoaringBitmap/roaring/v2"
-	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/planarlance/planar/proto/tablepb"
@@ -101,7 +100,15 @@ func loadDeletions(ctx context.Context, root *location, f *tablepb.DataFragment)
 }
 
 // decodeDeletionBitmap reads a portable roaring bitmap of offsets below rows.
+// The bytes are checked against the format first (checkRoaring): the
+// roaring library reads containers in place, trusting their headers, and a
+// hostile header made it fault.
 func decodeDeletionBitmap(b []byte, rows uint64) (deletions, error) {
+	n, err := checkRoaring(b)
+	if err != nil {
+		return nil, err
+	}
+	b = b[:n]
 	bm := roaring.New()
 	if _, err := bm.ReadFrom(bytes.NewReader(b)); err != nil {
 		return nil, fmt.Errorf("roaring bitmap: %v: %w", err, ErrCorrupt)
@@ -109,47 +116,25 @@ func decodeDeletionBitmap(b []byte, rows uint64) (deletions, error) {
 	if bm.IsEmpty() {
 		return nil, nil
 	}
-	if uint64(bm.Maximum()) >= rows {
-		return nil, fmt.Errorf("deleted row %d of %d: %w", bm.Maximum(), rows, ErrCorrupt)
+	if c := bm.GetCardinality(); c > rows {
+		return nil, fmt.Errorf("%d deleted rows of %d: %w", c, rows, ErrCorrupt)
 	}
-	return bm.ToArray(), nil
+	// The library trusts the containers it reads: a hostile file can hold
+	// unsorted or repeated offsets, which the lookups here must not see.
+	d := deletions(bm.ToArray())
+	for i, x := range d {
+		if i > 0 && x <= d[i-1] || uint64(x) >= rows {
+			return nil, fmt.Errorf("deleted row %d (entry %d) out of order or past the fragment's %d rows: %w", x, i, rows, ErrCorrupt)
+		}
+	}
+	return d, nil
 }
 
 // decodeDeletionArrow reads an Arrow IPC file of one uint32 column of
-// offsets below rows (Lance writes it ZSTD-compressed, in one batch).
+// offsets below rows (Lance writes it ZSTD-compressed, in one batch;
+// deletion_arrow.go).
 func decodeDeletionArrow(b []byte, rows uint64) (deletions, error) {
-	r, err := ipc.NewFileReader(bytes.NewReader(b), ipc.WithAllocator(memory.DefaultAllocator))
-	if err != nil {
-		return nil, fmt.Errorf("arrow file: %v: %w", err, ErrCorrupt)
-	}
-	defer r.Close()
-	if s := r.Schema(); s.NumFields() != 1 || s.Field(0).Type.ID() != arrow.UINT32 {
-		return nil, fmt.Errorf("arrow file of schema %s, want one uint32 column: %w", s, ErrCorrupt)
-	}
-	var d deletions
-	for i := 0; i < r.NumRecords(); i++ {
-		rec, err := r.RecordBatchAt(i)
-		if err != nil {
-			return nil, fmt.Errorf("arrow file batch %d: %v: %w", i, err, ErrCorrupt)
-		}
-		col := rec.Column(0).(*array.Uint32)
-		if col.NullN() > 0 {
-			rec.Release()
-			return nil, fmt.Errorf("null deleted row: %w", ErrCorrupt)
-		}
-		if uint64(len(d))+uint64(col.Len()) > rows {
-			rec.Release()
-			return nil, fmt.Errorf("more deleted rows than the fragment's %d: %w", rows, ErrCorrupt)
-		}
-		d = append(d, col.Uint32Values()...)
-		rec.Release()
-	}
-	slices.Sort(d)
-	d = slices.Compact(d)
-	if len(d) > 0 && uint64(d[len(d)-1]) >= rows {
-		return nil, fmt.Errorf("deleted row %d of %d: %w", d[len(d)-1], rows, ErrCorrupt)
-	}
-	return d, nil
+	return readDeletionArrow(b, rows)
 }
 
 // physical maps the k-th live row of the fragment to its physical offset.
@@ -209,4 +194,121 @@ func (d deletions) nextDeleted(pos, end int64) int64 {
 		return int64(d[j])
 	}
 	return end
+}
+
+// The portable roaring format (RoaringFormatSpec, what Rust's roaring
+// crate's serialize_into writes): a cookie, per container a 16-bit key and
+// cardinality-1, container offsets (unless a run-container cookie and
+// fewer than 4 containers), then each container: runs (a count, then
+// start/length-1 pairs), an array (cardinality sorted u16s, at most 4096)
+// or a bitmap (1024 u64 words).
+const (
+	roaringCookieNoRuns   = 12346
+	roaringCookieRuns     = 12347
+	roaringNoOffsetsBelow = 4
+	roaringArrayMax       = 4096
+)
+
+// checkRoaring checks a portable roaring bitmap's layout (every size within
+// the bytes, keys increasing, array values increasing, run and bitmap
+// cardinalities as declared, offsets where the containers are) and returns
+// its length.
+func checkRoaring(b []byte) (int, error) {
+	bad := func(what string, args ...any) (int, error) {
+		return 0, fmt.Errorf("roaring bitmap: %s: %w", fmt.Sprintf(what, args...), ErrCorrupt)
+	}
+	u16 := func(at int) int { return int(binary.LittleEndian.Uint16(b[at:])) }
+	if len(b) < 4 {
+		return bad("%d bytes", len(b))
+	}
+	cookie := binary.LittleEndian.Uint32(b)
+	pos, size := 4, 0
+	var runs []byte
+	switch {
+	case cookie&0xffff == roaringCookieRuns:
+		size = int(cookie>>16) + 1
+		nb := (size + 7) / 8
+		if len(b)-pos < nb {
+			return bad("run flags past the end")
+		}
+		runs, pos = b[pos:pos+nb], pos+nb
+	case cookie == roaringCookieNoRuns:
+		if len(b) < 8 {
+			return bad("no container count")
+		}
+		size, pos = int(binary.LittleEndian.Uint32(b[4:])), 8
+		if size > 1<<16 {
+			return bad("%d containers", size)
+		}
+	default:
+		return bad("cookie %#x", cookie)
+	}
+	if len(b)-pos < 4*size {
+		return bad("%d container headers past the end", size)
+	}
+	head := pos
+	pos += 4 * size
+	offsets := -1
+	if runs == nil || size >= roaringNoOffsetsBelow {
+		if len(b)-pos < 4*size {
+			return bad("offsets past the end")
+		}
+		offsets, pos = pos, pos+4*size
+	}
+	for i := 0; i < size; i++ {
+		key, card := u16(head+4*i), u16(head+4*i+2)+1
+		if i > 0 && key <= u16(head+4*(i-1)) {
+			return bad("keys out of order at container %d", i)
+		}
+		if offsets >= 0 && int(binary.LittleEndian.Uint32(b[offsets+4*i:])) != pos {
+			return bad("container %d offset", i)
+		}
+		switch {
+		case runs != nil && runs[i/8]>>(i%8)&1 == 1:
+			if len(b)-pos < 2 {
+				return bad("container %d: run count past the end", i)
+			}
+			nr := u16(pos)
+			pos += 2
+			if len(b)-pos < 4*nr {
+				return bad("container %d: %d runs past the end", i, nr)
+			}
+			total, next := 0, 0
+			for r := 0; r < nr; r++ {
+				start, l := u16(pos+4*r), u16(pos+4*r+2)+1
+				if start < next || start+l > 1<<16 {
+					return bad("container %d: run %d out of order", i, r)
+				}
+				next = start + l
+				total += l
+			}
+			if total != card {
+				return bad("container %d: runs hold %d values, header %d", i, total, card)
+			}
+			pos += 4 * nr
+		case card > roaringArrayMax:
+			if len(b)-pos < 8192 {
+				return bad("container %d: bitmap past the end", i)
+			}
+			ones := 0
+			for w := 0; w < 1024; w++ {
+				ones += bits.OnesCount64(binary.LittleEndian.Uint64(b[pos+8*w:]))
+			}
+			if ones != card {
+				return bad("container %d: bitmap holds %d values, header %d", i, ones, card)
+			}
+			pos += 8192
+		default:
+			if len(b)-pos < 2*card {
+				return bad("container %d: %d values past the end", i, card)
+			}
+			for k := 1; k < card; k++ {
+				if u16(pos+2*k) <= u16(pos+2*(k-1)) {
+					return bad("container %d: values out of order", i)
+				}
+			}
+			pos += 2 * card
+		}
+	}
+	return pos, nil
 }

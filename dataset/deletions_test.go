@@ -156,3 +156,20 @@ func FuzzDeletionBitmap(f *testing.F) {
 		}
 	})
 }
+
+func FuzzDeletionArrow(f *testing.F) {
+	if b, err := os.ReadFile("testdata/deletions/array.arrow"); err == nil {
+		f.Add(b)
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		d, err := decodeDeletionArrow(b, 20000)
+		if err != nil {
+			return
+		}
+		for i := 1; i < len(d); i++ {
+			if d[i] <= d[i-1] {
+				t.Fatalf("unsorted offsets at %d", i)
+			}
+		}
+	})
+}
