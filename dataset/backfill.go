@@ -392,11 +392,20 @@ func committedAs(ctx context.Context, root *location, readVersion uint64, txnNam
 }
 
 // AbortBackfill removes the data files of results that will not be
-// committed; missing files are not an error.
+// committed; missing files are not an error. It removes nothing, and says
+// so (ErrInvalidOption), when the plan was committed after all: its files
+// are then the data of a version.
 func AbortBackfill(ctx context.Context, plan *BackfillPlan, results []BackfillResult, opts ...Option) error {
 	_, root, err := locate(plan.URI, opts)
 	if err != nil {
 		return err
+	}
+	d, err := committedAs(ctx, root, plan.ReadVersion, transactionFileName(plan.ReadVersion, plan.TransactionID))
+	if err != nil {
+		return fmt.Errorf("abort backfill: %w", err)
+	}
+	if d != nil {
+		return fmt.Errorf("abort backfill: the plan was committed as version %d; nothing removed: %w", d.Version(), ErrInvalidOption)
 	}
 	var first error
 	for _, r := range results {

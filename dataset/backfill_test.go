@@ -186,3 +186,35 @@ func countDataFiles(t *testing.T, uri string) int {
 	}
 	return len(m)
 }
+
+// TestAbortAfterCommitKeepsData: aborting a plan that was committed removes
+// nothing (its files are a version's data).
+func TestAbortAfterCommitKeepsData(t *testing.T) {
+	ctx := context.Background()
+	uri := backfillTable(t, 300, 300)
+	plan, err := PlanBackfill(ctx, uri, addSchema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := addReader(300, 100)
+	res, err := plan.Tasks[0].Write(ctx, r)
+	r.Release()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := CommitBackfill(ctx, plan, []BackfillResult{res}); err != nil {
+		t.Fatal(err)
+	}
+	if err := AbortBackfill(ctx, plan, []BackfillResult{res}); !errors.Is(err, ErrInvalidOption) {
+		t.Fatalf("abort after commit: %v", err)
+	}
+	d, err := Open(ctx, uri)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := d.ReadAll(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got.Release()
+}
