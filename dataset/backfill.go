@@ -1,6 +1,7 @@
 package dataset
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -30,8 +31,12 @@ type BackfillPlan struct {
 	ReadVersion uint64 `json:"read_version"`
 	// TransactionID is the Merge's transaction uuid: a CommitBackfill
 	// retried after it succeeded finds its version by it.
-	TransactionID string         `json:"transaction_id"`
-	Tasks         []BackfillTask `json:"tasks"`
+	TransactionID string `json:"transaction_id"`
+	// Storage and Fields are every task's (a dataset without fragments
+	// has no task, and still gains the columns).
+	Storage string         `json:"storage"`
+	Fields  []byte         `json:"fields"`
+	Tasks   []BackfillTask `json:"tasks"`
 }
 
 // BackfillTask is the work of one fragment: it carries all a worker needs.
@@ -95,7 +100,7 @@ func PlanBackfill(ctx context.Context, uri string, schema *arrow.Schema, opts ..
 	if err != nil {
 		return nil, err
 	}
-	p := &BackfillPlan{URI: uri, ReadVersion: d.Version(), TransactionID: uuidString(newUUID())}
+	p := &BackfillPlan{URI: uri, ReadVersion: d.Version(), TransactionID: uuidString(newUUID()), Storage: w.storage, Fields: fb}
 	for i, f := range d.mf.m.Fragments {
 		t := BackfillTask{
 			URI: uri, ReadVersion: p.ReadVersion, FragmentID: f.Id, PhysicalRows: f.PhysicalRows,
@@ -246,7 +251,7 @@ func (w *Writer) writeFragment(ctx context.Context, frag *tablepb.DataFragment, 
 // replaces every fragment; but a retry of a CommitBackfill that already
 // succeeded returns the version it made.
 func CommitBackfill(ctx context.Context, plan *BackfillPlan, results []BackfillResult, opts ...Option) (*Dataset, error) {
-	if plan == nil || len(plan.Tasks) == 0 && len(results) > 0 {
+	if plan == nil {
 		return nil, fmt.Errorf("commit backfill: no plan: %w", ErrInvalidOption)
 	}
 	o, root, err := locate(plan.URI, opts)
@@ -273,32 +278,33 @@ func CommitBackfill(ctx context.Context, plan *BackfillPlan, results []BackfillR
 		}
 		byFrag[r.FragmentID] = r
 	}
-	var fields []*filepb.Field
-	frags := make([]*tablepb.DataFragment, len(prev.Fragments))
+	// Every task carries the plan's new fields and storage version.
+	var ls filepb.Schema
+	if err := proto.Unmarshal(plan.Fields, &ls); err != nil {
+		return nil, fmt.Errorf("commit backfill: fields: %v: %w", err, ErrInvalidOption)
+	}
+	fields := ls.Fields
+	_, ids, err := (&BackfillTask{Fields: plan.Fields}).schema()
+	if err != nil {
+		return nil, err
+	}
 	w := &Writer{root: root, opts: o}
+	if err := w.setStorage(plan.Storage); err != nil {
+		return nil, err
+	}
+	w.mixed = plan.Storage != d.storage
+	frags := make([]*tablepb.DataFragment, len(prev.Fragments))
 	for i, f := range prev.Fragments {
 		t := &plan.Tasks[i]
-		if t.FragmentID != f.Id {
+		switch {
+		case t.FragmentID != f.Id:
 			return nil, fmt.Errorf("commit backfill: task %d is fragment %d, the version's is %d: %w", i, t.FragmentID, f.Id, ErrInvalidOption)
+		case !bytes.Equal(t.Fields, plan.Fields) || t.Storage != plan.Storage:
+			return nil, fmt.Errorf("commit backfill: task %d has other fields or storage than its plan: %w", i, ErrInvalidOption)
 		}
 		r := byFrag[f.Id]
 		if r == nil {
 			return nil, fmt.Errorf("commit backfill: no result for fragment %d (%d of %d results): %w", f.Id, len(results), len(plan.Tasks), ErrInvalidOption)
-		}
-		if i == 0 {
-			var ls filepb.Schema
-			if err := proto.Unmarshal(t.Fields, &ls); err != nil {
-				return nil, fmt.Errorf("commit backfill: fields: %v: %w", err, ErrInvalidOption)
-			}
-			fields = ls.Fields
-			if err := w.setStorage(t.Storage); err != nil {
-				return nil, err
-			}
-			w.mixed = t.Storage != d.storage
-		}
-		_, ids, err := t.schema()
-		if err != nil {
-			return nil, err
 		}
 		df := r.File
 		switch {

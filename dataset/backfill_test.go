@@ -218,3 +218,26 @@ func TestAbortAfterCommitKeepsData(t *testing.T) {
 	}
 	got.Release()
 }
+
+// TestBackfillEmptyTable: a dataset without fragments gains the columns
+// (a plan with no task still carries them).
+func TestBackfillEmptyTable(t *testing.T) {
+	ctx := context.Background()
+	uri := filepath.Join(t.TempDir(), "t.lance")
+	w, err := Create(ctx, uri, testSchema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	r := addReader(0, 10)
+	defer r.Release()
+	d, err := AddColumns(ctx, uri, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Schema().NumFields() != testSchema.NumFields()+addSchema.NumFields() || d.CountRows() != 0 {
+		t.Fatalf("schema %s, %d rows", d.Schema(), d.CountRows())
+	}
+}

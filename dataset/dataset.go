@@ -95,9 +95,8 @@ func newDataset(ctx context.Context, root *location, mf *manifestFile) (*Dataset
 	}
 	for _, f := range m.Fragments {
 		for _, df := range f.Files {
-			if df.FileMajorVersion == 0 && df.FileMinorVersion <= 2 {
-				return nil, fmt.Errorf("dataset %s version %d: fragment %d: data file %s is in Lance's legacy (v1) file format: %w",
-					root, m.Version, f.Id, df.Path, ErrUnsupported)
+			if legacyFile(df) {
+				return nil, fmt.Errorf("dataset %s version %d: fragment %d: %w", root, m.Version, f.Id, fileVersionSupported(df))
 			}
 		}
 	}

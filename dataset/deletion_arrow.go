@@ -106,8 +106,8 @@ func (t fbTable) vector(i, elem int) (int, int, bool) {
 	return p + 4, n, true
 }
 
-// readDeletionArrow reads a deletion file of offsets below rows.
-func readDeletionArrow(b []byte, rows uint64) (deletions, error) {
+// decodeDeletionArrow reads an Arrow deletion file of offsets below rows.
+func decodeDeletionArrow(b []byte, rows uint64) (deletions, error) {
 	bad := func(what string, args ...any) (deletions, error) {
 		return nil, fmt.Errorf("arrow file: %s: %w", fmt.Sprintf(what, args...), ErrCorrupt)
 	}

@@ -130,13 +130,6 @@ func decodeDeletionBitmap(b []byte, rows uint64) (deletions, error) {
 	return d, nil
 }
 
-// decodeDeletionArrow reads an Arrow IPC file of one uint32 column of
-// offsets below rows (Lance writes it ZSTD-compressed, in one batch;
-// deletion_arrow.go).
-func decodeDeletionArrow(b []byte, rows uint64) (deletions, error) {
-	return readDeletionArrow(b, rows)
-}
-
 // physical maps the k-th live row of the fragment to its physical offset.
 // d[j]-j is the number of live rows before d[j], so the rows deleted before
 // the k-th live row are the d[j] with d[j]-j <= k.

@@ -65,13 +65,18 @@ func fileVersionSupported(df *tablepb.DataFile) error {
 	switch ma, mi := df.FileMajorVersion, df.FileMinorVersion; {
 	case ma == 2 && mi >= 1 && mi <= 3:
 		return nil
-	case ma == 0 && mi <= 2:
+	case legacyFile(df):
 		return fmt.Errorf("data file %s is in Lance's legacy (v1) file format: %w", df.Path, ErrUnsupported)
 	case ma == 0 && mi == 3, ma == 2 && mi == 0:
 		return fmt.Errorf("data file %s is storage version 2.0 (planar reads 2.1, 2.2 and 2.3): %w", df.Path, ErrUnsupported)
 	default:
 		return fmt.Errorf("data file %s has unknown file version %d.%d: %w", df.Path, ma, mi, ErrUnsupported)
 	}
+}
+
+// legacyFile reports whether a data file is in Lance's legacy (v1) format.
+func legacyFile(df *tablepb.DataFile) bool {
+	return df.FileMajorVersion == 0 && df.FileMinorVersion <= 2
 }
 
 // fragPlan is how one fragment serves a projection, settled from the

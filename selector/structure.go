@@ -141,6 +141,16 @@ func SettledCounts(visible, valid int) bool {
 	return visible >= 4096 && SettledSparseShare*valid <= visible
 }
 
+// SettledZipped reports, from the counts alone, whether a format 2.3 page
+// of values rowBytes wide goes sparse x zipped without a trial: the cost
+// policy and automatic structure, settled counts, values wide enough to be
+// zipped. The writer then gathers the valid values only; it still checks
+// the plan it gets, and gathers every slot when the plan differs.
+func SettledZipped(visible, valid, rowBytes int, format23 bool, o Options) bool {
+	return format23 && o.Policy == PolicyCost && o.Structural == StructuralAuto &&
+		SettledCounts(visible, valid) && rowBytes >= WideValueBytes
+}
+
 // ForceSparse returns the plan of the page under sparse structure (the
 // alternative TrySparse asks the writer to measure).
 func ForceSparse(p Page, o Options) Plan {

@@ -102,8 +102,9 @@ type column struct {
 	// their own (selector.MinNullRun; nullruns.go), a null row holding
 	// that much payload otherwise. pendNull says the pending page is such
 	// a page, of pendNullRows rows; nulls is the shared all-null block
-	// its arrays point to; runs is scratch for a batch's null runs.
+	// its arrays point to; spans and runs are scratch for a batch's runs.
 	nullRowBytes int
+	spans        []rowSpan
 	runs         []int64
 	pendNull     bool
 	pendNullRows int64
@@ -258,17 +259,10 @@ func coveredBits(d arrow.ArrayData, s, e int, full bool) int64 {
 // nullRowPayload is the payload bytes a null row of a top-level leaf holds
 // in a dense page: its fixed width (0 for other kinds).
 func nullRowPayload(info leafInfo) int {
-	switch info.kind {
-	case kindFSL:
-		n := info.bits
-		for _, d := range info.dims {
-			n *= d
-		}
-		return n / 8
-	case kindFixed:
-		return info.bits / 8
+	if info.kind != kindFSL && info.kind != kindFixed {
+		return 0
 	}
-	return 0
+	return info.rowBits() / 8
 }
 
 // append adds a top-level array to the column, cutting pages as it goes.

@@ -38,15 +38,6 @@ type pageValues struct {
 	compact bool
 }
 
-// settlesZipped reports whether a page of n visible slots, valid of them
-// holding a value, is stored sparse x zipped by the counts alone: format
-// 2.3 under the cost policy and automatic structure, at most one valid slot
-// in selector.SettledSparseShare, values wide enough to be zipped.
-func (c *pageEnc) settlesZipped(n, valid int) bool {
-	return c.cfg.format.planarMetadata() && c.opts.Policy == selector.PolicyCost && c.opts.Structural == selector.StructuralAuto &&
-		selector.SettledCounts(n, valid) && c.info.rowBits()/8 >= selector.WideValueBytes
-}
-
 // gather collects a page's values. With validOnly, a fixed-size-list page
 // that the selector settles as sparse from its counts alone (and whose
 // sparse values are zipped) gathers its valid rows only (pv.compact).
@@ -76,7 +67,8 @@ func (c *pageEnc) gather(segs []structural.Segment, n int, validOnly bool) pageV
 		}
 	}
 	pv.allNull = nulls == n
-	if validOnly && !pv.allNull && c.info.kind == kindFSL && c.settlesZipped(n, n-nulls) {
+	if validOnly && !pv.allNull && c.info.kind == kindFSL &&
+		selector.SettledZipped(n, n-nulls, c.info.rowBits()/8, c.cfg.format.planarMetadata(), c.opts) {
 		if data, ok := gatherFSLValid(c.vals[:0], segs, c.info, n-nulls); ok {
 			pv.fixed, pv.compact = data, true
 			c.vals, c.nulls = data, pv.nulls
@@ -282,25 +274,16 @@ func (c *pageEnc) encode(d structural.Dense, segs []structural.Segment, f Format
 	maskAncestorNulls(&pv, d)
 	sp := c.page(d, pv, f)
 	plan := selector.Choose(sp, c.opts)
+	if enc, ok := c.settledSparse(d, pv, sp, plan, f); ok {
+		return enc, nil
+	}
 	if pv.compact {
-		// Only the valid rows were gathered: a settled sparse x zipped
-		// page stores just them. Anything else gathers every slot.
-		if plan.TrySparse && selector.SparseSettled(sp) {
-			if zp := selector.ForceSparse(sp, c.opts); zp.Values == selector.Zipped {
-				if enc, err := c.encodePlan(d, pv, sp, zp, f, false); err == nil {
-					enc.plan.Reason += fmt.Sprintf("; cost: %d of %d slots valid settles sparse", sp.ValidLeaves, sp.NumVisible)
-					return enc, nil
-				}
-			}
-		}
+		// Only the valid rows were gathered, for a plan that did not
+		// come: gather every slot.
 		pv = c.gather(segs, d.NumVisible, false)
 		sp = c.page(d, pv, f)
 		plan = selector.Choose(sp, c.opts)
-	}
-	if plan.TrySparse && selector.SparseSettled(sp) {
-		// Nearly every slot null: sparse without measuring dense.
-		if enc, err := c.encodePlan(d, pv, sp, selector.ForceSparse(sp, c.opts), f, true); err == nil {
-			enc.plan.Reason += fmt.Sprintf("; cost: %d of %d slots valid settles sparse", sp.ValidLeaves, sp.NumVisible)
+		if enc, ok := c.settledSparse(d, pv, sp, plan, f); ok {
 			return enc, nil
 		}
 	}
@@ -342,6 +325,27 @@ func (c *pageEnc) encode(d structural.Dense, segs []structural.Segment, f Format
 	}
 	enc.plan.Reason += fmt.Sprintf("; cost: dense %d B <= sparse %d B", b.Bytes, a.Bytes)
 	return enc, nil
+}
+
+// settledSparse encodes a page with nearly every slot null sparse without
+// measuring it dense (selector.SparseSettled); ok is false when the counts
+// do not settle it, or when its values were gathered compact and the plan
+// does not zip them.
+func (c *pageEnc) settledSparse(d structural.Dense, pv pageValues, sp selector.Page, plan selector.Plan, f Format) (encoded, bool) {
+	if !plan.TrySparse || !selector.SparseSettled(sp) {
+		return encoded{}, false
+	}
+	fp := selector.ForceSparse(sp, c.opts)
+	if pv.compact && fp.Values != selector.Zipped {
+		return encoded{}, false
+	}
+	// A compact page has no dictionary trial: its values are not per slot.
+	enc, err := c.encodePlan(d, pv, sp, fp, f, !pv.compact)
+	if err != nil {
+		return encoded{}, false
+	}
+	enc.plan.Reason += fmt.Sprintf("; cost: %d of %d slots valid settles sparse", sp.ValidLeaves, sp.NumVisible)
+	return enc, true
 }
 
 // storedBytes is what an encoded page adds to the file: its buffers and

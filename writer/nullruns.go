@@ -60,70 +60,69 @@ func (c *column) nullBlock(t arrow.DataType) arrow.Array {
 	return c.nulls
 }
 
+// rowSpan is a run of rows [start, end) that are all valid or all null.
+type rowSpan struct {
+	start, end int
+	valid      bool
+}
+
 // appendRuns appends a top-level array to a column whose null runs are cut
 // into pages of their own: a null run of at least the length the selector
 // chooses for the batch (or one that continues a pending null page) goes
-// to an all-null page made of
-// references to the shared null block, so its payload is never read; every
-// other run is appended as a slice through the size budget.
+// to an all-null page made of references to the shared null block, so its
+// payload is never read; every other run is appended as a slice through
+// the size budget.
 func (c *column) appendRuns(a arrow.Array, w *Writer) error {
 	n := a.Len()
 	bitmap := a.NullBitmapBytes()
 	if a.NullN() == 0 || bitmap == nil {
 		return c.appendValid(a, w)
 	}
+	// The batch's runs, found once; the null runs' lengths for the
+	// selector to say which get pages.
 	off := a.Data().Offset()
-	// The batch's null runs, for the selector to say which get pages.
-	c.runs = c.runs[:0]
-	if a.NullN() == n {
-		c.runs = append(c.runs, int64(n))
-	} else {
-		for i := 0; i < n; {
-			j, valid := runEnd(bitmap, off, i, n)
-			if !valid {
-				c.runs = append(c.runs, int64(j-i))
-			}
-			i = j
-		}
-	}
-	minRun := selector.MinNullRun(c.runs, int64(n), c.nullRowBytes, c.opts)
+	c.spans, c.runs = c.spans[:0], c.runs[:0]
 	for i := 0; i < n; {
 		j, valid := n, false
 		if a.NullN() < n {
 			j, valid = runEnd(bitmap, off, i, n)
 		}
-		if !valid && (c.pendNull || int64(j-i) >= minRun) {
-			if err := c.appendNullRun(a.DataType(), int64(j-i), w); err != nil {
+		c.spans = append(c.spans, rowSpan{i, j, valid})
+		if !valid {
+			c.runs = append(c.runs, int64(j-i))
+		}
+		i = j
+	}
+	minRun := selector.MinNullRun(c.runs, int64(n), c.nullRowBytes, c.opts)
+	cut := func(s rowSpan) bool { return !s.valid && int64(s.end-s.start) >= minRun }
+	for k := 0; k < len(c.spans); {
+		s := c.spans[k]
+		if !s.valid && (c.pendNull || cut(s)) {
+			if err := c.appendNullRun(a.DataType(), int64(s.end-s.start), w); err != nil {
 				return err
 			}
-			i = j
+			k++
 			continue
 		}
-		// A valid run, or a null run too short to cut: through the
-		// budget, after the null page before it.
-		k := j
-		if valid {
-			// Short null runs after it join it.
-			for k < n {
-				e, v := runEnd(bitmap, off, k, n)
-				if !v && int64(e-k) >= minRun {
-					break
-				}
-				k = e
-			}
+		// A valid run (with the short null runs after it, up to the next
+		// cut), or a null run too short to cut: through the budget, after
+		// the null page before it.
+		last := k
+		for s.valid && last+1 < len(c.spans) && !cut(c.spans[last+1]) {
+			last++
 		}
 		if c.pendNull {
 			if err := c.flush(w); err != nil {
 				return err
 			}
 		}
-		part := array.NewSlice(a, int64(i), int64(k))
+		part := array.NewSlice(a, int64(s.start), int64(c.spans[last].end))
 		err := c.appendValid(part, w)
 		part.Release()
 		if err != nil {
 			return err
 		}
-		i = k
+		k = last + 1
 	}
 	return nil
 }
