@@ -1029,6 +1029,7 @@ var regressionSeeds = []uint64{
 	501805, // cost policy below a struct's FSL<struct>: pylance reads only Lance's layout
 	602025, // whole-row dictionary of boolean fixed-size lists (Lance keys byte-aligned rows only)
 	601147, // fixed-size list of booleans under half valid: sparse_wide in Lance (no length statistic)
+	101213, // 2.2 list<fixed_size_binary[300]>, small pages: Lance 13 counted a full-zip page without def levels by rows
 }
 
 // TestDifferential runs the differential fuzzer over a fixed set of seeds

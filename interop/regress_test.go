@@ -1,6 +1,7 @@
 package interop
 
 import (
+	"bytes"
 	"encoding/base64"
 	"errors"
 	"fmt"
@@ -39,6 +40,27 @@ func bothWays(t *testing.T, c *corpus.RandCase) {
 	if o.checks == 0 {
 		t.Error("nothing was checked")
 	}
+}
+
+// caseFile writes c with planar and opens the file (closed when t ends).
+func caseFile(t *testing.T, c *corpus.RandCase) *reader.File {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "pre.lance")
+	if err := writePlanarCase(path, c); err != nil {
+		t.Fatal(err)
+	}
+	f, err := reader.OpenPath(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	return f
+}
+
+// casePages writes c with planar and returns its first column's pages.
+func casePages(t *testing.T, c *corpus.RandCase) []reader.PageInfo {
+	t.Helper()
+	return caseFile(t, c).Pages(0)
 }
 
 // Found by the differential fuzzer: a page holding several batches of a
@@ -394,15 +416,7 @@ func siblingCase(t *testing.T, dt arrow.DataType, rows, policy string) *corpus.R
 
 func requireSparsePages(t *testing.T, c *corpus.RandCase, sparse, dense []string) {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "pre.lance")
-	if err := writePlanarCase(path, c); err != nil {
-		t.Fatal(err)
-	}
-	f, err := reader.OpenPath(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
+	f := caseFile(t, c)
 	cells := map[string][]string{}
 	for i := 0; i < f.NumColumns(); i++ {
 		for _, p := range f.Pages(i) {
@@ -508,21 +522,12 @@ func TestZippedPagesKeepTheirDefWidth(t *testing.T) {
 			t.Run(format+"/"+policy, func(t *testing.T) {
 				c := siblingCase(t, dt, rows, policy)
 				c.Format = format
-				path := filepath.Join(t.TempDir(), "pre.lance")
-				if err := writePlanarCase(path, c); err != nil {
-					t.Fatal(err)
-				}
-				f, err := reader.OpenPath(path)
-				if err != nil {
-					t.Fatal(err)
-				}
 				zipped := 0
-				for _, p := range f.Pages(0) {
+				for _, p := range casePages(t, c) {
 					if strings.Contains(p.Cell, "zipped") {
 						zipped++
 					}
 				}
-				f.Close()
 				if zipped < 2 {
 					t.Fatalf("precondition: %d zipped pages", zipped)
 				}
@@ -547,22 +552,12 @@ func TestAllNullPagesKeepTheColumnsLayers(t *testing.T) {
 		t.Run(policy, func(t *testing.T) {
 			c := &corpus.RandCase{Schema: schema, Format: "2.2", Policy: policy, PageBytes: 1,
 				Batches: []arrow.RecordBatch{array.NewRecordBatch(schema, []arrow.Array{a}, int64(a.Len()))}}
-			path := filepath.Join(t.TempDir(), "pre.lance")
-			if err := writePlanarCase(path, c); err != nil {
-				t.Fatal(err)
-			}
-			f, err := reader.OpenPath(path)
-			if err != nil {
-				t.Fatal(err)
-			}
 			constant := false
-			for _, p := range f.Pages(0) {
+			for _, p := range casePages(t, c) {
 				constant = constant || strings.Contains(p.Cell, "constant")
 			}
-			col := f.ColumnPath(0)
-			f.Close()
 			if !constant {
-				t.Fatalf("precondition: no all-null page in column %s", col)
+				t.Fatal("precondition: no all-null page in column 0")
 			}
 			bothWays(t, c)
 		})
@@ -669,5 +664,64 @@ func TestRegressSparseTakeOfNullItems(t *testing.T) {
 		t.Run(format, func(t *testing.T) {
 			bothWays(t, &corpus.RandCase{Seed: 115, Schema: schema, Batches: []arrow.RecordBatch{rec}, Format: format, Policy: "cost"})
 		})
+	}
+}
+
+// Found by the differential fuzzer (seed 101213): Lance 13 (LanceDB 0.40)
+// gives a fixed-width full-zip page with repetition but no def levels one
+// validity entry per row instead of per item, so a list of wide nullable
+// items whose first page had no null item and a later page had some failed
+// there ("Structural validity has 3 entries for an array with 4 values").
+// Such pages now carry the item band in 2.2.
+func TestZippedListPagesCountItemsForLance13(t *testing.T) {
+	fsb := &arrow.FixedSizeBinaryType{ByteWidth: 300}
+	fsl := arrow.FixedSizeListOf(96, arrow.PrimitiveTypes.Float32)
+	for _, item := range []arrow.DataType{fsb, fsl} {
+		for _, policy := range []string{"cost", "lance"} {
+			t.Run(item.String()+"/"+policy, func(t *testing.T) {
+				mem := memory.NewGoAllocator()
+				lt := arrow.ListOf(item)
+				lb := array.NewListBuilder(mem, item)
+				defer lb.Release()
+				appendItem := func(valid bool) {
+					switch vb := lb.ValueBuilder().(type) {
+					case *array.FixedSizeBinaryBuilder:
+						if valid {
+							vb.Append(bytes.Repeat([]byte{0xab}, 300))
+						} else {
+							vb.AppendNull()
+						}
+					case *array.FixedSizeListBuilder:
+						if !valid {
+							vb.AppendNull()
+							return
+						}
+						vb.Append(true)
+						for k := 0; k < 96; k++ {
+							vb.ValueBuilder().(*array.Float32Builder).Append(float32(k))
+						}
+					}
+				}
+				// A page each (PageBytes 1): two valid items, an empty
+				// list, then two null items.
+				lb.Append(true)
+				appendItem(true)
+				appendItem(true)
+				lb.Append(true)
+				lb.Append(true)
+				appendItem(false)
+				appendItem(false)
+				a := lb.NewArray()
+				defer a.Release()
+				schema := arrow.NewSchema([]arrow.Field{{Name: "c", Type: lt, Nullable: true}}, nil)
+				c := &corpus.RandCase{Schema: schema, Format: "2.2", Policy: policy, PageBytes: 1,
+					Batches: []arrow.RecordBatch{array.NewRecordBatch(schema, []arrow.Array{a}, int64(a.Len()))}}
+				pages := casePages(t, c)
+				if len(pages) < 2 || !strings.Contains(pages[0].Cell, "zipped") {
+					t.Fatalf("precondition: want a zipped first page among several, got %+v", pages)
+				}
+				bothWays(t, c)
+			})
+		}
 	}
 }

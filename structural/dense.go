@@ -101,3 +101,29 @@ func MaxVisibleDef(layers []Layer) int {
 	}
 	return m
 }
+
+// NullableLeaf returns d with its leaf item layer (Layers[0]) described as
+// NULLABLE_ITEM when it is ALL_VALID_ITEM: the item band is inserted at level
+// 1 and every other non-zero level moves up by one. d itself is not changed.
+//
+// Lance 13's reader needs this for fixed-width full-zip pages with
+// repetition: it gives such a page's unraveler the page's row count where
+// the item count belongs, and a page without def levels then contributes one
+// validity entry per row, not per item, whenever another page of the read
+// batch has null items ("Structural validity has 3 entries for an array with
+// 4 values"). With def levels the entries are counted from the levels.
+// Lance 14 counts items either way.
+func NullableLeaf(d Dense) Dense {
+	if len(d.Layers) == 0 || d.Layers[0] != AllValidItem {
+		return d
+	}
+	layers := append([]Layer{NullableItem}, d.Layers[1:]...)
+	def := make([]uint16, d.NumItems)
+	for i, v := range d.Def {
+		if v > 0 {
+			def[i] = v + 1
+		}
+	}
+	d.Layers, d.Def = layers, def
+	return d
+}

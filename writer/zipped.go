@@ -17,6 +17,11 @@ func (c *pageEnc) encodeZipped(d structural.Dense, pv pageValues, enc *encoded) 
 	if d.NumItems > 0xFFFFFFFF {
 		return fmt.Errorf("zipped page of %d items exceeds the u32 item count: %w", d.NumItems, ErrInvalidOption)
 	}
+	if fixedZip(pv.info.kind) && d.Rep != nil && c.leaf.Field.Nullable && !c.cfg.format.planarMetadata() {
+		// Readable by Lance 13 next to pages with null items (see
+		// structural.NullableLeaf).
+		d = structural.NullableLeaf(d)
+	}
 	br, bd := values.LevelWidths(d.Rep, d.Def)
 	if bd == 0 && d.Def != nil {
 		// Def levels that are all zero still have layers with bands (a
@@ -95,6 +100,9 @@ func (c *pageEnc) encodeZipped(d structural.Dense, pv pageValues, enc *encoded) 
 	}
 	return nil
 }
+
+// fixedZip reports whether values of kind are zipped as fixed-width records.
+func fixedZip(k leafKind) bool { return k != kindVarPacked && k != kindVariable }
 
 // zipRecords returns the record width in bytes and the concatenated value
 // records of a fixed-width zipped page (item validity bytes first for
