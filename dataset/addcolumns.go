@@ -2,7 +2,10 @@ package dataset
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"runtime"
+	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -41,26 +44,10 @@ func AddColumns(ctx context.Context, uri string, r array.RecordReader, opts ...O
 	if err != nil {
 		return nil, err
 	}
-	var results []BackfillResult
-	fail := func(err error) (*Dataset, error) {
+	results, err := writeTasks(ctx, plan, r, opts)
+	if err != nil {
 		_ = AbortBackfill(context.Background(), plan, results, opts...)
 		return nil, fmt.Errorf("add columns to %s: %w", uri, err)
-	}
-	src := &rowSplitter{src: r}
-	defer src.release()
-	for i := range plan.Tasks {
-		t := &plan.Tasks[i]
-		res, err := t.Write(ctx, src.next(int64(t.LiveRows)), opts...)
-		if err != nil {
-			return fail(err)
-		}
-		results = append(results, res)
-	}
-	if src.more() {
-		return fail(fmt.Errorf("more than the dataset's %d rows: %w", plan.rows(), ErrRowCount))
-	}
-	if err := src.err(); err != nil {
-		return fail(err)
 	}
 	d, err := CommitBackfill(ctx, plan, results, opts...)
 	if err != nil {
@@ -114,22 +101,31 @@ func addColumnsWriter(d *Dataset, s *arrow.Schema, o options) (*Writer, []*filep
 // rows (a null 768-d vector still takes 3 KiB in Arrow).
 const nullBatchRows = 16 << 10
 
-// writeNulls writes n rows of nulls to the current data file.
+// writeNulls writes n rows of nulls to the current data file, as slices
+// of one batch of nulls made once per writer (Arrow stores a null 768-d
+// vector as 3 KiB of zeros: making it per run would cost every null row).
 func (w *Writer) writeNulls(n int64) error {
 	for n > 0 {
 		k := min(n, nullBatchRows)
-		cols := make([]arrow.Array, w.schema.NumFields())
-		for i, f := range w.schema.Fields() {
-			cols[i] = array.MakeArrayOfNull(memory.DefaultAllocator, f.Type, int(k))
+		if w.nulls == nil || w.nulls.NumRows() < k {
+			if w.nulls != nil {
+				w.nulls.Release()
+			}
+			rows := min(nullBatchRows, max(k, 1024))
+			cols := make([]arrow.Array, w.schema.NumFields())
+			for i, f := range w.schema.Fields() {
+				cols[i] = array.MakeArrayOfNull(memory.DefaultAllocator, f.Type, int(rows))
+			}
+			w.nulls = array.NewRecordBatch(w.schema, cols, rows)
+			for _, c := range cols {
+				c.Release()
+			}
 		}
-		rec := array.NewRecordBatch(w.schema, cols, k)
-		for _, c := range cols {
-			c.Release()
-		}
+		rec := w.nulls.NewSlice(0, k)
 		err := w.cur.w.WriteBatch(rec)
 		rec.Release()
 		if err != nil {
-			return fmt.Errorf("data file %s: deleted rows: %w", w.cur.name, err)
+			return fmt.Errorf("data file %s: null rows: %w", w.cur.name, err)
 		}
 		w.cur.rows += k
 		n -= k
@@ -173,4 +169,118 @@ func shiftFieldIDs(fields []*filepb.Field, cols []format.Column, base int32) []i
 		leaves[i] = c.ID + base
 	}
 	return leaves
+}
+
+// writeTasks writes every task of plan from r, split by the tasks' live row
+// counts: r is read once, in order, by one goroutine that feeds each
+// fragment's share through a pipeReader to that fragment's writer, while up
+// to GOMAXPROCS fragments' files are written side by side (runTasks).
+func writeTasks(ctx context.Context, plan *BackfillPlan, r array.RecordReader, opts []Option) ([]BackfillResult, error) {
+	pipes := make([]*pipeReader, len(plan.Tasks))
+	for i := range pipes {
+		pipes[i] = newPipeReader(r.Schema())
+	}
+	fed := make(chan error, 1)
+	go func() { fed <- feedTasks(plan, r, pipes) }()
+	results, err := runTasks(ctx, plan, func(ctx context.Context, i int) (BackfillResult, error) {
+		p := pipes[i]
+		defer p.hangUp()
+		return plan.Tasks[i].Write(ctx, p, opts...)
+	})
+	for _, p := range pipes {
+		p.hangUp() // unblocks the feeder if a task stopped or never ran
+		p.Release()
+	}
+	if ferr := <-fed; err == nil {
+		err = ferr
+	}
+	return results, err
+}
+
+// feedTasks reads r in order and hands each task's live rows to its pipe;
+// every pipe is finished when it returns. It returns the source's error, or
+// ErrRowCount when r holds more rows than the plan.
+func feedTasks(plan *BackfillPlan, r array.RecordReader, pipes []*pipeReader) error {
+	src := &rowSplitter{src: r}
+	defer src.release()
+	next := 0
+	defer func() {
+		for _, p := range pipes[next:] {
+			p.finish(nil)
+		}
+	}()
+	for i, t := range plan.Tasks {
+		part := src.next(int64(t.LiveRows))
+		p := pipes[i]
+		for part.Next() {
+			rec := part.RecordBatch()
+			rec.Retain()
+			if !p.send(rec) {
+				part.Release()
+				p.finish(nil)
+				next = i + 1
+				return nil // the task stopped, and reports why
+			}
+		}
+		err := part.Err()
+		part.Release()
+		p.finish(err)
+		next = i + 1
+		if err != nil {
+			return err
+		}
+	}
+	if src.more() {
+		return fmt.Errorf("more than the dataset's %d rows: %w", plan.rows(), ErrRowCount)
+	}
+	return src.err()
+}
+
+// runTasks runs do for every task of plan, up to GOMAXPROCS side by side,
+// and returns the results of the tasks done (in task order) and the first
+// error in task order; a failure cancels the tasks not yet done.
+func runTasks(ctx context.Context, plan *BackfillPlan, do func(ctx context.Context, task int) (BackfillResult, error)) ([]BackfillResult, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	results := make([]BackfillResult, len(plan.Tasks))
+	errs := make([]error, len(plan.Tasks))
+	slots := make(chan struct{}, max(1, runtime.GOMAXPROCS(0)))
+	var wg sync.WaitGroup
+	for i := range plan.Tasks {
+		select {
+		case slots <- struct{}{}:
+		case <-ctx.Done():
+		}
+		if ctx.Err() != nil {
+			errs[i] = ctx.Err()
+			break
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-slots }()
+			results[i], errs[i] = do(ctx, i)
+			if errs[i] != nil {
+				cancel()
+			}
+		}()
+	}
+	wg.Wait()
+	var done []BackfillResult
+	var first error
+	for i, err := range errs {
+		if err != nil {
+			if first == nil || errors.Is(first, context.Canceled) && !errors.Is(err, context.Canceled) {
+				first = err
+			}
+			continue
+		}
+		if results[i].File.Path != "" {
+			done = append(done, results[i])
+		}
+	}
+	if first == nil && len(done) != len(plan.Tasks) {
+		first = ctx.Err()
+	}
+	return done, first
 }

@@ -61,6 +61,42 @@ func addReader(total, step int64) array.RecordReader {
 	return r
 }
 
+// requireRefused checks that a call failed with want and left the dataset
+// at uri at version 1 with the data files before.
+func requireRefused(t *testing.T, uri string, before map[string][]byte, err, want error) {
+	t.Helper()
+	if !errors.Is(err, want) {
+		t.Fatalf("error %v, want %v", err, want)
+	}
+	d, err := Open(context.Background(), uri)
+	if err != nil || d.Version() != 1 {
+		t.Fatalf("version %d %v", d.Version(), err)
+	}
+	if after := dataFiles(t, uri); len(after) != len(before) {
+		t.Fatalf("%d data files left, want %d", len(after), len(before))
+	}
+}
+
+var errSource = errors.New("the source failed")
+
+// failingReader yields after batches of its reader, then fails.
+type failingReader struct {
+	array.RecordReader
+	after int
+	err   error
+}
+
+func (f *failingReader) Next() bool {
+	if f.after == 0 {
+		f.err = errSource
+		return false
+	}
+	f.after--
+	return f.RecordReader.Next()
+}
+
+func (f *failingReader) Err() error { return f.err }
+
 func dataFiles(t *testing.T, uri string) map[string][]byte {
 	t.Helper()
 	names, err := filepath.Glob(filepath.Join(uri, dataDir, "*.lance"))
@@ -185,20 +221,14 @@ func TestDatasetAddColumnsErrors(t *testing.T) {
 		{"too few rows", addReader(999, 400), ErrRowCount},
 		{"too many rows", addReader(1001, 300), ErrRowCount},
 		{"no rows", addReader(0, 1), ErrRowCount},
+		// Fails while the third of the three fragments is fed, the first
+		// two being written or already written side by side.
+		{"source fails", &failingReader{RecordReader: addReader(1000, 100), after: 9}, errSource},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := AddColumns(ctx, uri, c.r)
-			if !errors.Is(err, c.want) {
-				t.Fatalf("error %v, want %v", err, c.want)
-			}
-			d, err := Open(ctx, uri)
-			if err != nil || d.Version() != 1 {
-				t.Fatalf("version %d %v", d.Version(), err)
-			}
-			if after := dataFiles(t, uri); len(after) != len(before) {
-				t.Fatalf("%d data files left, want %d", len(after), len(before))
-			}
+			requireRefused(t, uri, before, err, c.want)
 		})
 	}
 	if _, err := AddColumns(ctx, filepath.Join(t.TempDir(), "none"), addReader(1, 1)); !errors.Is(err, ErrNotFound) {

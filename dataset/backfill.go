@@ -143,6 +143,19 @@ func (t *BackfillTask) fragment() *tablepb.DataFragment {
 	return f
 }
 
+// Read returns a reader of the task's fragment at the plan's read version:
+// its live rows, deleted rows left out, in the order Write takes them, of
+// the named existing columns (every column when none is named), in batches
+// of at most batchRows rows (DefaultScanBatchRows when <= 0). A worker
+// computes the new columns from it. The caller releases the reader.
+func (t *BackfillTask) Read(ctx context.Context, batchRows int64, columns []string, opts ...Option) (*RecordReader, error) {
+	d, err := OpenVersion(ctx, t.URI, t.ReadVersion, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("fragment %d: %w", t.FragmentID, err)
+	}
+	return d.FragmentReader(ctx, t.FragmentID, batchRows, columns...)
+}
+
 // Write writes the task's fragment's new data file under the dataset's
 // data/ folder from r, which must yield exactly LiveRows rows of the new
 // columns (ErrRowCount otherwise), in the fragment's scan order; the
@@ -150,6 +163,15 @@ func (t *BackfillTask) fragment() *tablepb.DataFragment {
 // and the pages in flight. Nothing is committed; on error the file is
 // removed. Writer options (WithWriterOptions, storage options) apply.
 func (t *BackfillTask) Write(ctx context.Context, r array.RecordReader, opts ...Option) (BackfillResult, error) {
+	return t.writeFile(ctx, opts, func(s *arrow.Schema) error { return compatible(s, r.Schema()) },
+		func(w *Writer, del deletions, live int64) error { return w.writeLive(ctx, del, live, r) })
+}
+
+// writeFile writes the task's new data file: check vets the new columns'
+// schema, body writes the fragment's physical rows to the open file, given
+// the fragment's deletions and live row count. On error the file is
+// removed.
+func (t *BackfillTask) writeFile(ctx context.Context, opts []Option, check func(*arrow.Schema) error, body func(w *Writer, del deletions, live int64) error) (BackfillResult, error) {
 	o, root, err := locate(t.URI, opts)
 	if err != nil {
 		return BackfillResult{}, err
@@ -158,7 +180,7 @@ func (t *BackfillTask) Write(ctx context.Context, r array.RecordReader, opts ...
 	if err != nil {
 		return BackfillResult{}, err
 	}
-	if err := compatible(s, r.Schema()); err != nil {
+	if err := check(s); err != nil {
 		return BackfillResult{}, fmt.Errorf("fragment %d: %w", t.FragmentID, err)
 	}
 	w := &Writer{root: root, schema: s, opts: o, leafIDs: ids}
@@ -166,7 +188,30 @@ func (t *BackfillTask) Write(ctx context.Context, r array.RecordReader, opts ...
 		return BackfillResult{}, err
 	}
 	frag := t.fragment()
-	if err := w.writeFragment(ctx, frag, int64(t.LiveRows), r); err != nil {
+	err = func() error {
+		del, err := loadDeletions(ctx, w.root, frag)
+		if err != nil {
+			return err
+		}
+		live := int64(t.LiveRows)
+		if got := int64(frag.PhysicalRows) - int64(len(del)); got != live {
+			return fmt.Errorf("%d live rows, the task says %d: %w", got, live, ErrCorrupt)
+		}
+		if err := w.openFile(); err != nil {
+			return err
+		}
+		if err := body(w, del, live); err != nil {
+			return err
+		}
+		// Rows past the last written are null (deleted, or not given).
+		if n := int64(frag.PhysicalRows) - w.cur.rows; n > 0 {
+			if err := w.writeNulls(n); err != nil {
+				return err
+			}
+		}
+		return w.closeFile()
+	}()
+	if err != nil {
 		_ = w.Abort()
 		return BackfillResult{}, fmt.Errorf("fragment %d: %w", t.FragmentID, err)
 	}
@@ -175,20 +220,10 @@ func (t *BackfillTask) Write(ctx context.Context, r array.RecordReader, opts ...
 	return BackfillResult{FragmentID: t.FragmentID, File: fragmentFromProto(w.frags[0]).Files[0]}, nil
 }
 
-// writeFragment writes one data file of frag's physical rows: live rows
-// from r (exactly live of them), deleted rows as nulls.
-func (w *Writer) writeFragment(ctx context.Context, frag *tablepb.DataFragment, live int64, r array.RecordReader) error {
-	del, err := loadDeletions(ctx, w.root, frag)
-	if err != nil {
-		return err
-	}
-	if got := int64(frag.PhysicalRows) - int64(len(del)); got != live {
-		return fmt.Errorf("%d live rows, the task says %d: %w", got, live, ErrCorrupt)
-	}
-	if err := w.openFile(); err != nil {
-		return err
-	}
-	rows := int64(frag.PhysicalRows)
+// writeLive writes the fragment's live rows from r (exactly live of them),
+// its deleted rows as nulls.
+func (w *Writer) writeLive(ctx context.Context, del deletions, live int64, r array.RecordReader) error {
+	rows := live + int64(len(del))
 	// nulls writes the deleted rows at the file's current position.
 	nulls := func() error {
 		if n := del.deletedRun(w.cur.rows, rows); n > 0 {
@@ -215,18 +250,9 @@ func (w *Writer) writeFragment(ctx context.Context, frag *tablepb.DataFragment, 
 		for off := int64(0); off < rec.NumRows(); {
 			// The live run at the current position.
 			n := min(rec.NumRows()-off, del.nextDeleted(w.cur.rows, rows)-w.cur.rows)
-			part := rec.NewSlice(off, off+n)
-			if w.schema != part.Schema() {
-				p2 := array.NewRecordBatch(w.schema, part.Columns(), n)
-				part.Release()
-				part = p2
+			if err := w.writeRows(rec, off, off+n, 0); err != nil {
+				return err
 			}
-			err := w.cur.w.WriteBatch(part)
-			part.Release()
-			if err != nil {
-				return fmt.Errorf("data file %s: %w", w.cur.name, err)
-			}
-			w.cur.rows += n
 			off += n
 			if err := nulls(); err != nil {
 				return err
@@ -239,7 +265,25 @@ func (w *Writer) writeFragment(ctx context.Context, frag *tablepb.DataFragment, 
 	if got != live {
 		return fmt.Errorf("%d rows, the fragment has %d live rows: %w", got, live, ErrRowCount)
 	}
-	return w.closeFile()
+	return nil
+}
+
+// writeRows writes rows [i, j) of rec, its columns from skip on, to the
+// current file under the writer's schema.
+func (w *Writer) writeRows(rec arrow.RecordBatch, i, j int64, skip int) error {
+	part := rec.NewSlice(i, j)
+	if skip > 0 || w.schema != part.Schema() {
+		p2 := array.NewRecordBatch(w.schema, part.Columns()[skip:], j-i)
+		part.Release()
+		part = p2
+	}
+	err := w.cur.w.WriteBatch(part)
+	part.Release()
+	if err != nil {
+		return fmt.Errorf("data file %s: %w", w.cur.name, err)
+	}
+	w.cur.rows += j - i
+	return nil
 }
 
 // CommitBackfill commits the results of every task of plan as one Merge

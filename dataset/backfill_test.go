@@ -10,6 +10,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 )
 
 // backfillTable makes a dataset of rows rows in fragments of perFile rows.
@@ -239,5 +240,71 @@ func TestBackfillEmptyTable(t *testing.T) {
 	}
 	if d.Schema().NumFields() != testSchema.NumFields()+addSchema.NumFields() || d.CountRows() != 0 {
 		t.Fatalf("schema %s, %d rows", d.Schema(), d.CountRows())
+	}
+}
+
+// TestBackfillTaskRead: each worker reads its own fragment's column through
+// its task and writes a column computed from it; the commit reads back as
+// that function of every row. A fragment the version lacks is ErrNoFragment.
+func TestBackfillTaskRead(t *testing.T) {
+	ctx := context.Background()
+	uri := backfillTable(t, 1000, 300)
+	twice := arrow.NewSchema([]arrow.Field{{Name: "twice", Type: arrow.PrimitiveTypes.Int64}}, nil)
+	plan, err := PlanBackfill(ctx, uri, twice)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var results []BackfillResult
+	for _, task := range plan.Tasks {
+		in, err := task.Read(ctx, 64, []string{"id"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []arrow.RecordBatch
+		for in.Next() {
+			ids := in.RecordBatch().Column(0).(*array.Int64)
+			b := array.NewInt64Builder(memory.DefaultAllocator)
+			for _, v := range ids.Int64Values() {
+				b.Append(2 * v)
+			}
+			a := b.NewArray()
+			out = append(out, array.NewRecordBatch(twice, []arrow.Array{a}, int64(a.Len())))
+			a.Release()
+			b.Release()
+		}
+		if err := in.Err(); err != nil {
+			t.Fatal(err)
+		}
+		in.Release()
+		r, err := array.NewRecordReader(twice, out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := task.Write(ctx, r)
+		r.Release()
+		if err != nil {
+			t.Fatal(err)
+		}
+		results = append(results, res)
+	}
+	d, err := CommitBackfill(ctx, plan, results)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := d.ReadAll(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer got.Release()
+	ids, tw := got.Column(0).(*array.Int64), got.Column(5).(*array.Int64)
+	for i := 0; i < ids.Len(); i++ {
+		if tw.Value(i) != 2*ids.Value(i) {
+			t.Fatalf("row %d: twice %d, id %d", i, tw.Value(i), ids.Value(i))
+		}
+	}
+	bad := plan.Tasks[0]
+	bad.FragmentID = 99
+	if _, err := bad.Read(ctx, 0, nil); !errors.Is(err, ErrNoFragment) {
+		t.Fatalf("fragment 99: %v, want ErrNoFragment", err)
 	}
 }

@@ -8,6 +8,9 @@ var (
 	ErrConflict = errors.New("planar/dataset: commit conflict")
 	// ErrNotFound is wrapped when no dataset exists at the URI.
 	ErrNotFound = errors.New("planar/dataset: dataset not found")
+	// ErrNoFragment is wrapped when a version has no fragment of the
+	// asked id.
+	ErrNoFragment = errors.New("planar/dataset: no such fragment")
 	// ErrNoVersion is wrapped when the asked version does not exist.
 	ErrNoVersion = errors.New("planar/dataset: no such version")
 	// ErrExists is wrapped when Create finds a dataset already there.

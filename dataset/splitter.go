@@ -2,6 +2,7 @@ package dataset
 
 import (
 	"fmt"
+	"sync"
 	"sync/atomic"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -127,5 +128,91 @@ func (r *splitReader) Release() {
 	if r.refs.Add(-1) == 0 && r.cur != nil {
 		r.cur.Release()
 		r.cur = nil
+	}
+}
+
+// pipeReader is a record reader fed from another goroutine: AddColumns
+// reads the caller's reader in order and hands each fragment's share to
+// that fragment's writer through one, so fragments are written side by side
+// while the source is read once.
+type pipeReader struct {
+	refs   atomic.Int64
+	schema *arrow.Schema
+	ch     chan arrow.RecordBatch
+	done   chan struct{} // closed by the reading side when it stops
+	stop   sync.Once
+	end    sync.Once
+	err    error // the feeding side's error, set before ch is closed
+	cur    arrow.RecordBatch
+}
+
+func newPipeReader(schema *arrow.Schema) *pipeReader {
+	p := &pipeReader{schema: schema, ch: make(chan arrow.RecordBatch, 2), done: make(chan struct{})}
+	p.refs.Store(1)
+	return p
+}
+
+// send hands rec (retained by the caller) to the reader; false, with rec
+// released, when the reader has stopped.
+func (p *pipeReader) send(rec arrow.RecordBatch) bool {
+	select {
+	case p.ch <- rec:
+		return true
+	case <-p.done:
+		rec.Release()
+		return false
+	}
+}
+
+// finish ends the stream with err (nil: the end of the rows); later calls
+// do nothing.
+func (p *pipeReader) finish(err error) {
+	p.end.Do(func() {
+		p.err = err
+		close(p.ch)
+	})
+}
+
+// hangUp is called by the reading side when it stops: batches sent after
+// it are dropped, those already queued released. It returns once the
+// feeding side has finished the stream; it may be called more than once.
+func (p *pipeReader) hangUp() {
+	p.stop.Do(func() { close(p.done) })
+	for rec := range p.ch {
+		rec.Release()
+	}
+}
+
+func (p *pipeReader) Schema() *arrow.Schema { return p.schema }
+
+func (p *pipeReader) Next() bool {
+	if p.cur != nil {
+		p.cur.Release()
+		p.cur = nil
+	}
+	rec, ok := <-p.ch
+	if ok {
+		p.cur = rec
+	}
+	return ok
+}
+
+func (p *pipeReader) RecordBatch() arrow.RecordBatch { return p.cur }
+
+// Record is RecordBatch.
+//
+// Deprecated: use RecordBatch, as arrow-go does.
+func (p *pipeReader) Record() arrow.RecordBatch { return p.cur }
+
+// Err is the feeding side's error, once Next has returned false (the
+// close of the channel orders the write of err before this read).
+func (p *pipeReader) Err() error { return p.err }
+
+func (p *pipeReader) Retain() { p.refs.Add(1) }
+
+func (p *pipeReader) Release() {
+	if p.refs.Add(-1) == 0 && p.cur != nil {
+		p.cur.Release()
+		p.cur = nil
 	}
 }

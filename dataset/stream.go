@@ -11,6 +11,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/compute"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
+	"github.com/planarlance/planar/proto/tablepb"
 	"github.com/planarlance/planar/reader"
 )
 
@@ -28,6 +29,7 @@ type RecordReader struct {
 	schema  *arrow.Schema
 	proj    []topField
 	plans   []*fragPlan
+	first   int // the manifest index of plans[0]
 	batch   int64
 	frag    int // the next fragment to open
 	of      *openFragment
@@ -46,32 +48,66 @@ var _ array.RecordReader = (*RecordReader)(nil)
 // checked against the manifest first: a table that cannot be read is
 // refused here (ErrUnsupported, naming the feature), before any row.
 func (d *Dataset) NewRecordReader(ctx context.Context, batchRows int64, columns ...string) (*RecordReader, error) {
-	if batchRows <= 0 {
-		batchRows = DefaultScanBatchRows
-	}
-	schema := d.schema
-	proj := d.tops
-	if len(columns) > 0 {
-		fields := make([]arrow.Field, 0, len(columns))
-		proj = make([]topField, 0, len(columns))
-		for i, name := range columns {
-			k := d.schema.FieldIndices(name)
-			if len(k) != 1 || slices.Contains(columns[:i], name) {
-				return nil, fmt.Errorf("column %q: not a top-level column of the dataset, or named twice: %w", name, ErrInvalidOption)
-			}
-			fields = append(fields, d.schema.Field(k[0]))
-			proj = append(proj, d.tops[k[0]])
-		}
-		md := d.schema.Metadata()
-		schema = arrow.NewSchema(fields, &md)
+	schema, proj, err := d.projection(columns)
+	if err != nil {
+		return nil, err
 	}
 	plans, err := d.plan(proj)
 	if err != nil {
 		return nil, err
 	}
-	r := &RecordReader{ctx: ctx, d: d, schema: schema, proj: proj, plans: plans, batch: batchRows}
+	return d.newRecordReader(ctx, batchRows, schema, proj, plans, 0), nil
+}
+
+// FragmentReader returns a reader of the live rows of the fragment with the
+// given id, as NewRecordReader reads them (the same batches, columns and
+// checks): a backfill worker reads its fragment's input with it. An id not
+// in this version is ErrNoFragment.
+func (d *Dataset) FragmentReader(ctx context.Context, id uint64, batchRows int64, columns ...string) (*RecordReader, error) {
+	i := slices.IndexFunc(d.mf.m.Fragments, func(f *tablepb.DataFragment) bool { return f.Id == id })
+	if i < 0 {
+		return nil, fmt.Errorf("dataset %s version %d has no fragment %d: %w", d.root, d.mf.m.Version, id, ErrNoFragment)
+	}
+	schema, proj, err := d.projection(columns)
+	if err != nil {
+		return nil, err
+	}
+	p, err := planFragment(d.mf.m.Fragments[i], proj)
+	if err != nil {
+		return nil, fmt.Errorf("dataset %s version %d: %w", d.root, d.mf.m.Version, err)
+	}
+	return d.newRecordReader(ctx, batchRows, schema, proj, []*fragPlan{p}, i), nil
+}
+
+// projection returns the schema and fields of the named top-level columns
+// (all when none is named).
+func (d *Dataset) projection(columns []string) (*arrow.Schema, []topField, error) {
+	if len(columns) == 0 {
+		return d.schema, d.tops, nil
+	}
+	fields := make([]arrow.Field, 0, len(columns))
+	proj := make([]topField, 0, len(columns))
+	for i, name := range columns {
+		k := d.schema.FieldIndices(name)
+		if len(k) != 1 || slices.Contains(columns[:i], name) {
+			return nil, nil, fmt.Errorf("column %q: not a top-level column of the dataset, or named twice: %w", name, ErrInvalidOption)
+		}
+		fields = append(fields, d.schema.Field(k[0]))
+		proj = append(proj, d.tops[k[0]])
+	}
+	md := d.schema.Metadata()
+	return arrow.NewSchema(fields, &md), proj, nil
+}
+
+// newRecordReader reads plans, the plans of the manifest's fragments from
+// index first on.
+func (d *Dataset) newRecordReader(ctx context.Context, batchRows int64, schema *arrow.Schema, proj []topField, plans []*fragPlan, first int) *RecordReader {
+	if batchRows <= 0 {
+		batchRows = DefaultScanBatchRows
+	}
+	r := &RecordReader{ctx: ctx, d: d, schema: schema, proj: proj, plans: plans, first: first, batch: batchRows}
 	r.refs.Store(1)
-	return r, nil
+	return r
 }
 
 // Schema is the schema of the batches.
@@ -93,14 +129,14 @@ func (r *RecordReader) Next() bool {
 				return false
 			}
 			if err := r.open(r.frag); err != nil {
-				r.fail(fmt.Errorf("fragment %d: %w", r.d.mf.m.Fragments[r.frag].Id, err))
+				r.fail(fmt.Errorf("fragment %d: %w", r.d.mf.m.Fragments[r.first+r.frag].Id, err))
 				return false
 			}
 			r.frag++
 		}
 		rec, ok, err := r.read()
 		if err != nil {
-			r.fail(fmt.Errorf("fragment %d: %w", r.d.mf.m.Fragments[r.frag-1].Id, err))
+			r.fail(fmt.Errorf("fragment %d: %w", r.d.mf.m.Fragments[r.first+r.frag-1].Id, err))
 			return false
 		}
 		if !ok {

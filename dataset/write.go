@@ -35,6 +35,7 @@ type Writer struct {
 	opts     options
 
 	cur     *dataFile
+	nulls   arrow.RecordBatch // rows of nulls (writeNulls), released with the writer
 	frags   []*tablepb.DataFragment
 	written []string // data files written, for Abort
 	done    bool
@@ -307,6 +308,7 @@ func (w *Writer) closeFile() error {
 	df := w.cur
 	w.cur = nil
 	err := df.w.Close()
+	w.releaseNulls()
 	if err == nil {
 		err = df.out.Close()
 	} else {
@@ -331,6 +333,13 @@ func (w *Writer) closeFile() error {
 		PhysicalRows: uint64(df.rows),
 	})
 	return nil
+}
+
+func (w *Writer) releaseNulls() {
+	if w.nulls != nil {
+		w.nulls.Release()
+		w.nulls = nil
+	}
 }
 
 // Commit finishes the data files and commits them as the next version; it
@@ -440,6 +449,7 @@ func (w *Writer) Abort() error {
 		w.cur.out.Abort()
 		w.cur = nil
 	}
+	w.releaseNulls()
 	var first error
 	for _, name := range w.written {
 		if err := w.root.st.Delete(context.Background(), dataKey(name)); err != nil && first == nil {

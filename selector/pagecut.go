@@ -18,8 +18,8 @@ import (
 // per page touched).
 //
 // The choice, per batch of rows: the fewest stored bytes such that reading
-// the column costs at most MaxCutReadRatio times reading it dense (every
-// null row's payload inline, as Lance writes 2.2). Cutting the longest runs
+// the column so far costs at most MaxCutReadRatio times reading it dense
+// (every null row's payload inline, as Lance writes 2.2). Cutting the longest runs
 // first saves the most bytes per page added, so the cut runs are the
 // longest ones: every null run of at least some length.
 
@@ -52,38 +52,48 @@ func CutsNullRuns(rowBytes int, o Options) bool {
 	return o.Policy != PolicyLance && o.Structural == StructuralAuto && rowBytes >= MinNullRunPayload
 }
 
+// CutWork is the read work of a column's rows so far: Dense as if written
+// dense, Cut as cut (stored bytes plus PageReadWork a page). A column's
+// first batch starts from NewCutWork.
+type CutWork struct{ Dense, Cut float64 }
+
+// NewCutWork is the work of a column before its first row: one page.
+func NewCutWork() CutWork { return CutWork{Cut: PageReadWork} }
+
 // MinNullRun returns, for a batch of rows rows whose null runs have the
 // given lengths (in any order; it sorts them), the shortest null run that
-// gets a page of its own (math.MaxInt64: none). A cut run must at least
-// pay for the metadata of the pages it adds, and the cuts together keep
-// the read work within MaxCutReadRatio of the dense read.
-func MinNullRun(runs []int64, rows int64, rowBytes int, o Options) int64 {
-	if !CutsNullRuns(rowBytes, o) || len(runs) == 0 {
-		return math.MaxInt64
-	}
+// gets a page of its own (math.MaxInt64: none), and the column's read work
+// with the batch added. A cut run must at least pay for the metadata of the
+// pages it adds, and the cuts together keep the column's read work, from
+// its first row to this batch's last, within MaxCutReadRatio of its dense
+// read: so the choice depends on the rows, not on how they were split into
+// batches (a keyed backfill writes each null run as a batch of its own).
+func MinNullRun(runs []int64, rows int64, rowBytes int, o Options, so CutWork) (int64, CutWork) {
 	rb := float64(rowBytes)
 	dense := float64(rows) * rb
-	budget := MaxCutReadRatio * dense
-	slices.Sort(runs)
-	stored, pages := dense, 1.0
 	cut := int64(math.MaxInt64)
-	for i := len(runs) - 1; i >= 0; {
-		l := runs[i]
-		if float64(l)*rb < 2*PageMetaBytes {
-			break
+	stored, pages := dense, 0.0
+	if CutsNullRuns(rowBytes, o) && len(runs) > 0 {
+		budget := MaxCutReadRatio*(so.Dense+dense) - so.Cut
+		slices.Sort(runs)
+		for i := len(runs) - 1; i >= 0; {
+			l := runs[i]
+			if float64(l)*rb < 2*PageMetaBytes {
+				break
+			}
+			// Every run of length l, together.
+			j := i
+			for j >= 0 && runs[j] == l {
+				j--
+			}
+			k := float64(i - j)
+			s, p := stored-k*float64(l)*rb, pages+2*k
+			if s+p*PageReadWork > budget {
+				break
+			}
+			stored, pages, cut = s, p, l
+			i = j
 		}
-		// Every run of length l, together.
-		j := i
-		for j >= 0 && runs[j] == l {
-			j--
-		}
-		k := float64(i - j)
-		s, p := stored-k*float64(l)*rb, pages+2*k
-		if s+p*PageReadWork > budget {
-			break
-		}
-		stored, pages, cut = s, p, l
-		i = j
 	}
-	return cut
+	return cut, CutWork{Dense: so.Dense + dense, Cut: so.Cut + stored + pages*PageReadWork}
 }

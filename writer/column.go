@@ -104,6 +104,7 @@ type column struct {
 	// a page, of pendNullRows rows; nulls is the shared all-null block
 	// its arrays point to; spans and runs are scratch for a batch's runs.
 	nullRowBytes int
+	cutWork      selector.CutWork // the read work of the rows so far (selector.MinNullRun)
 	spans        []rowSpan
 	runs         []int64
 	pendNull     bool
@@ -151,6 +152,7 @@ func newColumn(leaf format.Column, top arrow.Field, ti int, path []structural.St
 		// A top-level column of wide fixed-width rows in 2.2: the
 		// selector says which null runs get pages of their own.
 		c.nullRowBytes = rb
+		c.cutWork = selector.NewCutWork()
 	}
 	if c.onePage && list {
 		// Lance 14 reads a structural FSL combined with a list only from
@@ -256,6 +258,27 @@ func coveredBits(d arrow.ArrayData, s, e int, full bool) int64 {
 	return bits
 }
 
+// settleNullCounts makes the null count of a and of every array inside it
+// known. Arrow counts an unknown one on first use and stores it in the
+// array's data, which pages encoded side by side share (the leaves of one
+// struct, a slice's children): counted here, on the writing goroutine, the
+// page jobs only read it.
+func settleNullCounts(a arrow.Array) {
+	a.NullN()
+	switch t := a.(type) {
+	case *array.Struct:
+		for i := 0; i < t.NumField(); i++ {
+			settleNullCounts(t.Field(i))
+		}
+	case array.ListLike:
+		settleNullCounts(t.ListValues())
+	case *array.Dictionary:
+		settleNullCounts(t.Dictionary())
+	case array.ExtensionArray:
+		settleNullCounts(t.Storage())
+	}
+}
+
 // nullRowPayload is the payload bytes a null row of a top-level leaf holds
 // in a dense page: its fixed width (0 for other kinds).
 func nullRowPayload(info leafInfo) int {
@@ -319,6 +342,7 @@ func (c *column) appendValid(a arrow.Array, w *Writer) error {
 		} else {
 			part = array.NewSlice(a, off, off+take)
 		}
+		settleNullCounts(part)
 		c.pending = append(c.pending, part)
 		c.pendBytes += bytesOf(take)
 		c.pendArrow += int64(math.Ceil(float64(arrowBytes) * float64(take) / float64(rows)))

@@ -76,6 +76,13 @@ func (c *column) appendRuns(a arrow.Array, w *Writer) error {
 	n := a.Len()
 	bitmap := a.NullBitmapBytes()
 	if a.NullN() == 0 || bitmap == nil {
+		_, c.cutWork = selector.MinNullRun(nil, int64(n), c.nullRowBytes, c.opts, c.cutWork)
+		// All valid: after the null page before it, if any.
+		if c.pendNull {
+			if err := c.flush(w); err != nil {
+				return err
+			}
+		}
 		return c.appendValid(a, w)
 	}
 	// The batch's runs, found once; the null runs' lengths for the
@@ -93,7 +100,8 @@ func (c *column) appendRuns(a arrow.Array, w *Writer) error {
 		}
 		i = j
 	}
-	minRun := selector.MinNullRun(c.runs, int64(n), c.nullRowBytes, c.opts)
+	var minRun int64
+	minRun, c.cutWork = selector.MinNullRun(c.runs, int64(n), c.nullRowBytes, c.opts, c.cutWork)
 	cut := func(s rowSpan) bool { return !s.valid && int64(s.end-s.start) >= minRun }
 	for k := 0; k < len(c.spans); {
 		s := c.spans[k]
@@ -150,6 +158,7 @@ func (c *column) appendNullRun(t arrow.DataType, rows int64, w *Writer) error {
 		} else {
 			part = array.NewSlice(block, 0, k)
 		}
+		settleNullCounts(part)
 		c.pending = append(c.pending, part)
 		c.pendNull = true
 		c.pendNullRows += k

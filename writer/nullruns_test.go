@@ -66,6 +66,9 @@ func TestNullRunPages(t *testing.T) {
 		{"null run over three batches", [][]int{{2, -3}, {-4000}, {-7, 1}}, []string{"v", "n", "v"}, []uint64{5, 4007, 1}},
 		{"all null", [][]int{{-5000}, {-5000}}, []string{"n"}, []uint64{10000}},
 		{"short runs stay inline under the read budget", [][]int{alternating}, []string{"v", "n"}, []uint64{999, 201}},
+		// A batch without nulls after a null page ends it (a keyed
+		// backfill writes its given rows and null runs as such batches).
+		{"all-valid batch between null batches", [][]int{{-500}, {1}, {-499}, {2}}, []string{"n", "v", "n", "v"}, []uint64{500, 1, 499, 2}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			var recs []arrow.RecordBatch
@@ -142,7 +145,7 @@ func TestMinNullRun(t *testing.T) {
 			}
 			return stored, stored + pages*selector.PageReadWork
 		}
-		got := selector.MinNullRun(slices.Clone(runs), rows, rb, o)
+		got, _ := selector.MinNullRun(slices.Clone(runs), rows, rb, o, selector.NewCutWork())
 		if got != math.MaxInt64 && float64(got)*float64(rb) < 2*selector.PageMetaBytes {
 			t.Fatalf("cut at %d rows of %d B: the run does not pay its pages", got, rb)
 		}
@@ -200,6 +203,45 @@ func TestNullRunRandom(t *testing.T) {
 		}
 		got.Release()
 		full.Release()
+	}
+}
+
+// TestNullRunCutsIgnoreBatching: the rows decide the cuts, not how they
+// arrive: 1% of 30,000 768-d vectors valid at random, written in one batch
+// and with every run a batch of its own (a keyed backfill's shape), store
+// within 2% of each other. (Per batch, a short run alone in its batch had no
+// read budget to be cut: 96.5x the bytes here.)
+func TestNullRunCutsIgnoreBatching(t *testing.T) {
+	const dim = 768
+	schema := arrow.NewSchema([]arrow.Field{{Name: "emb", Type: arrow.FixedSizeListOf(dim, arrow.PrimitiveTypes.Float32), Nullable: true}}, nil)
+	rng := rand.New(rand.NewSource(9))
+	var runs []int
+	for total := 0; total < 30000; {
+		gap := 1 + rng.Intn(200)
+		runs = append(runs, -gap, 1)
+		total += gap + 1
+	}
+	full := vectors(dim, runs...)
+	defer full.Release()
+	one := []arrow.RecordBatch{array.NewRecordBatch(schema, []arrow.Array{full}, int64(full.Len()))}
+	var each []arrow.RecordBatch
+	off := 0
+	for _, r := range runs {
+		n := max(r, -r)
+		s := array.NewSlice(full, int64(off), int64(off+n))
+		each = append(each, array.NewRecordBatch(schema, []arrow.Array{s}, int64(n)))
+		s.Release()
+		off += n
+	}
+	a := len(writeAll(t, schema, one, writer.WithFormat(writer.Format2_2)))
+	b := len(writeAll(t, schema, each, writer.WithFormat(writer.Format2_2)))
+	valid := len(runs) / 2 * dim * 4
+	t.Logf("one batch %d B, a batch a run %d B, valid payload %d B", a, b, valid)
+	if float64(b) > 1.02*float64(a) || float64(a) > 1.02*float64(b) {
+		t.Fatalf("one batch %d B, a batch a run %d B", a, b)
+	}
+	if float64(b) > 1.2*float64(valid) {
+		t.Fatalf("%d B for %d B of valid vectors", b, valid)
 	}
 }
 

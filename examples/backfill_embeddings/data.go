@@ -63,20 +63,56 @@ func (g batchGen) gen(schema *arrow.Schema, k int) (arrow.RecordBatch, []int64) 
 			v[j] = rng.Float32()*2 - 1
 		}
 	}
-	nulls := n - len(validRows)
+	return embeddingBatch(schema, ids, vals, validity, n-len(validRows)), validRows
+}
+
+// given returns the rows of batch k that have a vector (file row numbers,
+// which are also their ids) and their vectors back to back: the values gen
+// puts in those rows, drawn in the same order, without building the null
+// rows.
+func (g batchGen) given(k int) ([]int64, []float32) {
+	start, n := g.span(k)
+	rng := rand.New(rand.NewPCG(g.seed, uint64(k)))
+	var ids []int64
+	var vals []float32
+	for i := range n {
+		if rng.Float64() >= g.valid {
+			continue
+		}
+		ids = append(ids, int64(start+i))
+		for range dim {
+			vals = append(vals, rng.Float32()*2-1)
+		}
+	}
+	return ids, vals
+}
+
+// vectorsOf is a batch of schema (id, embedding) from ids and their vectors.
+func vectorsOf(schema *arrow.Schema, ids []int64, vals []float32) arrow.RecordBatch {
+	return embeddingBatch(schema, ids, vals, nil, 0)
+}
+
+// embeddingBatch is a batch of schema (id, embedding) over ids and the
+// vectors' values back to back (zeros under null rows), with the given
+// validity bitmap (nil: all valid) and null count.
+func embeddingBatch(schema *arrow.Schema, ids []int64, vals []float32, validity []byte, nulls int) arrow.RecordBatch {
+	n := len(ids)
+	var vb *memory.Buffer
+	if validity != nil {
+		vb = memory.NewBufferBytes(validity)
+	}
 	idData := array.NewData(arrow.PrimitiveTypes.Int64, n,
 		[]*memory.Buffer{nil, memory.NewBufferBytes(arrow.Int64Traits.CastToBytes(ids))}, nil, 0, 0)
 	valData := array.NewData(arrow.PrimitiveTypes.Float32, n*dim,
 		[]*memory.Buffer{nil, memory.NewBufferBytes(arrow.Float32Traits.CastToBytes(vals))}, nil, 0, 0)
-	embData := array.NewData(schema.Field(1).Type, n,
-		[]*memory.Buffer{memory.NewBufferBytes(validity)}, []arrow.ArrayData{valData}, nulls, 0)
+	embData := array.NewData(schema.Field(1).Type, n, []*memory.Buffer{vb}, []arrow.ArrayData{valData}, nulls, 0)
 	idArr, embArr := array.MakeFromData(idData), array.MakeFromData(embData)
 	idData.Release()
 	valData.Release()
 	embData.Release()
 	defer idArr.Release()
 	defer embArr.Release()
-	return array.NewRecordBatch(schema, []arrow.Array{idArr, embArr}, int64(n)), validRows
+	return array.NewRecordBatch(schema, []arrow.Array{idArr, embArr}, int64(n))
 }
 
 // arrowBytes is the size of a batch's Arrow buffers: the input the writer

@@ -37,6 +37,10 @@ type dsConfig struct {
 	python      string // the interpreter with pylance; "" makes planar create the dataset
 	noPython    string // why python is "" (printed)
 	out         string
+	// byKey gives only the rows that have a vector, with their ids
+	// (dataset.AddColumnsByKey); else every row's embedding, null or
+	// not, in scan order (dataset.AddColumns).
+	byKey bool
 }
 
 // textSchema is the table before the backfill; tableSchema after it.
@@ -91,6 +95,7 @@ type dsResult struct {
 	storage     string
 	versions    []versionSize
 	valid       []int64 // rows given a vector
+	call        string  // how the backfill was made
 	backfill    time.Duration
 	newFiles    map[string]int64 // the files the backfill added, by path under the dataset
 	backfillB   int64
@@ -162,16 +167,27 @@ func runDataset(ctx context.Context, cfg dsConfig, progress io.Writer) (*dsResul
 		return nil, err
 	}
 
-	fmt.Fprintln(progress, "backfilling the embedding column with dataset.AddColumns ...")
-	r := newEmbeddingReader(cfg.gen)
-	t0 = time.Now()
-	d2, err := dataset.AddColumns(ctx, res.uri, r)
-	res.backfill = time.Since(t0)
-	r.Release()
+	var d2 *dataset.Dataset
+	if cfg.byKey {
+		fmt.Fprintln(progress, "backfilling the embedding column with dataset.AddColumnsByKey ...")
+		r := newGivenReader(cfg.gen)
+		t0 = time.Now()
+		d2, err = dataset.AddColumnsByKey(ctx, res.uri, "id", r)
+		res.backfill = time.Since(t0)
+		r.Release()
+		res.valid, res.call = r.valid, "dataset.AddColumnsByKey, the given rows only"
+	} else {
+		fmt.Fprintln(progress, "backfilling the embedding column with dataset.AddColumns ...")
+		r := newEmbeddingReader(cfg.gen)
+		t0 = time.Now()
+		d2, err = dataset.AddColumns(ctx, res.uri, r)
+		res.backfill = time.Since(t0)
+		r.Release()
+		res.valid, res.call = r.valid, "dataset.AddColumns, every row in scan order"
+	}
 	if err != nil {
 		return nil, fmt.Errorf("add columns: %w", err)
 	}
-	res.valid = r.valid
 	if res.v2, err = listFiles(res.uri); err != nil {
 		return nil, err
 	}
@@ -292,26 +308,52 @@ func idArray(start, n int) arrow.Array {
 	return array.MakeFromData(d)
 }
 
-// embeddingReader streams the embedding column batch by batch: the
-// array.RecordReader AddColumns takes. It keeps the rows it gave a vector.
+// embeddingReader streams the backfill's input batch by batch, the
+// array.RecordReader AddColumns and AddColumnsByKey take: every row's
+// embedding (newEmbeddingReader) or only the rows that have one, with their
+// ids (newGivenReader). It keeps the rows it gave a vector.
 type embeddingReader struct {
 	refs   atomic.Int64
 	gen    batchGen
 	schema *arrow.Schema
+	batch  func(k int) (arrow.RecordBatch, []int64) // batch k and its rows with a vector
 	k      int
 	cur    arrow.RecordBatch
 	valid  []int64
 }
 
 func newEmbeddingReader(g batchGen) *embeddingReader {
-	r := &embeddingReader{gen: g, schema: arrow.NewSchema([]arrow.Field{baseSchema(nil).Field(1)}, nil)}
+	schema := arrow.NewSchema([]arrow.Field{baseSchema(nil).Field(1)}, nil)
+	return newReader(g, schema, func(k int) (arrow.RecordBatch, []int64) {
+		rec, vr := g.gen(baseSchema(nil), k)
+		defer rec.Release()
+		return array.NewRecordBatch(schema, []arrow.Array{rec.Column(1)}, rec.NumRows()), vr
+	})
+}
+
+// newGivenReader gives only the rows that have a vector, with their ids:
+// the same vectors as newEmbeddingReader's, without the null rows' zeros.
+func newGivenReader(g batchGen) *embeddingReader {
+	schema := baseSchema(nil)
+	return newReader(g, schema, func(k int) (arrow.RecordBatch, []int64) {
+		ids, vals := g.given(k)
+		return vectorsOf(schema, ids, vals), ids
+	})
+}
+
+func newReader(g batchGen, schema *arrow.Schema, batch func(int) (arrow.RecordBatch, []int64)) *embeddingReader {
+	r := &embeddingReader{gen: g, schema: schema, batch: batch}
 	r.refs.Store(1)
 	return r
 }
 
-func (r *embeddingReader) Retain()               { r.refs.Add(1) }
-func (r *embeddingReader) Schema() *arrow.Schema { return r.schema }
-func (r *embeddingReader) Err() error            { return nil }
+func (r *embeddingReader) Retain()                        { r.refs.Add(1) }
+func (r *embeddingReader) Schema() *arrow.Schema          { return r.schema }
+func (r *embeddingReader) Err() error                     { return nil }
+func (r *embeddingReader) RecordBatch() arrow.RecordBatch { return r.cur }
+
+// Record is RecordBatch (the interface still asks for it).
+func (r *embeddingReader) Record() arrow.RecordBatch { return r.cur }
 
 func (r *embeddingReader) Release() {
 	if r.refs.Add(-1) == 0 && r.cur != nil {
@@ -328,18 +370,12 @@ func (r *embeddingReader) Next() bool {
 	if r.k >= r.gen.numBatches() {
 		return false
 	}
-	rec, vr := r.gen.gen(baseSchema(nil), r.k)
+	rec, vr := r.batch(r.k)
 	r.k++
 	r.valid = append(r.valid, vr...)
-	r.cur = array.NewRecordBatch(r.schema, []arrow.Array{rec.Column(1)}, rec.NumRows())
-	rec.Release()
+	r.cur = rec
 	return true
 }
-
-func (r *embeddingReader) RecordBatch() arrow.RecordBatch { return r.cur }
-
-// Record is RecordBatch (the interface still asks for it).
-func (r *embeddingReader) Record() arrow.RecordBatch { return r.cur }
 
 // listFiles lists the files under dir with their sizes, by slash path
 // relative to dir.
@@ -535,7 +571,8 @@ func printDataset(w io.Writer, cfg dsConfig, res *dsResult) {
 			other += n
 		}
 	}
-	fmt.Fprintf(w, "\nbackfill (dataset.AddColumns, %d of %d rows with a 768-d vector): %s; wrote %s = %d data files %s + manifest %s + transaction %s",
+	fmt.Fprintf(w, "\nbackfill (%s; %d of %d rows with a 768-d vector): %s; wrote %s = %d data files %s + manifest %s + transaction %s",
+		res.call,
 		len(res.valid), cfg.gen.rows, secs(res.backfill), mb(res.backfillB), nData, mb(data), mb(manifest), mb(txn))
 	if other > 0 {
 		fmt.Fprintf(w, " + other %s", mb(other))

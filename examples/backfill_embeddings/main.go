@@ -115,6 +115,7 @@ func main() {
 	mode := flag.String("mode", "both", "files (lone Lance files), dataset (the LanceDB backfill) or both")
 	rowsPerFile := flag.Int("rows-per-file", 250_000, "dataset form: max rows per data file, for pylance and planar alike")
 	storage := flag.String("storage", dataset.StorageVersion2_2, "dataset form: data storage version, 2.2 (Lance's stable default, read by LanceDB 0.40) or 2.3 (planar's page layout with sparse cells; unstable in Lance 14, not read by LanceDB 0.40)")
+	byKey := flag.Bool("by-key", true, "dataset form: give only the rows with a vector, by id (dataset.AddColumnsByKey); false: every row's embedding, nulls too, in scan order (dataset.AddColumns)")
 	python := flag.String("python", "", "dataset form: python with pylance (default: $PLANAR_PYTHON, else interop/.venv/bin/python here or above; none: planar creates the dataset)")
 	flag.Parse()
 	if *storage != dataset.StorageVersion2_2 && *storage != dataset.StorageVersion2_3 {
@@ -152,7 +153,7 @@ func main() {
 			// them back so the dataset form's times do not pay for them.
 			debug.FreeOSMemory()
 		}
-		cfg := dsConfig{gen: gen, rowsPerFile: *rowsPerFile, storage: *storage, out: dir}
+		cfg := dsConfig{gen: gen, rowsPerFile: *rowsPerFile, storage: *storage, out: dir, byKey: *byKey}
 		py, version, err := "", "", error(nil)
 		if *python != "none" {
 			py, version, err = pyenv.Find(*python)

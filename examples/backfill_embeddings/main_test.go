@@ -130,7 +130,8 @@ func pythonOrSkip(t *testing.T) string {
 
 // TestDatasetForm runs the dataset form on a small table: pylance (or
 // planar) creates it in several fragments, AddColumns backfills the
-// embedding with batches that straddle the fragments, and the new version
+// embedding with batches that straddle the fragments (or AddColumnsByKey
+// with the rows that have a vector), and the new version
 // must hold the vectors where they were written, for planar and pylance.
 func TestDatasetForm(t *testing.T) {
 	for _, tc := range []struct {
@@ -138,13 +139,16 @@ func TestDatasetForm(t *testing.T) {
 		pylance bool
 		storage string
 		gen     batchGen
+		byKey   bool
 	}{
-		{"pylance 2.3", true, dataset.StorageVersion2_3, batchGen{rows: 5000, batch: 1500, valid: 0.01, seed: 4}},
-		{"pylance 2.2", true, dataset.StorageVersion2_2, batchGen{rows: 5000, batch: 1500, valid: 0.01, seed: 5}},
-		{"planar 2.3", false, dataset.StorageVersion2_3, batchGen{rows: 5000, batch: 2048, valid: 0.002, seed: 6}},
+		{"pylance 2.3", true, dataset.StorageVersion2_3, batchGen{rows: 5000, batch: 1500, valid: 0.01, seed: 4}, false},
+		{"pylance 2.2", true, dataset.StorageVersion2_2, batchGen{rows: 5000, batch: 1500, valid: 0.01, seed: 5}, false},
+		{"pylance 2.2 by key", true, dataset.StorageVersion2_2, batchGen{rows: 5000, batch: 1500, valid: 0.01, seed: 7}, true},
+		{"planar 2.3", false, dataset.StorageVersion2_3, batchGen{rows: 5000, batch: 2048, valid: 0.002, seed: 6}, false},
+		{"planar 2.2 by key", false, dataset.StorageVersion2_2, batchGen{rows: 5000, batch: 2048, valid: 0.002, seed: 8}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			cfg := dsConfig{gen: tc.gen, rowsPerFile: 2000, storage: tc.storage, out: t.TempDir(), noPython: "test without pylance"}
+			cfg := dsConfig{gen: tc.gen, rowsPerFile: 2000, storage: tc.storage, out: t.TempDir(), noPython: "test without pylance", byKey: tc.byKey}
 			if tc.pylance {
 				cfg.python = pythonOrSkip(t)
 			}
