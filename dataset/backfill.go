@@ -143,6 +143,13 @@ func (t *BackfillTask) fragment() *tablepb.DataFragment {
 	return f
 }
 
+// Schema is the schema of the new columns the task writes: the batches
+// Write takes (WriteAt's follow its OffsetColumn).
+func (t *BackfillTask) Schema() (*arrow.Schema, error) {
+	s, _, err := t.schema()
+	return s, err
+}
+
 // Read returns a reader of the task's fragment at the plan's read version:
 // its live rows, deleted rows left out, in the order Write takes them, of
 // the named existing columns (every column when none is named), in batches

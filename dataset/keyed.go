@@ -342,6 +342,20 @@ func (g *givenRows) release() {
 	}
 }
 
+// KeyOf is row i of a key column of a keyed backfill, as the given keys
+// are compared: int64 for integer columns, string for string and binary
+// columns. Other types are ErrInvalidOption.
+func KeyOf(a arrow.Array, i int) (any, error) {
+	if v, ok := intKey(a, i); ok {
+		return v, nil
+	}
+	switch a.DataType().ID() {
+	case arrow.STRING, arrow.LARGE_STRING, arrow.BINARY, arrow.LARGE_BINARY:
+		return keyString(a, i), nil
+	}
+	return nil, fmt.Errorf("a %s key column: keys are integers or strings: %w", a.DataType(), ErrInvalidOption)
+}
+
 // keyString is row i of a string or binary key column.
 func keyString(a arrow.Array, i int) string {
 	switch k := a.(type) {
@@ -357,7 +371,8 @@ func keyString(a arrow.Array, i int) string {
 	return ""
 }
 
-// intKey is row i of an integer key column; false for other types.
+// intKey is row i of an integer key column; false for other types. A
+// uint64 beyond int64 wraps, as it does in every use of it here (equality).
 func intKey(a arrow.Array, i int) (int64, bool) {
 	switch k := a.(type) {
 	case *array.Int64:
