@@ -30,18 +30,40 @@
 // LanceDataset.commit accepts the fragments WriteFragments writes.
 //
 // A backfill can also run on many workers: PlanBackfill returns one task
-// per fragment (JSON-serializable, self-contained), BackfillTask.Write
-// writes one fragment's new data file from that fragment's live rows on
-// any machine, and CommitBackfill commits every task's result as one Merge,
-// refusing a partial set; a retried CommitBackfill returns the version it
-// already made. In one process:
+// per fragment (JSON-serializable, self-contained, about 230 bytes),
+// BackfillTask.Read reads that fragment's live rows at the plan's version,
+// BackfillTask.Write writes its new data file on any machine, and
+// CommitBackfill commits every task's result (JSON, about 190 bytes) as one
+// Merge, refusing a partial set; a retried CommitBackfill returns the
+// version it already made. A worker pool in one process:
 //
 //	plan, _ := dataset.PlanBackfill(ctx, uri, newColumns)
 //	results := make([]dataset.BackfillResult, len(plan.Tasks))
-//	for i, t := range plan.Tasks { // or one goroutine, pod or job per task
-//		results[i], _ = t.Write(ctx, readerOfFragment(t))
+//	var wg sync.WaitGroup
+//	for i, t := range plan.Tasks {
+//		wg.Go(func() {
+//			in, _ := t.Read(ctx, 0, []string{"text"})
+//			defer in.Release()
+//			results[i], _ = t.Write(ctx, embed(in)) // embed: a reader of the new columns
+//		})
 //	}
+//	wg.Wait()
 //	ds, _ := dataset.CommitBackfill(ctx, plan, results)
+//
+// A Kubernetes indexed job does the same with one task a pod: the planner
+// writes the plan's JSON where the pods read it (a ConfigMap, the object
+// store); pod $JOB_COMPLETION_INDEX unmarshals plan.Tasks[index], runs the
+// two middle lines and stores its result's JSON under its index; once the
+// job completes, one process reads the results and calls CommitBackfill.
+// The module github.com/planarlance/planar/beam runs the same pieces on
+// Apache Beam.
+//
+// A keyed backfill attaches values given for some keys ("vectors for these
+// ids"): AddColumnsByKey in one process; BackfillTask.WriteAt on workers,
+// which write only the given rows at their live offsets (found with Read of
+// the key column) and nulls elsewhere, in time proportional to the given
+// rows. Keys given twice or found in no row are typed errors before the
+// commit.
 //
 // AddColumns backfills new columns as pylance's add_columns does: each
 // fragment gets one more data file holding only the new fields, the old
