@@ -11,6 +11,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/planarlance/planar/writer"
 )
@@ -419,4 +420,61 @@ func appendRows(t *testing.T, uri string, rec arrow.RecordBatch) *Dataset {
 		t.Fatal(err)
 	}
 	return d
+}
+
+// TestWriterSurvivesABadBatch: a batch the file writer refuses (a null in
+// the non-nullable id, or a wrong type) is refused whole with nothing of it
+// written, and the writer goes on: the commit holds exactly the good
+// batches, also when the bad one would have spanned two files.
+func TestWriterSurvivesABadBatch(t *testing.T) {
+	ctx := context.Background()
+	uri := filepath.Join(t.TempDir(), "ds")
+	w, err := Create(ctx, uri, testSchema, WithMaxRowsPerFile(150))
+	if err != nil {
+		t.Fatal(err)
+	}
+	good1, good2 := testBatch(0, 100), testBatch(100, 100)
+	defer good1.Release()
+	defer good2.Release()
+	bad := testBatch(1000, 100) // spans the first file's end
+	defer bad.Release()
+	ib := array.NewInt64Builder(memory.DefaultAllocator)
+	for i := range 100 {
+		if i == 70 {
+			ib.AppendNull()
+		} else {
+			ib.Append(int64(1000 + i))
+		}
+	}
+	ids := ib.NewArray()
+	cols := append([]arrow.Array{ids}, bad.Columns()[1:]...)
+	badRec := array.NewRecordBatch(testSchema, cols, 100)
+	defer badRec.Release()
+	if err := w.Write(good1); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Write(badRec); !errors.Is(err, writer.ErrInvalidBatch) {
+		t.Fatalf("bad batch: %v, want ErrInvalidBatch", err)
+	}
+	if err := w.Write(good2); err != nil {
+		t.Fatalf("a good batch after a bad one: %v", err)
+	}
+	d, err := w.Commit(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := d.ReadAll(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer got.Release()
+	want, _ := concatRecords(testSchema, []arrow.RecordBatch{good1, good2})
+	defer want.Release()
+	if !array.RecordEqual(got, want) {
+		t.Fatalf("committed %d rows, want the 200 good ones", got.NumRows())
+	}
+	tmp, _ := filepath.Glob(filepath.Join(uri, "data", "*tmp*"))
+	if len(tmp) != 0 {
+		t.Fatalf("left behind: %v", tmp)
+	}
 }

@@ -233,7 +233,12 @@ func (w *Writer) ReadVersion() uint64 {
 func (w *Writer) Schema() *arrow.Schema { return w.schema }
 
 // Write adds a batch. Data files are cut at the configured rows and bytes
-// per file; a batch may span two files.
+// per file; a batch may span two files. A batch that does not fit the
+// schema, or that the file writer refuses (writer.ErrInvalidBatch: a null
+// in a non-nullable field, bad offsets or UTF-8, ...), is refused whole
+// with nothing of it written, and the writer stays usable: the commit holds
+// exactly the batches Write accepted. Any other error (the store failing)
+// ends the writer: later calls return it, and Abort removes its files.
 func (w *Writer) Write(rec arrow.RecordBatch) error {
 	if w.done {
 		return ErrClosed
@@ -250,6 +255,11 @@ func (w *Writer) Write(rec arrow.RecordBatch) error {
 		rec.Retain()
 	}
 	defer rec.Release()
+	// A bad batch is refused whole, before any of it is written; the
+	// writer stays usable.
+	if err := writer.CheckBatch(w.schema, rec); err != nil {
+		return err
+	}
 	for off := int64(0); off < rec.NumRows(); {
 		if w.cur == nil {
 			if err := w.openFile(); err != nil {
@@ -266,7 +276,11 @@ func (w *Writer) Write(rec arrow.RecordBatch) error {
 			part.Release()
 		}
 		if err != nil {
-			return w.fail(fmt.Errorf("data file %s: %w", w.cur.name, err))
+			err = fmt.Errorf("data file %s: %w", w.cur.name, err)
+			if off == 0 && errors.Is(err, writer.ErrInvalidBatch) {
+				return err // refused whole by the file writer, which stays usable
+			}
+			return w.fail(err)
 		}
 		w.cur.rows += n
 		off += n

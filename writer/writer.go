@@ -208,51 +208,19 @@ func (w *Writer) WriteBatch(rec arrow.RecordBatch) error {
 	if err := w.usable(); err != nil {
 		return err
 	}
-	if rec == nil {
-		return ErrNilRecord
-	}
-	if !rec.Schema().Equal(w.schema) {
-		return fmt.Errorf("got %s, want %s: %w", rec.Schema(), w.schema, ErrSchemaMismatch)
+	if err := checkRecord(w.schema, rec); err != nil {
+		return err
 	}
 	n := rec.NumRows()
 	cols := rec.Columns()
-	if len(cols) != len(w.schema.Fields()) {
-		return fmt.Errorf("batch has %d columns, schema %d: %w", len(cols), len(w.schema.Fields()), ErrInvalidBatch)
-	}
-	// Validated columns; a column whose null counts had to be normalized
-	// is a new array, released when the batch is buffered.
-	var own []arrow.Array
+	checked, own, err := checkColumns(w.schema, cols, n, &w.dicts)
 	defer func() {
 		for _, a := range own {
 			a.Release()
 		}
 	}()
-	var checked []arrow.Array
-	for i, a := range cols {
-		f := w.schema.Field(i)
-		if isNil(a) {
-			return fmt.Errorf("column %q: nil array: %w", f.Name, ErrInvalidBatch)
-		}
-		if int64(a.Len()) != n {
-			return fmt.Errorf("column %q has %d rows, batch %d: %w", f.Name, a.Len(), n, ErrInvalidBatch)
-		}
-		if d := a.Data(); !arrow.TypeEqual(a.DataType(), f.Type) || !isNil(d) && !arrow.TypeEqual(d.DataType(), f.Type) {
-			return fmt.Errorf("column %q holds %s, schema %s: %w", f.Name, a.DataType(), f.Type, ErrInvalidBatch)
-		}
-		va, err := validateColumn(a, f, &w.dicts)
-		if err != nil {
-			return err
-		}
-		if va != a {
-			if checked == nil {
-				checked = slices.Clone(cols)
-			}
-			checked[i] = va
-			own = append(own, va)
-		}
-	}
-	if checked == nil {
-		checked = cols
+	if err != nil {
+		return err
 	}
 	fresh := make([][]string, len(w.cols))
 	for i, c := range w.cols {
@@ -288,6 +256,70 @@ func (w *Writer) WriteBatch(rec arrow.RecordBatch) error {
 	}
 	w.rows += n
 	return nil
+}
+
+// CheckBatch runs WriteBatch's checks of rec's columns against schema (the
+// schema, lengths, types, offsets, UTF-8, non-nullable fields) without a
+// writer: what passes is written by a Writer of that schema, apart from the
+// checks that depend on what the file already holds (dictionary keys
+// outgrowing their type across batches) and packed-struct nulls. A bad
+// batch is ErrInvalidBatch (or ErrSchemaMismatch) naming the column.
+func CheckBatch(schema *arrow.Schema, rec arrow.RecordBatch) error {
+	if err := checkRecord(schema, rec); err != nil {
+		return err
+	}
+	_, own, err := checkColumns(schema, rec.Columns(), rec.NumRows(), &dictCache{})
+	for _, a := range own {
+		a.Release()
+	}
+	return err
+}
+
+// checkRecord checks that rec is a batch of schema.
+func checkRecord(schema *arrow.Schema, rec arrow.RecordBatch) error {
+	if rec == nil {
+		return ErrNilRecord
+	}
+	if !rec.Schema().Equal(schema) {
+		return fmt.Errorf("got %s, want %s: %w", rec.Schema(), schema, ErrSchemaMismatch)
+	}
+	return nil
+}
+
+// checkColumns validates a batch's columns; checked are the columns to
+// write (new arrays in own where null counts were normalized; the caller
+// releases own).
+func checkColumns(schema *arrow.Schema, cols []arrow.Array, n int64, dicts *dictCache) (checked, own []arrow.Array, err error) {
+	if len(cols) != len(schema.Fields()) {
+		return nil, nil, fmt.Errorf("batch has %d columns, schema %d: %w", len(cols), len(schema.Fields()), ErrInvalidBatch)
+	}
+	for i, a := range cols {
+		f := schema.Field(i)
+		if isNil(a) {
+			return nil, own, fmt.Errorf("column %q: nil array: %w", f.Name, ErrInvalidBatch)
+		}
+		if int64(a.Len()) != n {
+			return nil, own, fmt.Errorf("column %q has %d rows, batch %d: %w", f.Name, a.Len(), n, ErrInvalidBatch)
+		}
+		if d := a.Data(); !arrow.TypeEqual(a.DataType(), f.Type) || !isNil(d) && !arrow.TypeEqual(d.DataType(), f.Type) {
+			return nil, own, fmt.Errorf("column %q holds %s, schema %s: %w", f.Name, a.DataType(), f.Type, ErrInvalidBatch)
+		}
+		va, err := validateColumn(a, f, dicts)
+		if err != nil {
+			return nil, own, err
+		}
+		if va != a {
+			if checked == nil {
+				checked = slices.Clone(cols)
+			}
+			checked[i] = va
+			own = append(own, va)
+		}
+	}
+	if checked == nil {
+		checked = cols
+	}
+	return checked, own, nil
 }
 
 func (w *Writer) usable() error {
