@@ -94,17 +94,56 @@ func (f FragmentMetadata) MarshalJSON() ([]byte, error) {
 		j.DeletionFile = b
 	}
 	for i, d := range f.Files {
-		jd := jsonDataFile{
-			Fields: nonNil(d.Fields), ColumnIndices: nonNil(d.ColumnIndices),
-			FileMajorVersion: d.FileMajorVersion, FileMinorVersion: d.FileMinorVersion, Path: d.Path,
-		}
-		if d.FileSizeBytes != 0 {
-			n := d.FileSizeBytes
-			jd.FileSizeBytes = &n
-		}
-		j.Files[i] = jd
+		j.Files[i] = d.toJSON()
 	}
 	return json.Marshal(j)
+}
+
+// MarshalJSON writes the data file as pylance's DataFile (the entries of
+// FragmentMetadata.to_json's "files"; lance.fragment.DataFile takes the same
+// values), so a BackfillResult's file is what pylance's
+// LanceOperation.Merge is given.
+func (d DataFile) MarshalJSON() ([]byte, error) { return json.Marshal(d.toJSON()) }
+
+// UnmarshalJSON reads pylance's form of a data file. A data file in another
+// base path is ErrUnsupported.
+func (d *DataFile) UnmarshalJSON(b []byte) error {
+	var j jsonDataFile
+	if err := json.Unmarshal(b, &j); err != nil {
+		return fmt.Errorf("data file: %v: %w", err, ErrCorrupt)
+	}
+	out, err := j.dataFile()
+	if err != nil {
+		return err
+	}
+	*d = out
+	return nil
+}
+
+func (d DataFile) toJSON() jsonDataFile {
+	jd := jsonDataFile{
+		Fields: nonNil(d.Fields), ColumnIndices: nonNil(d.ColumnIndices),
+		FileMajorVersion: d.FileMajorVersion, FileMinorVersion: d.FileMinorVersion, Path: d.Path,
+	}
+	if d.FileSizeBytes != 0 {
+		n := d.FileSizeBytes
+		jd.FileSizeBytes = &n
+	}
+	return jd
+}
+
+func (j jsonDataFile) dataFile() (DataFile, error) {
+	if j.BaseID != nil {
+		return DataFile{}, fmt.Errorf("data file %s in base path %d: %w", j.Path, *j.BaseID, ErrUnsupported)
+	}
+	d := DataFile{
+		Path: j.Path, Fields: j.Fields, ColumnIndices: j.ColumnIndices,
+		FileMajorVersion: j.FileMajorVersion, FileMinorVersion: j.FileMinorVersion,
+	}
+	if j.FileSizeBytes != nil {
+		d.FileSizeBytes = *j.FileSizeBytes
+	}
+	return d, nil
 }
 
 func nonNil(s []int32) []int32 {
@@ -127,16 +166,11 @@ func (f *FragmentMetadata) UnmarshalJSON(b []byte) error {
 	}
 	out := FragmentMetadata{ID: j.ID, PhysicalRows: j.PhysicalRows, Files: make([]DataFile, len(j.Files))}
 	for i, d := range j.Files {
-		if d.BaseID != nil {
-			return fmt.Errorf("fragment %d: data file %s in base path %d: %w", j.ID, d.Path, *d.BaseID, ErrUnsupported)
+		df, err := d.dataFile()
+		if err != nil {
+			return fmt.Errorf("fragment %d: %w", j.ID, err)
 		}
-		out.Files[i] = DataFile{
-			Path: d.Path, Fields: d.Fields, ColumnIndices: d.ColumnIndices,
-			FileMajorVersion: d.FileMajorVersion, FileMinorVersion: d.FileMinorVersion,
-		}
-		if d.FileSizeBytes != nil {
-			out.Files[i].FileSizeBytes = *d.FileSizeBytes
-		}
+		out.Files[i] = df
 	}
 	*f = out
 	return nil

@@ -1,9 +1,13 @@
 package interop
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"testing"
 
@@ -155,5 +159,97 @@ func TestDatasetAddColumns(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// pyMerge commits planar's backfill results with pylance's own
+// LanceOperation.Merge: each fragment of the plan's read version gains the
+// result's data file, and the schema gains the new fields.
+const pyMerge = `
+import json, sys
+import lance, pyarrow as pa
+from lance.fragment import DataFile
+uri, read_version, results = sys.argv[1], int(sys.argv[2]), json.load(open(sys.argv[3]))
+ds = lance.dataset(uri, version=read_version)
+by_frag = {r["fragment_id"]: r["file"] for r in results}
+frags = []
+for f in ds.get_fragments():
+    m = f.metadata
+    r = by_frag[m.id]
+    m.files.append(DataFile(r["path"], r["fields"], r["column_indices"], r["file_major_version"], r["file_minor_version"], r["file_size_bytes"]))
+    frags.append(m)
+new = pa.schema([pa.field("vec", pa.list_(pa.float32(), 8)), pa.field("note", pa.string())])
+schema = pa.schema(list(ds.schema) + list(new))
+op = lance.LanceOperation.Merge(frags, schema, preserves_nullability=True)
+d = lance.LanceDataset.commit(uri, op, read_version=read_version)
+d.validate()
+print(json.dumps({"version": d.version}))
+`
+
+// TestPylanceCommitsPlanarBackfill: planar plans and writes a backfill's
+// files, pylance commits them with its own LanceOperation.Merge, and both
+// read the new version as the data written.
+func TestPylanceCommitsPlanarBackfill(t *testing.T) {
+	py := python(t)
+	ctx := context.Background()
+	dir := t.TempDir()
+	uri := filepath.Join(dir, "ds")
+	head := filepath.Join(dir, "head.arrow")
+	writeDatasetIPC(t, head, [2]int64{0, 3000})
+	pyDataset(t, py, "create", uri, head, lds.StorageVersion2_2)
+	tail := filepath.Join(dir, "tail.arrow")
+	writeDatasetIPC(t, tail, [2]int64{3000, 1000})
+	pyDataset(t, py, "append", uri, tail)
+	plan, err := lds.PlanBackfill(ctx, uri, dsAddSchema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var results []lds.BackfillResult
+	start := int64(0)
+	for _, task := range plan.Tasks {
+		rec := dsAddBatch(start, int64(task.LiveRows))
+		r, _ := array.NewRecordReader(dsAddSchema, []arrow.RecordBatch{rec})
+		rec.Release()
+		res, err := task.Write(ctx, r)
+		r.Release()
+		if err != nil {
+			t.Fatal(err)
+		}
+		results = append(results, res)
+		start += int64(task.LiveRows)
+	}
+	rf := filepath.Join(dir, "results.json")
+	b, _ := json.Marshal(results)
+	if err := os.WriteFile(rf, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(py, "-c", pyMerge, uri, fmt.Sprint(plan.ReadVersion), rf).CombinedOutput()
+	if err != nil {
+		t.Fatalf("pylance Merge of planar's files: %v\n%s", err, out)
+	}
+	t.Logf("pylance: %s", bytes.TrimSpace(out))
+	wide := filepath.Join(dir, "wide.arrow")
+	writeWideIPC(t, wide, start)
+	pyDataset(t, py, "check", uri, wide, "3")
+	d, err := lds.Open(ctx, uri)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := d.ReadAll(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer got.Release()
+	want := dsWideBatch(0, start)
+	defer want.Release()
+	for c := range int(want.NumCols()) {
+		if !array.Equal(got.Column(c), want.Column(c)) {
+			t.Fatalf("planar reads column %s of pylance's Merge differently", want.ColumnName(c))
+		}
+	}
+	// CommitBackfill of the same plan now finds pylance's version newer:
+	// a conflict, nothing committed twice.
+	if _, err := lds.CommitBackfill(ctx, plan, results); !errors.Is(err, lds.ErrConflict) {
+		t.Fatalf("planar's commit after pylance's: %v, want ErrConflict", err)
 	}
 }
