@@ -3,6 +3,7 @@ package interop
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -17,6 +18,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	lds "github.com/planarlance/planar/dataset"
+	"github.com/planarlance/planar/writer"
 )
 
 // dsSchema has flat, nested and vector columns (a nullable fsl<f32,8>).
@@ -570,4 +572,51 @@ func killedWriterChild(uri string) {
 			os.Exit(2)
 		}
 	}
+}
+
+// TestDatasetWriterSurvivesABadBatch: a batch the writer refuses (invalid
+// UTF-8 in a string column, here one that would span two files) between
+// good ones leaves the writer usable; pylance reads exactly the good rows
+// of the commit.
+func TestDatasetWriterSurvivesABadBatch(t *testing.T) {
+	py := python(t)
+	ctx := context.Background()
+	dir := t.TempDir()
+	uri := filepath.Join(dir, "ds")
+	w, err := lds.Create(ctx, uri, dsSchema, lds.WithMaxRowsPerFile(700))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for at := int64(0); at < 600; at += 300 {
+		rec := dsBatch(at, 300)
+		if err := w.Write(rec); err != nil {
+			t.Fatal(err)
+		}
+		rec.Release()
+	}
+	bad := dsBatch(5000, 300)
+	sb := array.NewStringBuilder(memory.DefaultAllocator)
+	for i := range 300 {
+		if i == 200 {
+			sb.Append("\xff\xfe")
+		} else {
+			sb.Append(fmt.Sprintf("bad-%d", i))
+		}
+	}
+	names := sb.NewArray()
+	cols := append([]arrow.Array{bad.Column(0), names}, bad.Columns()[2:]...)
+	badRec := array.NewRecordBatch(dsSchema, cols, 300)
+	if err := w.Write(badRec); !errors.Is(err, writer.ErrInvalidBatch) {
+		t.Fatalf("a batch with invalid UTF-8: %v, want writer.ErrInvalidBatch", err)
+	}
+	badRec.Release()
+	bad.Release()
+	names.Release()
+	d := planarWrite(t, w, 600, 400, 200)
+	if d.CountRows() != 1000 {
+		t.Fatalf("%d rows committed, want the 1000 good ones", d.CountRows())
+	}
+	want := filepath.Join(dir, "want.arrow")
+	writeDatasetIPC(t, want, [2]int64{0, 1000})
+	pyDataset(t, py, "check", uri, want, fmt.Sprint(d.Version()))
 }
