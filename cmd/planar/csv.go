@@ -52,16 +52,33 @@ func csvTypeNames() string {
 	return strings.Join(names, ", ")
 }
 
-// parseCSVSchema parses "id:int64,name:string".
+// pyarrowNulls are the values pyarrow's CSV reader reads as null in
+// non-string columns by default (ConvertOptions().null_values of pyarrow
+// 23): R and pandas write NA, spreadsheets #N/A, databases NULL.
+var pyarrowNulls = []string{"", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan", "1.#IND", "1.#QNAN", "N/A", "NA", "NULL", "NaN", "n/a", "nan", "null"}
+
+// timeUnits are the units --schema accepts in timestamp[unit].
+var timeUnits = map[string]arrow.TimeUnit{"s": arrow.Second, "ms": arrow.Millisecond, "us": arrow.Microsecond, "ns": arrow.Nanosecond}
+
+// parseCSVSchema parses "id:int64 not null,name:string,t:timestamp[ms]".
 func parseCSVSchema(s string) (*arrow.Schema, error) {
 	var fields []arrow.Field
 	for _, part := range strings.Split(s, ",") {
 		name, typ, ok := strings.Cut(strings.TrimSpace(part), ":")
-		dt, known := csvTypes[strings.TrimSpace(typ)]
-		if !ok || name == "" || !known {
-			return nil, fmt.Errorf("--schema entry %q: want name:type with type one of %s: %w", part, csvTypeNames(), errUsage)
+		typ = strings.TrimSpace(typ)
+		nullable := true
+		if t, cut := strings.CutSuffix(strings.ToLower(typ), "not null"); cut {
+			typ, nullable = strings.TrimSpace(typ[:len(t)]), false
 		}
-		fields = append(fields, arrow.Field{Name: strings.TrimSpace(name), Type: dt, Nullable: true})
+		dt, known := csvTypes[typ]
+		if u, isTS := strings.CutPrefix(typ, "timestamp["); isTS && strings.HasSuffix(u, "]") {
+			unit, okUnit := timeUnits[strings.TrimSuffix(u, "]")]
+			dt, known = &arrow.TimestampType{Unit: unit, TimeZone: "UTC"}, okUnit
+		}
+		if !ok || name == "" || !known {
+			return nil, fmt.Errorf("--schema entry %q: want name:type [not null] with type one of %s, or timestamp[s|ms|us|ns] (UTC): %w", part, csvTypeNames(), errUsage)
+		}
+		fields = append(fields, arrow.Field{Name: strings.TrimSpace(name), Type: dt, Nullable: nullable})
 	}
 	return arrow.NewSchema(fields, nil), nil
 }
@@ -72,9 +89,13 @@ type csvError struct {
 	column    string
 	value     string
 	typ       arrow.DataType
+	null      bool // a null in a not-null column
 }
 
 func (e *csvError) Error() string {
+	if e.null {
+		return fmt.Sprintf("row %d (line %d), column %q: %q reads as null, and the column is not null", e.row, e.line, e.column, e.value)
+	}
 	return fmt.Sprintf("row %d (line %d), column %q: %q is not a valid %s", e.row, e.line, e.column, e.value, e.typ)
 }
 
@@ -84,6 +105,8 @@ type csvRow struct {
 	fields []string
 	line   int64
 }
+
+var errNullInNotNull = errors.New("a null in a not-null column")
 
 // csvRecords reads CSV rows into record batches: an array.RecordReader.
 type csvRecords struct {
@@ -264,7 +287,8 @@ func (x *csvRecords) Next() bool {
 		}
 		for c, v := range fields {
 			if err := x.append(c, v); err != nil {
-				x.fail(&csvError{row: x.row + int64(n) + 1, line: line, column: x.schema.Field(c).Name, value: v, typ: x.schema.Field(c).Type})
+				x.fail(&csvError{row: x.row + int64(n) + 1, line: line, column: x.schema.Field(c).Name, value: v, typ: x.schema.Field(c).Type,
+					null: errors.Is(err, errNullInNotNull)})
 				return false
 			}
 		}
@@ -295,6 +319,9 @@ func (x *csvRecords) append(c int, v string) error {
 	x.textBytes[c] += int64(len(v)) + 1
 	b := x.bld.Field(c)
 	if f.Type.ID() != arrow.STRING && x.isNull(v) {
+		if !f.Nullable {
+			return errNullInNotNull
+		}
 		b.AppendNull()
 		return nil
 	}
@@ -340,7 +367,11 @@ func (x *csvRecords) append(c int, v string) error {
 		if err != nil {
 			return err
 		}
-		b.Append(arrow.Timestamp(t.UnixMicro()))
+		ts, err := arrow.TimestampFromTime(t, f.Type.(*arrow.TimestampType).Unit)
+		if err != nil {
+			return err
+		}
+		b.Append(ts)
 	case *array.StringBuilder:
 		b.Append(v)
 	default:

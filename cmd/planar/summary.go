@@ -40,7 +40,7 @@ func printSummary(out io.Writer, s *source, dst string, res written, rows int64,
 		c.bytes += p.bytes
 	}
 	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "column\tpages\tcells (pages)\tbytes\tsource bytes\tratio")
+	fmt.Fprintln(tw, "column\ttype\tpages\tcells (pages)\tbytes\tsource bytes\tratio")
 	var total, srcTotal int64
 	for _, f := range schema.Fields() {
 		c := sums[f.Name]
@@ -58,10 +58,14 @@ func printSummary(out io.Writer, s *source, dst string, res written, rows int64,
 		src := s.colBytes[f.Name]
 		total += c.bytes
 		srcTotal += src
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%d\t%d\t%s\n", f.Name, c.pages, strings.Join(cells, ", "), c.bytes, src, ratio(c.bytes, src))
+		typ := f.Type.String()
+		if !f.Nullable {
+			typ += " not null"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%d\t%d\t%s\n", f.Name, typ, c.pages, strings.Join(cells, ", "), c.bytes, src, ratio(c.bytes, src))
 	}
-	fmt.Fprintf(tw, "all columns\t\t\t%d\t%d\t%s\n", total, srcTotal, ratio(total, srcTotal))
-	fmt.Fprintf(tw, "whole file(s)\t\t\t%d\t%d\t%s\n", res.bytes, s.size, ratio(res.bytes, s.size))
+	fmt.Fprintf(tw, "all columns\t\t\t\t%d\t%d\t%s\n", total, srcTotal, ratio(total, srcTotal))
+	fmt.Fprintf(tw, "whole file(s)\t\t\t\t%d\t%d\t%s\n", res.bytes, s.size, ratio(res.bytes, s.size))
 	tw.Flush()
 	fmt.Fprintf(out, "bytes: page buffers written; source bytes: %s; ratio = written / source\n", s.colBytesHow)
 }
