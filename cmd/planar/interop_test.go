@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,17 +14,20 @@ import (
 	"github.com/planarlance/planar/internal/pyenv"
 )
 
-// pylanceCompare reads a Parquet file with pyarrow and Lance files and
+// pylanceCompare reads a Parquet or CSV file with pyarrow (read_csv with its
+// defaults) and Lance files and
 // datasets with pylance, and prints "ok PATH" or "diff PATH: ..." per Lance
 // argument ("file:PATH" or "dataset:PATH").
 const pylanceCompare = `
 import sys
 import lance
 import pyarrow as pa
+import pyarrow.csv as pcsv
 import pyarrow.parquet as pq
 from lance.file import LanceFileReader
 
-want = pq.read_table(sys.argv[1])
+src = sys.argv[1]
+want = pcsv.read_csv(src) if src.endswith(".csv") else pq.read_table(src)
 for arg in sys.argv[2:]:
     kind, path = arg.split(":", 1)
     try:
@@ -92,6 +96,56 @@ func TestPylanceReadsConverted(t *testing.T) {
 	for _, l := range lines {
 		if !strings.HasPrefix(l, "ok ") || !strings.HasSuffix(l, " 5000") {
 			t.Errorf("pylance: %s", l)
+		}
+	}
+}
+
+// TestPylanceReadsConvertedCSV: a CSV as R and pandas write it (NA for a
+// missing number, NaN in a float column, the literal text NA in a string
+// column) converts to what pyarrow's read_csv makes of it, with its
+// defaults: pylance reads the Lance file and dataset equal to that.
+func TestPylanceReadsConvertedCSV(t *testing.T) {
+	py, _, err := pyenv.Find("")
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("CI: %v", err)
+		}
+		t.Skipf("!!!!! SKIPPING PYLANCE TEST: %v !!!!!", err)
+	}
+	dir := t.TempDir()
+	src := filepath.Join(dir, "flights.csv")
+	var b strings.Builder
+	b.WriteString("year,month,dep_time,arr_delay,carrier,tailnum,distance\n")
+	for i := range 3000 {
+		dep, delay, tail := fmt.Sprint(500+i%900), fmt.Sprintf("%d", i%60-20), fmt.Sprintf("N%dUA", i%97)
+		switch i % 7 {
+		case 3:
+			dep, delay = "NA", "NA"
+		case 5:
+			tail = "NA"
+		}
+		dist := fmt.Sprintf("%.1f", float64(i%1000)*1.5)
+		if i%11 == 4 {
+			dist = "NaN"
+		}
+		fmt.Fprintf(&b, "2013,%d,%s,%s,%s,%s,%s\n", 1+i%12, dep, delay, []string{"UA", "AA", "B6"}[i%3], tail, dist)
+	}
+	if err := os.WriteFile(src, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	file, ds := filepath.Join(dir, "f.lance"), filepath.Join(dir, "d.lance")
+	for _, args := range [][]string{{"convert", "-q", src, file}, {"convert", "-q", "--dataset", src, ds}} {
+		if err := run(args, new(bytes.Buffer)); err != nil {
+			t.Fatalf("%v: %v", args, err)
+		}
+	}
+	out, err := exec.Command(py, "-c", pylanceCompare, src, "file:"+file, "dataset:"+ds).CombinedOutput()
+	if err != nil {
+		t.Fatalf("python: %v\n%s", err, out)
+	}
+	for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		if !strings.HasPrefix(l, "ok ") || !strings.HasSuffix(l, " 3000") {
+			t.Errorf("pylance against pyarrow's read_csv: %s", l)
 		}
 	}
 }
