@@ -281,12 +281,19 @@ func (w *Writer) writeLive(ctx context.Context, del deletions, live int64, r arr
 // current file under the writer's schema.
 func (w *Writer) writeRows(rec arrow.RecordBatch, i, j int64, skip int) error {
 	part := rec.NewSlice(i, j)
-	if skip > 0 || w.schema != part.Schema() {
-		p2 := array.NewRecordBatch(w.schema, part.Columns()[skip:], j-i)
+	if skip > 0 {
+		fields := part.Schema().Fields()[skip:]
+		p2 := array.NewRecordBatch(arrow.NewSchema(fields, nil), part.Columns()[skip:], j-i)
 		part.Release()
 		part = p2
 	}
-	err := w.cur.w.WriteBatch(part)
+	p2, err := conformBatch(w.schema, part)
+	part.Release()
+	if err != nil {
+		return err
+	}
+	part = p2
+	err = w.cur.w.WriteBatch(part)
 	part.Release()
 	if err != nil {
 		return fmt.Errorf("data file %s: %w", w.cur.name, err)

@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/planarlance/planar/internal/format"
@@ -86,7 +88,18 @@ func Create(ctx context.Context, uri string, schema *arrow.Schema, opts ...Optio
 }
 
 // Append starts an append to the latest version of the dataset at uri.
-// Batches must have the dataset's schema (ErrSchemaMismatch otherwise).
+// Batches are taken as pylance 14's append takes them
+// (interop.TestAppendAcceptsWhatPylanceAccepts runs the same appends
+// through both):
+//
+//   - columns by name, in any order;
+//   - a nullable field where the dataset's is not (at any depth), as long
+//     as it holds no null (a null there is writer.ErrInvalidBatch, the
+//     batch refused whole);
+//   - nullable columns left out, their rows null;
+//   - no cast: int32 for int64, float32 for float64, large_string for
+//     string, an unknown column, or a non-nullable column left out are
+//     ErrSchemaMismatch.
 func Append(ctx context.Context, uri string, opts ...Option) (*Writer, error) {
 	o, err := applyOptions(opts)
 	if err != nil {
@@ -249,10 +262,9 @@ func (w *Writer) Write(rec arrow.RecordBatch) error {
 	if err := compatible(w.schema, rec.Schema()); err != nil {
 		return err
 	}
-	if w.schema != rec.Schema() {
-		rec = array.NewRecordBatch(w.schema, rec.Columns(), rec.NumRows())
-	} else {
-		rec.Retain()
+	rec, err := conformBatch(w.schema, rec)
+	if err != nil {
+		return err
 	}
 	defer rec.Release()
 	// A bad batch is refused whole, before any of it is written; the
@@ -474,26 +486,99 @@ func (w *Writer) Abort() error {
 }
 
 // compatible checks that batches of schema in can be stored under the
-// dataset schema ds: same field names and types; a nullable input field
-// cannot go into a non-nullable dataset field.
+// dataset schema ds, as pylance 14's append accepts them: every field of in
+// is a field of ds by name (in any order, none twice) of the same type,
+// where a nullable field may stand for a non-nullable one at any depth
+// (its nulls are refused row by row, by the file writer); a field of ds
+// that in leaves out must be nullable (its rows are null). No type is cast:
+// pylance refuses int32 for int64, float32 for float64, large_string for
+// string, and so does planar.
 func compatible(ds, in *arrow.Schema) error {
 	if ds == in {
 		return nil
 	}
-	if ds.NumFields() != in.NumFields() {
-		return fmt.Errorf("%d fields, dataset has %d: %w", in.NumFields(), ds.NumFields(), ErrSchemaMismatch)
+	seen := make([]bool, ds.NumFields())
+	for _, b := range in.Fields() {
+		k := ds.FieldIndices(b.Name)
+		if len(k) != 1 {
+			return fmt.Errorf("field %q is not a column of the dataset (%s): %w", b.Name, strings.Join(fieldNames(ds), ", "), ErrSchemaMismatch)
+		}
+		if seen[k[0]] {
+			return fmt.Errorf("field %q given twice: %w", b.Name, ErrSchemaMismatch)
+		}
+		seen[k[0]] = true
+		if a := ds.Field(k[0]); !storable(a.Type, b.Type) {
+			return fmt.Errorf("field %q is %s, dataset has %s (no type is cast): %w", a.Name, b.Type, a.Type, ErrSchemaMismatch)
+		}
 	}
-	for i := range ds.NumFields() {
-		a, b := ds.Field(i), in.Field(i)
-		if a.Name != b.Name {
-			return fmt.Errorf("field %d is %q, dataset has %q: %w", i, b.Name, a.Name, ErrSchemaMismatch)
-		}
-		if !arrow.TypeEqual(a.Type, b.Type) {
-			return fmt.Errorf("field %q is %s, dataset has %s: %w", a.Name, b.Type, a.Type, ErrSchemaMismatch)
-		}
-		if b.Nullable && !a.Nullable {
-			return fmt.Errorf("field %q is nullable, dataset's is not: %w", a.Name, ErrSchemaMismatch)
+	for i, f := range ds.Fields() {
+		if !seen[i] && !f.Nullable {
+			return fmt.Errorf("field %q is missing, and the dataset's is not nullable: %w", f.Name, ErrSchemaMismatch)
 		}
 	}
 	return nil
+}
+
+func fieldNames(s *arrow.Schema) []string {
+	names := make([]string, s.NumFields())
+	for i, f := range s.Fields() {
+		names[i] = f.Name
+	}
+	return names
+}
+
+// storable reports whether values of type in can be stored as type ds: the
+// same type but for the nullability of nested fields (and field metadata).
+func storable(ds, in arrow.DataType) bool {
+	if arrow.TypeEqual(ds, in) {
+		return true
+	}
+	if !sameShape(in, ds) {
+		return false
+	}
+	dn, ok := ds.(arrow.NestedType)
+	if !ok {
+		return false
+	}
+	df, inf := dn.Fields(), in.(arrow.NestedType).Fields()
+	for i := range df {
+		if df[i].Name != inf[i].Name || !storable(df[i].Type, inf[i].Type) {
+			return false
+		}
+	}
+	return true
+}
+
+// conformBatch returns rec (compatible with ds) as a batch of schema ds: its
+// columns in ds's order and types (sharing their buffers), nulls for the
+// columns it leaves out. The caller releases the result.
+func conformBatch(ds *arrow.Schema, rec arrow.RecordBatch) (arrow.RecordBatch, error) {
+	if rec.Schema() == ds {
+		rec.Retain()
+		return rec, nil
+	}
+	if rec.Schema().Equal(ds) {
+		return array.NewRecordBatch(ds, rec.Columns(), rec.NumRows()), nil
+	}
+	cols := make([]arrow.Array, ds.NumFields())
+	defer func() {
+		for _, c := range cols {
+			if c != nil {
+				c.Release()
+			}
+		}
+	}()
+	for i, f := range ds.Fields() {
+		k := rec.Schema().FieldIndices(f.Name)
+		if len(k) != 1 {
+			cols[i] = array.MakeArrayOfNull(memory.DefaultAllocator, f.Type, int(rec.NumRows()))
+			continue
+		}
+		c, err := conform(rec.Column(k[0]), f.Type)
+		if err != nil {
+			return nil, fmt.Errorf("field %q: %w", f.Name, err)
+		}
+		cols[i] = c
+	}
+	return array.NewRecordBatch(ds, cols, rec.NumRows()), nil
 }
