@@ -135,6 +135,12 @@ func TestDatasetErrors(t *testing.T) {
 	if _, err := Open(ctx, uri); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("open missing: %v", err)
 	}
+	// A lone file where a dataset is expected.
+	lone := filepath.Join(t.TempDir(), "lone.lance")
+	os.WriteFile(lone, []byte("not a directory"), 0o644)
+	if _, err := Open(ctx, lone); !errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), "is a file, not a dataset directory") {
+		t.Fatalf("open a file: %v", err)
+	}
 	if _, err := Create(ctx, "gs://bucket/ds", testSchema); !errors.Is(err, ErrUnsupportedScheme) {
 		t.Fatalf("gs: %v", err)
 	}

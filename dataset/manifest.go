@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"google.golang.org/protobuf/proto"
 
@@ -243,6 +244,9 @@ func readManifestVersion(ctx context.Context, root *location, version uint64) (*
 func listVersions(ctx context.Context, root *location) ([]uint64, error) {
 	ents, err := root.st.List(ctx, versionsDir+"/")
 	if err != nil {
+		if errors.Is(err, syscall.ENOTDIR) {
+			return nil, fmt.Errorf("%s is a file, not a dataset directory (a lone Lance file is read with reader.OpenPath): %w", root, ErrNotFound)
+		}
 		return nil, fmt.Errorf("dataset %s: %w", root, err)
 	}
 	var vs []uint64
@@ -256,7 +260,7 @@ func listVersions(ctx context.Context, root *location) ([]uint64, error) {
 		}
 	}
 	if len(vs) == 0 {
-		return nil, fmt.Errorf("dataset %s has no versions: %w", root, ErrNotFound)
+		return nil, fmt.Errorf("%s holds no dataset (no manifest under _versions/): %w", root, ErrNotFound)
 	}
 	slices.Sort(vs)
 	return vs, nil

@@ -1,6 +1,7 @@
 package reader
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -90,6 +91,10 @@ func OpenPath(path string) (*File, error) {
 		fh.Close()
 		return nil, err
 	}
+	if st.IsDir() {
+		fh.Close()
+		return nil, fmt.Errorf("%s: %w", path, notLanceError{"a directory, not a Lance file (a Lance dataset is opened with dataset.Open)"})
+	}
 	f, err := Open(fh, st.Size())
 	if err != nil {
 		fh.Close()
@@ -97,6 +102,31 @@ func OpenPath(path string) (*File, error) {
 	}
 	f.closer = fh
 	return f, nil
+}
+
+// notLanceError is ErrNotLance (and ErrCorrupt) with a message that says
+// what the bytes look like instead.
+type notLanceError struct{ msg string }
+
+func (e notLanceError) Error() string   { return e.msg }
+func (e notLanceError) Unwrap() []error { return []error{ErrNotLance, ErrCorrupt} }
+
+// notLance returns the error for a file without a Lance footer, naming the
+// format its bytes have when it is one a user converts from.
+func (f *File) notLance(why string) error {
+	head := make([]byte, min(f.size, 8))
+	tail := make([]byte, min(f.size, 4))
+	_, herr := f.r.ReadAt(head, 0)
+	_, terr := f.r.ReadAt(tail, f.size-int64(len(tail)))
+	if herr == nil && terr == nil {
+		switch {
+		case string(tail) == "PAR1" || bytes.HasPrefix(head, []byte("PAR1")):
+			return notLanceError{"a Parquet file, not a Lance file: convert it with planar convert (or lance.write_dataset)"}
+		case bytes.HasPrefix(head, []byte("ARROW1")) || bytes.HasPrefix(head, []byte{0xff, 0xff, 0xff, 0xff}):
+			return notLanceError{"an Arrow IPC file, not a Lance file: convert it with planar convert"}
+		}
+	}
+	return notLanceError{why + ": not a Lance file, or one cut short"}
 }
 
 // Close releases a file opened with OpenPath.
@@ -149,7 +179,7 @@ func (f *File) readInto(dst []byte, off uint64) error {
 
 func (f *File) open() error {
 	if f.size < format.FooterSize {
-		return fmt.Errorf("file of %d bytes is shorter than the footer: %w", f.size, ErrNotLance)
+		return f.notLance(fmt.Sprintf("%d bytes, shorter than a Lance footer (40)", f.size))
 	}
 	size := uint64(f.size)
 	fb, err := f.readAt(size-format.FooterSize, format.FooterSize)
@@ -158,7 +188,7 @@ func (f *File) open() error {
 	}
 	ft, err := format.ParseFooter(fb)
 	if err != nil {
-		return err
+		return f.notLance("no Lance footer (a Lance file ends in LANC)")
 	}
 	f.footer = ft
 	switch {

@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"google.golang.org/protobuf/proto"
@@ -281,9 +282,39 @@ func checkRecord(schema *arrow.Schema, rec arrow.RecordBatch) error {
 		return ErrNilRecord
 	}
 	if !rec.Schema().Equal(schema) {
-		return fmt.Errorf("got %s, want %s: %w", rec.Schema(), schema, ErrSchemaMismatch)
+		return fmt.Errorf("%s: %w", schemaDiff(schema, rec.Schema()), ErrSchemaMismatch)
 	}
 	return nil
+}
+
+// schemaDiff names the first difference between the writer's schema want
+// and a batch's schema got (they are not Equal).
+func schemaDiff(want, got *arrow.Schema) string {
+	if want.NumFields() != got.NumFields() {
+		return fmt.Sprintf("the batch has %d fields (%s), the writer's schema %d (%s)", got.NumFields(), fieldList(got), want.NumFields(), fieldList(want))
+	}
+	for i, w := range want.Fields() {
+		g := got.Field(i)
+		switch {
+		case w.Name != g.Name:
+			return fmt.Sprintf("field %d is %q, the writer's schema has %q", i, g.Name, w.Name)
+		case !arrow.TypeEqual(w.Type, g.Type):
+			return fmt.Sprintf("field %q is %s, the writer's schema has %s", w.Name, g.Type, w.Type)
+		case w.Nullable != g.Nullable:
+			return fmt.Sprintf("field %q is nullable=%v, the writer's schema has nullable=%v", w.Name, g.Nullable, w.Nullable)
+		case !w.Metadata.Equal(g.Metadata):
+			return fmt.Sprintf("field %q has metadata %v, the writer's schema %v", w.Name, g.Metadata, w.Metadata)
+		}
+	}
+	return fmt.Sprintf("the batch's schema metadata %v differs from the writer's %v", got.Metadata(), want.Metadata())
+}
+
+func fieldList(s *arrow.Schema) string {
+	names := make([]string, s.NumFields())
+	for i, f := range s.Fields() {
+		names[i] = f.Name
+	}
+	return strings.Join(names, ", ")
 }
 
 // checkColumns validates a batch's columns; checked are the columns to

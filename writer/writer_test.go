@@ -257,6 +257,27 @@ func TestBadInput(t *testing.T) {
 	if err := w.WriteBatch(other); !errors.Is(err, writer.ErrSchemaMismatch) {
 		t.Errorf("schema mismatch: %v", err)
 	}
+	// The message names the field that differs, not the two schemas.
+	for _, c := range []struct {
+		f    arrow.Field
+		want string
+	}{
+		{arrow.Field{Name: "x", Type: arrow.PrimitiveTypes.Int64}, `field "x" is int64, the writer's schema has int32`},
+		{arrow.Field{Name: "x", Type: arrow.PrimitiveTypes.Int32, Nullable: true}, `field "x" is nullable=true`},
+		{arrow.Field{Name: "y", Type: arrow.PrimitiveTypes.Int32}, `field 0 is "y", the writer's schema has "x"`},
+	} {
+		s2 := arrow.NewSchema([]arrow.Field{c.f}, nil)
+		b := array.NewBuilder(mem, c.f.Type)
+		a := b.NewArray()
+		rec := array.NewRecordBatch(s2, []arrow.Array{a}, 0)
+		err := w.WriteBatch(rec)
+		if !errors.Is(err, writer.ErrSchemaMismatch) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("schema mismatch: %v, want %q in it", err, c.want)
+		}
+		rec.Release()
+		a.Release()
+		b.Release()
+	}
 	b := array.NewInt32Builder(mem)
 	b.AppendValues([]int32{1, 2, 3}, nil)
 	good := array.NewRecordBatch(schema, []arrow.Array{b.NewArray()}, 3)

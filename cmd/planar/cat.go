@@ -113,7 +113,7 @@ func openRows(path string, version uint64, start, n int64, columns []string) (ar
 	if version != 0 {
 		return nil, fmt.Errorf("--version applies to datasets only: %w", errUsage)
 	}
-	f, err := reader.OpenPath(path)
+	f, err := openFile(path)
 	if err != nil {
 		return nil, err
 	}

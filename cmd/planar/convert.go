@@ -258,10 +258,10 @@ func convertLance(ctx context.Context, src, kind, dst string, cfg convertConfig,
 	}
 	if fi, err := os.Stat(dst); err == nil {
 		if fi.IsDir() {
-			return fmt.Errorf("destination %s is a directory: %w", dst, errDestination)
+			return classed{fmt.Sprintf("destination %s is a directory", dst), errDestination}
 		}
 		if !cfg.overwrite {
-			return fmt.Errorf("destination %s exists (use --overwrite to replace it): %w", dst, errDestination)
+			return classed{fmt.Sprintf("destination %s exists (use --overwrite to replace it)", dst), errDestination}
 		}
 	}
 	if err := ctx.Err(); err != nil {

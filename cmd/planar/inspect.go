@@ -56,6 +56,24 @@ func isDataset(path string) bool {
 	return err == nil && fi.IsDir()
 }
 
+// openFile opens PATH as a Lance file, saying what it is when it is a
+// directory that holds no dataset.
+func openFile(path string) (*reader.File, error) {
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		return nil, classed{path + " is a directory but not a Lance dataset (it has no _versions/): give a Lance file or a dataset directory", reader.ErrNotLance}
+	}
+	return reader.OpenPath(path)
+}
+
+// classed is an error of a class (errors.Is) whose message is its own.
+type classed struct {
+	msg   string
+	class error
+}
+
+func (e classed) Error() string { return e.msg }
+func (e classed) Unwrap() error { return e.class }
+
 type inspector struct {
 	out     io.Writer
 	verbose bool
@@ -95,7 +113,7 @@ type versionJSON struct {
 // file lists one Lance file's pages; base carries the dataset context of a
 // data file.
 func (in inspector) file(path string, base pageJSON) error {
-	f, err := reader.OpenPath(path)
+	f, err := openFile(path)
 	if err != nil {
 		return err
 	}

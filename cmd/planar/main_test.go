@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"errors"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -108,6 +109,59 @@ func TestExitCodes(t *testing.T) {
 		}
 		if code != tc.code {
 			t.Errorf("planar %v: exit %d, want %d", tc.args, code, tc.code)
+		}
+	}
+}
+
+// TestWrongPathMessages runs the built command on the commonest wrong
+// paths and checks that stderr says, once, what the path is and what to do.
+func TestWrongPathMessages(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the command")
+	}
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "planar")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	pq := filepath.Join(dir, "t.parquet")
+	writeParquet(t, pq, []arrow.RecordBatch{mixedRecord(100, 0)}, 50)
+	pqb, _ := os.ReadFile(pq)
+	asLance := filepath.Join(dir, "named.lance")
+	os.WriteFile(asLance, pqb, 0o644)
+	good := filepath.Join(dir, "good.lance")
+	if err := run([]string{"convert", "-q", pq, good}, new(bytes.Buffer)); err != nil {
+		t.Fatal(err)
+	}
+	gb, _ := os.ReadFile(good)
+	trunc := filepath.Join(dir, "trunc.lance")
+	os.WriteFile(trunc, gb[:len(gb)/2], 0o644)
+	plain := filepath.Join(dir, "plain")
+	os.Mkdir(plain, 0o755)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"inspect", plain}, "is a directory but not a Lance dataset (it has no _versions/)"},
+		{[]string{"cat", plain}, "is a directory but not a Lance dataset"},
+		{[]string{"inspect", asLance}, "a Parquet file, not a Lance file: convert it with planar convert"},
+		{[]string{"inspect", trunc}, "no Lance footer (a Lance file ends in LANC): not a Lance file, or one cut short"},
+		{[]string{"convert", "-q", pq, filepath.Join(dir, "no", "such", "x.lance")}, "the directory " + filepath.Join(dir, "no", "such") + " does not exist"},
+		{[]string{"convert", "-q", pq, good}, "exists (use --overwrite to replace it)"},
+	} {
+		var stderr bytes.Buffer
+		cmd := exec.Command(bin, tc.args...)
+		cmd.Stderr = &stderr
+		if err := cmd.Run(); err == nil {
+			t.Errorf("planar %v succeeded", tc.args)
+			continue
+		}
+		msg := stderr.String()
+		if !strings.Contains(msg, tc.want) {
+			t.Errorf("planar %v said %q, want %q in it", tc.args, msg, tc.want)
+		}
+		if strings.Count(msg, "planar:") != 1 || strings.Contains(msg, ".tmp-") {
+			t.Errorf("planar %v said %q: one \"planar:\" and no temporary file name", tc.args, msg)
 		}
 	}
 }

@@ -18,7 +18,7 @@ import (
 
 // errDestination marks a destination that may not be written: an existing
 // file without --overwrite, an existing dataset in create mode.
-var errDestination = errors.New("destination exists")
+var errDestination = errors.New("destination not writable")
 
 // sink is where converted batches go: one Lance file or a new version of a
 // dataset. Nothing is visible at the destination before commit; abort
@@ -74,19 +74,23 @@ func (g *gateWriter) Write(p []byte) (int, error) {
 func newFileSink(dst string, schema *arrow.Schema, overwrite bool, opts []writer.Option) (*fileSink, error) {
 	if fi, err := os.Stat(dst); err == nil {
 		if fi.IsDir() {
-			return nil, fmt.Errorf("destination %s is a directory (use --dataset for a Lance dataset): %w", dst, errDestination)
+			return nil, classed{fmt.Sprintf("destination %s is a directory (use --dataset for a Lance dataset)", dst), errDestination}
 		}
 		if !overwrite {
-			return nil, fmt.Errorf("destination %s exists (use --overwrite to replace it): %w", dst, errDestination)
+			return nil, classed{fmt.Sprintf("destination %s exists (use --overwrite to replace it)", dst), errDestination}
 		}
 	}
-	dir, base := filepath.Split(dst)
-	if dir == "" {
-		dir = "."
+	dir, base := filepath.Dir(dst), filepath.Base(dst)
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		return nil, classed{fmt.Sprintf("destination %s: the directory %s does not exist (create it first)", dst, dir), errDestination}
 	}
 	f, err := os.CreateTemp(dir, "."+base+".tmp-*")
 	if err != nil {
-		return nil, fmt.Errorf("destination %s: %w", dst, err)
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err // the temporary file's name says nothing to the user
+		}
+		return nil, classed{fmt.Sprintf("destination %s: cannot write in %s: %v", dst, dir, err), errDestination}
 	}
 	bw := bufio.NewWriterSize(f, 4<<20)
 	s := &fileSink{dst: dst, tmp: f.Name(), overwrite: overwrite, f: f, bw: bw, gate: &gateWriter{w: bw}}
@@ -149,7 +153,7 @@ func (s *fileSink) place() error {
 	}
 	if err := os.Link(s.tmp, s.dst); err != nil {
 		if _, serr := os.Stat(s.dst); serr == nil {
-			return fmt.Errorf("appeared while converting (use --overwrite to replace it): %w", errDestination)
+			return classed{"appeared while converting (use --overwrite to replace it)", errDestination}
 		}
 		// No hard links on this file system: rename after checking.
 		return os.Rename(s.tmp, s.dst)
@@ -185,7 +189,7 @@ func newDatasetSink(ctx context.Context, uri, mode string, schema *arrow.Schema,
 	case "create":
 		s.w, err = dataset.Create(ctx, uri, schema, opts...)
 		if errors.Is(err, dataset.ErrExists) {
-			return nil, fmt.Errorf("destination dataset %s exists (use --mode append or --mode overwrite): %w", uri, errDestination)
+			return nil, classed{fmt.Sprintf("destination dataset %s exists (use --mode append or --mode overwrite)", uri), errDestination}
 		}
 	case "append":
 		var d *dataset.Dataset
