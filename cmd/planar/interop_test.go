@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
 
 	"github.com/planarlance/planar/internal/pyenv"
 )
@@ -46,6 +47,12 @@ for arg in sys.argv[2:]:
         if bad:
             print("diff", path, "values of", bad)
             continue
+        wm = {k: v for k, v in (want.schema.metadata or {}).items() if k != b"ARROW:schema"}
+        gm = got.schema.metadata or {}
+        lost = [k for k, v in wm.items() if gm.get(k) != v]
+        if lost:
+            print("diff", path, "schema metadata lost", lost)
+            continue
         print("ok", path, got.num_rows)
     except Exception as e:
         print("diff", path, "error", repr(e))
@@ -66,7 +73,12 @@ func TestPylanceReadsConverted(t *testing.T) {
 	t.Logf("pylance %s", ver)
 	dir := t.TempDir()
 	pq := filepath.Join(dir, "src.parquet")
-	writeParquet(t, pq, []arrow.RecordBatch{mixedRecord(3000, 0), mixedRecord(2000, 3000)}, 1800)
+	// With schema metadata, as pyarrow writes a pandas frame's.
+	withMeta := func(rec arrow.RecordBatch) arrow.RecordBatch {
+		md := arrow.NewMetadata([]string{"pandas", "origin"}, []string{`{"index_columns": [], "columns": []}`, "planar test"})
+		return array.NewRecordBatch(arrow.NewSchema(rec.Schema().Fields(), &md), rec.Columns(), rec.NumRows())
+	}
+	writeParquet(t, pq, []arrow.RecordBatch{withMeta(mixedRecord(3000, 0)), withMeta(mixedRecord(2000, 3000))}, 1800)
 	targets := []struct {
 		args []string
 		spec string

@@ -190,6 +190,12 @@ func (s *source) openParquet(ctx context.Context, cf *countingFile, o sourceOpti
 		return fmt.Errorf("source %s: %v: %w", s.path, err, errSource)
 	}
 	s.rr, s.schema = rr, rr.Schema()
+	// pqarrow's record reader drops the file's key-value metadata (pyarrow
+	// keeps its "pandas" entry there); the file reader's schema has it.
+	if full, err := fr.Schema(); err == nil && full.Metadata().Len() > 0 {
+		md := full.Metadata()
+		s.schema = arrow.NewSchema(s.schema.Fields(), &md)
+	}
 	md := pf.MetaData()
 	s.totalRows = md.NumRows
 	s.colBytesHow = "Parquet column chunks, compressed (file metadata)"
