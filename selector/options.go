@@ -117,6 +117,57 @@ func (o Options) generalScheme() values.Scheme {
 	return 0
 }
 
+// Asked lists the knobs a column's metadata set (as "key=value", the
+// lance-encoding: prefix left out), "" when it set none: the report's
+// reasons start with them, so that what was asked and what was done read
+// side by side.
+func (o Options) Asked() string {
+	var a []string
+	switch o.Structural {
+	case StructuralMiniBlock:
+		a = append(a, "structural-encoding=miniblock")
+	case StructuralFullZip:
+		a = append(a, "structural-encoding=fullzip")
+	case StructuralSparse:
+		a = append(a, "structural-encoding=sparse")
+	}
+	comp := map[CompressionMode]string{CompressionNone: "none", CompressionLZ4: "lz4", CompressionZstd: "zstd", CompressionFsst: "fsst"}
+	if c, ok := comp[o.Compression]; ok {
+		a = append(a, "compression="+c)
+	}
+	if o.Level != 0 {
+		a = append(a, fmt.Sprintf("compression-level=%d", o.Level))
+	}
+	if c, ok := comp[o.DictItems]; ok {
+		a = append(a, "dict-values-compression="+c)
+	}
+	switch o.BSS {
+	case BSSOn:
+		a = append(a, "bss=on")
+	case BSSOff:
+		a = append(a, "bss=off")
+	}
+	if o.RleThreshold > 0 {
+		a = append(a, fmt.Sprintf("rle-threshold=%g", o.RleThreshold))
+	}
+	if o.DictDivisor > 0 {
+		a = append(a, fmt.Sprintf("dict-divisor=%d", o.DictDivisor))
+	}
+	if o.DictSizeRatio > 0 {
+		a = append(a, fmt.Sprintf("dict-size-ratio=%g", o.DictSizeRatio))
+	}
+	if o.DictMaxBytes != 0 {
+		a = append(a, fmt.Sprintf("dict-max-size=%d", max(o.DictMaxBytes, 0)))
+	}
+	if o.Codec != "" {
+		a = append(a, "planar:codec="+o.Codec)
+	}
+	if o.StringWindows {
+		a = append(a, "planar:string-windows=on")
+	}
+	return strings.Join(a, ", ")
+}
+
 func (o Options) allows(codec string) bool { return o.Codec == "" || o.Codec == codec }
 
 func (o Options) rleAllowed(runs, n int) bool {

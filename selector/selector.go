@@ -9,7 +9,6 @@ import (
 	"math"
 	"math/bits"
 	"sort"
-	"strings"
 
 	"github.com/planarlance/planar/values"
 )
@@ -196,6 +195,25 @@ func Choose(p Page, o Options) Plan {
 		// bytes keep their levels (Lance's ConstantLayout).
 		plan.Structure = Dense
 	}
+	return withAsked(plan, p, o)
+}
+
+// withAsked starts the plan's reason with what the column's metadata asked
+// and, when a forced structural encoding was not applied, says why.
+func withAsked(plan Plan, p Page, o Options) Plan {
+	asked := o.Asked()
+	if asked == "" {
+		return plan
+	}
+	plan.Reason = "asked " + asked + "; " + plan.Reason
+	switch {
+	case o.Structural == StructuralFullZip && plan.Values != Zipped && plan.Values != None && plan.Values != Constant && !p.CanZip:
+		plan.Reason += "; not zipped: these values have no per-value form in Lance"
+	case o.Structural == StructuralSparse && plan.Structure != Sparse && !p.Format23:
+		plan.Reason += "; not sparse: sparse structure needs format 2.3"
+	case o.Structural == StructuralSparse && plan.Structure != Sparse:
+		plan.Reason += "; not sparse: the page has no structure to make sparse"
+	}
 	return plan
 }
 
@@ -244,7 +262,7 @@ func choose(p Page, o Options) Plan {
 		plan.Values, plan.Reason = Zipped, "packed struct with variable-width children (Lance reads it per value only)"
 		return plan
 	case o.Structural == StructuralFullZip && p.CanZip:
-		plan.Values, plan.Reason = Zipped, "structural-encoding=fullzip"
+		plan.Values, plan.Reason = Zipped, "zipped as asked"
 		plan.Codec = zippedCodec(p, o)
 		return plan
 	case o.Structural == StructuralAuto && p.MaxValueBytes >= WideValueBytes && p.CanZip:
@@ -255,7 +273,7 @@ func choose(p Page, o Options) Plan {
 	}
 	plan.Values, plan.Reason = Chunked, "narrow values"
 	if o.Structural == StructuralMiniBlock {
-		plan.Reason = "structural-encoding=miniblock"
+		plan.Reason = "chunked as asked"
 	}
 	if p.SparseOnly {
 		plan.Structure, plan.Reason = Sparse, "fixed-size list of structs with a list: sparse x chunked"
@@ -281,12 +299,9 @@ func choose(p Page, o Options) Plan {
 	// Cheapest first; ties keep the simpler (earlier) codec.
 	sort.SliceStable(plan.Candidates, func(i, j int) bool { return plan.Candidates[i].Cost < plan.Candidates[j].Cost })
 	plan.Codec = plan.Candidates[0].Codec
-	if len(plan.Candidates) > 1 {
-		names := make([]string, len(plan.Candidates))
-		for i, c := range plan.Candidates {
-			names[i] = c.String()
-		}
-		plan.Reason += fmt.Sprintf("; %v policy: %s", o.Policy, strings.Join(names, " < "))
+	if n := len(plan.Candidates); n > 1 {
+		// The winner and the runner-up; the report lists every candidate.
+		plan.Reason += fmt.Sprintf("; %v policy: %s over %s (%d candidates)", o.Policy, plan.Candidates[0], plan.Candidates[1], n)
 	}
 	plan.TrySparse = trySparse(p, o, plan)
 	return plan

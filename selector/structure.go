@@ -154,10 +154,11 @@ func SettledZipped(visible, valid, rowBytes int, format23 bool, o Options) bool 
 // ForceSparse returns the plan of the page under sparse structure (the
 // alternative TrySparse asks the writer to measure).
 func ForceSparse(p Page, o Options) Plan {
-	if ok, why := sparseStructure(p, Options{Structural: StructuralSparse, Policy: o.Policy}); ok {
-		return sparsePlan(p, o, why+" (trial)")
+	why := "measured against dense (trial)"
+	if ok, w := sparseStructure(p, Options{Structural: StructuralSparse, Policy: o.Policy}); ok && o.Structural == StructuralSparse {
+		why = w
 	}
-	return sparsePlan(p, o, "trial")
+	return withAsked(sparsePlan(p, o, why), p, o)
 }
 
 // Measured is an encoded page as the cost policy compares them.

@@ -1,6 +1,9 @@
 package selector
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // TestStructureRules: the choice of dense or sparse structure in 2.3, for
 // both policies (Lance 14's rules under lance; the cost policy forces only
@@ -100,5 +103,35 @@ func TestDictionaryPlacement(t *testing.T) {
 	}
 	if got := Dictionary(Plan{Structure: Dense, Values: Chunked}, true, 1<<20, 10).Values; got != Chunked {
 		t.Errorf("dense plan placed %v", got)
+	}
+}
+
+// TestReasonsSayWhatWasAsked: a reason starts with what the column's
+// metadata asked, says when a forced encoding was not applied and why, and
+// never shows an option the user did not set (the sparse trial once read
+// "structural-encoding=sparse (trial)" on every column).
+func TestReasonsSayWhatWasAsked(t *testing.T) {
+	narrow := Page{Format23: true, HasLevels: true, NumVisible: 1000, NumLevels: 1000, NumRows: 1000, ValidLeaves: 10, MaxValueBytes: 8, CanZip: true, Kind: KindFixed, Bits: 64}
+	notZippable := Page{Degenerate: true, NumVisible: 1000, NumRows: 1000, ValidLeaves: 1000, MaxValueBytes: 8, Kind: KindFixed, Bits: 64}
+	for _, tc := range []struct {
+		name   string
+		plan   Plan
+		starts string
+		has    string
+		hasNot string
+	}{
+		{"nothing asked", Choose(narrow, Options{}), "narrow values", "", "asked"},
+		{"sparse trial, nothing asked", ForceSparse(narrow, Options{}), "sparse: measured against dense (trial)", "", "structural-encoding"},
+		{"compression asked", Choose(narrow, Options{Compression: CompressionZstd}), "asked compression=zstd; ", "", ""},
+		{"fullzip asked and applied", Choose(Page{NumVisible: 10, NumRows: 10, ValidLeaves: 10, MaxValueBytes: 8, CanZip: true, Degenerate: true}, Options{Structural: StructuralFullZip}),
+			"asked structural-encoding=fullzip; zipped as asked", "", ""},
+		{"fullzip asked, not possible", Choose(notZippable, Options{Structural: StructuralFullZip}), "asked structural-encoding=fullzip; ", "not zipped: these values have no per-value form", ""},
+		{"sparse asked in 2.2", Choose(func() Page { p := narrow; p.Format23 = false; return p }(), Options{Structural: StructuralSparse}), "asked structural-encoding=sparse; ", "needs format 2.3", ""},
+		{"sparse asked, applied", Choose(narrow, Options{Structural: StructuralSparse}), "asked structural-encoding=sparse; sparse: structural-encoding=sparse", "", ""},
+	} {
+		r := tc.plan.Reason
+		if !strings.HasPrefix(r, tc.starts) || tc.has != "" && !strings.Contains(r, tc.has) || tc.hasNot != "" && strings.Contains(r, tc.hasNot) {
+			t.Errorf("%s: reason %q (want it to start %q, hold %q, not %q)", tc.name, r, tc.starts, tc.has, tc.hasNot)
+		}
 	}
 }
