@@ -163,7 +163,9 @@ func convert(ctx context.Context, src, dst string, cfg convertConfig, out io.Wri
 		return fmt.Errorf("convert %s: %w", src, err)
 	}
 	prog := newProgress(cfg.progress, s)
+	pumpStart := time.Now()
 	rows, err := pump(ctx, s, schema, sk, prog)
+	pumped := time.Since(pumpStart)
 	prog.finish()
 	if err != nil {
 		sk.abort()
@@ -174,7 +176,7 @@ func convert(ctx context.Context, src, dst string, cfg convertConfig, out io.Wri
 		return fmt.Errorf("convert %s: %w", src, err)
 	}
 	if !cfg.quiet {
-		printSummary(out, s, dst, res, rows, schema, time.Since(start))
+		printSummary(out, s, dst, res, rows, schema, time.Since(start), pumped)
 	}
 	return nil
 }

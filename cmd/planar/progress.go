@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"time"
 
@@ -16,31 +17,39 @@ func isTerminal(f *os.File) bool { return term.IsTerminal(int(f.Fd())) }
 // source's metadata gives the row count (Parquet), else by source bytes
 // read. A nil progress draws nothing.
 type progress struct {
-	bar    *progressbar.ProgressBar
-	s      *source
-	byRows bool
+	w       io.Writer
+	bar     *progressbar.ProgressBar
+	s       *source
+	byRows  bool
+	done    bool      // finish ended the bar's line
+	started time.Time // when the bar started: the summary's rate counts from here too
 }
 
 func newProgress(enabled bool, s *source) *progress {
 	if !enabled {
 		return nil
 	}
-	p := &progress{s: s, byRows: s.totalRows >= 0}
+	return newProgressTo(os.Stderr, s)
+}
+
+// newProgressTo draws on w.
+func newProgressTo(w io.Writer, s *source) *progress {
+	p := &progress{w: w, s: s, byRows: s.totalRows >= 0, started: time.Now()}
 	opts := []progressbar.Option{
-		progressbar.OptionSetWriter(os.Stderr),
+		progressbar.OptionSetWriter(w),
 		progressbar.OptionSetWidth(30),
 		progressbar.OptionThrottle(100 * time.Millisecond),
 		progressbar.OptionShowCount(),
-		progressbar.OptionShowIts(),
 		progressbar.OptionSetPredictTime(true),
 		progressbar.OptionShowElapsedTimeOnFinish(),
-		progressbar.OptionOnCompletion(func() { fmt.Fprintln(os.Stderr) }),
 	}
 	max := s.size
 	if p.byRows {
 		max = s.totalRows
-		opts = append(opts, progressbar.OptionSetItsString("rows"))
+		opts = append(opts, progressbar.OptionShowIts(), progressbar.OptionSetItsString("rows"))
 	} else {
+		// Bytes per second; ShowIts would add a second, wrong rate in
+		// "it/s".
 		opts = append(opts, progressbar.OptionShowBytes(true))
 	}
 	p.bar = progressbar.NewOptions64(max, opts...)
@@ -54,7 +63,8 @@ func (p *progress) update(rows int64) {
 	}
 	read := p.s.read.Load()
 	if p.byRows {
-		p.bar.Describe(fmt.Sprintf("%s read", humanBytes(read)))
+		// (Bytes read are left out: the Parquet reader fetches ahead, and
+		// showed the whole file read at 0%.)
 		_ = p.bar.Set64(rows)
 	} else {
 		p.bar.Describe(fmt.Sprintf("%d rows", rows))
@@ -62,11 +72,19 @@ func (p *progress) update(rows int64) {
 	}
 }
 
+// finish completes the bar and ends its line, so that what is printed
+// next starts on a line of its own. (Not at completion: a CSV bar counts
+// bytes read, which reach 100% before the last rows are converted, and
+// redraws after it.)
 func (p *progress) finish() {
 	if p == nil {
 		return
 	}
 	_ = p.bar.Finish()
+	if !p.done {
+		fmt.Fprintln(p.w)
+		p.done = true
+	}
 }
 
 // humanBytes prints a size with a binary unit.

@@ -14,13 +14,12 @@ import (
 // printSummary prints what a conversion wrote, per top-level column: the
 // pages and cells chosen, the bytes written and the ratio to the source's
 // bytes of that column.
-func printSummary(out io.Writer, s *source, dst string, res written, rows int64, schema *arrow.Schema, took time.Duration) {
-	secs := took.Seconds()
-	if secs <= 0 {
-		secs = 1e-9
-	}
-	fmt.Fprintf(out, "%s (%s, %s) -> %s (%s, %s): %d rows in %.2fs, %.0f rows/s, %s/s of source\n",
-		s.path, s.kind, humanBytes(s.size), dst, res.version, humanBytes(res.bytes), rows, secs,
+// took is the whole command, pumped the copying of the rows (what the
+// progress bar measured): the rates are over pumped, as the bar's.
+func printSummary(out io.Writer, s *source, dst string, res written, rows int64, schema *arrow.Schema, took, pumped time.Duration) {
+	secs := max(pumped.Seconds(), 1e-9)
+	fmt.Fprintf(out, "%s (%s, %s) -> %s (%s, %s): %d rows in %.2fs (%.2fs copying rows: %.0f rows/s, %s/s of source)\n",
+		s.path, s.kind, humanBytes(s.size), dst, res.version, humanBytes(res.bytes), rows, took.Seconds(), secs,
 		float64(rows)/secs, humanBytes(int64(float64(s.size)/secs)))
 	type colSum struct {
 		pages int
