@@ -59,6 +59,11 @@ func ExampleCreate() {
 		log.Fatal(err)
 	}
 	fmt.Println("version", d.Version(), "rows", d.CountRows(), "fragments", d.NumFragments())
+	for _, f := range a.Report() { // what the writer chose in the appended file
+		for _, p := range f.Pages {
+			fmt.Printf("  %s: %s, %s\n", p.Column, p.Cell, p.Encoding)
+		}
+	}
 
 	r, err := d.NewRecordReader(ctx, 0, "text") // one column, every row
 	if err != nil {
@@ -76,6 +81,8 @@ func ExampleCreate() {
 	fmt.Println(rows.Column(0), rows.Column(1))
 	// Output:
 	// version 2 rows 3 fragments 2
+	//   id: dense x constant, scalar 8 bytes
+	//   text: dense x none, no values
 	// ["one" "two"]
 	// [(null)]
 	// [3 1] [(null) "one"]

@@ -37,6 +37,7 @@ type Writer struct {
 	opts     options
 
 	cur     *dataFile
+	reports []FileReport      // what the writer chose in each data file closed
 	nulls   arrow.RecordBatch // rows of nulls (writeNulls), released with the writer
 	frags   []*tablepb.DataFragment
 	written []string // data files written, for Abort
@@ -336,6 +337,9 @@ func (w *Writer) closeFile() error {
 	err := df.w.Close()
 	w.releaseNulls()
 	if err == nil {
+		w.reports = append(w.reports, FileReport{Path: df.name, Rows: df.rows, Pages: df.w.Report()})
+	}
+	if err == nil {
 		err = df.out.Close()
 	} else {
 		df.out.Abort()
@@ -360,6 +364,19 @@ func (w *Writer) closeFile() error {
 	})
 	return nil
 }
+
+// FileReport is what the file writer chose in one data file: its pages'
+// cells, encodings and reasons (writer.PageReport).
+type FileReport struct {
+	Path  string // under the dataset's data/ folder
+	Rows  int64
+	Pages []writer.PageReport
+}
+
+// Report returns, per data file written so far (closed: a file still being
+// filled is reported once Commit closes it), what the writer chose for
+// each page and why.
+func (w *Writer) Report() []FileReport { return w.reports }
 
 func (w *Writer) releaseNulls() {
 	if w.nulls != nil {

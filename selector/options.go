@@ -10,23 +10,48 @@ import (
 	"github.com/planarlance/planar/values"
 )
 
-// Field-metadata keys planar honours, spelled exactly as Lance defines them.
+// Field-metadata keys planar honours, spelled exactly as Lance defines them,
+// with the values each accepts. Set them as an Arrow field's metadata or
+// with writer.WithColumnOptions; a value outside these fails writer.New with
+// an OptionError naming the field, key and value.
 const (
-	KeyStructuralEncoding    = "lance-encoding:structural-encoding"
-	KeyCompression           = "lance-encoding:compression"
-	KeyCompressionLevel      = "lance-encoding:compression-level"
-	KeyRleThreshold          = "lance-encoding:rle-threshold"
-	KeyDictDivisor           = "lance-encoding:dict-divisor"
-	KeyDictSizeRatio         = "lance-encoding:dict-size-ratio"
-	KeyBSS                   = "lance-encoding:bss"
+	// KeyStructuralEncoding: "miniblock" (dense x chunked), "fullzip"
+	// (dense x zipped; not booleans) or "sparse" (sparse structure, format
+	// 2.3 only). Default: the selector's choice.
+	KeyStructuralEncoding = "lance-encoding:structural-encoding"
+	// KeyCompression: "none", "lz4", "zstd" or "fsst" (strings only).
+	KeyCompression = "lance-encoding:compression"
+	// KeyCompressionLevel: a zstd level, an integer in -7..22.
+	KeyCompressionLevel = "lance-encoding:compression-level"
+	// KeyRleThreshold: a fraction in [0, 1]; RLE only when runs < values x
+	// threshold (0 turns RLE off).
+	KeyRleThreshold = "lance-encoding:rle-threshold"
+	// KeyDictDivisor: a positive integer; a page is dictionary encoded only
+	// with at most values/divisor distinct values (default 2).
+	KeyDictDivisor = "lance-encoding:dict-divisor"
+	// KeyDictSizeRatio: a ratio in (0, 1]; dictionary plus indices must be
+	// under this fraction of the plain size (default 0.8).
+	KeyDictSizeRatio = "lance-encoding:dict-size-ratio"
+	// KeyBSS: "auto", "on" (32- or 64-bit fixed-width values) or "off":
+	// byte stream split of floats.
+	KeyBSS = "lance-encoding:bss"
+	// KeyDictValuesCompression: "none", "lz4" or "zstd", for dictionary
+	// items.
 	KeyDictValuesCompression = "lance-encoding:dict-values-compression"
-	KeyMinichunkSize         = "lance-encoding:minichunk-size"
-	KeyDictMaxSize           = "lance-encoding:dict-max-size"
-	KeyPacked                = "lance-encoding:packed"
-	// KeyBlob marks a v1 blob column (Lance's lance-encoding:blob).
+	// KeyMinichunkSize: a byte count in 1..2^31-1; accepted for Lance
+	// compatibility, planar cuts chunks by its own rules.
+	KeyMinichunkSize = "lance-encoding:minichunk-size"
+	// KeyDictMaxSize: a byte count in 0..2^31-1 bounding a dictionary's
+	// values (default 8 MiB; 0: no dictionary).
+	KeyDictMaxSize = "lance-encoding:dict-max-size"
+	// KeyPacked: "true" or "false" (also 1/0, on/off, yes/no) on a struct:
+	// stored as one column of packed rows.
+	KeyPacked = "lance-encoding:packed"
+	// KeyBlob marks a v1 blob column (Lance's lance-encoding:blob); "true"
+	// is refused, format 2.3 stores blobs as blob v2 structs.
 	KeyBlob = "lance-encoding:blob"
 	// KeyCodec is planar's own key: it forces one value codec of a
-	// fixed-width column ("flat", "bitpack", "rle", "bss").
+	// fixed-width column: "flat", "bitpack", "rle" or "bss".
 	KeyCodec = "planar:codec"
 	// KeyStringWindows ("on"/"off", default off) lets the cost policy weigh
 	// Zstd over large chunks ("windows") of string values: smaller files,

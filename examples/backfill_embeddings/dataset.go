@@ -35,7 +35,7 @@ type dsConfig struct {
 	rowsPerFile int
 	storage     string // data storage version, dataset.StorageVersion2_2 or 2_3
 	python      string // the interpreter with pylance; "" makes planar create the dataset
-	noPython    string // why python is "" (printed)
+	noPython    string // why python is "" (printed once, when the run starts)
 	out         string
 	// byKey gives only the rows that have a vector, with their ids
 	// (dataset.AddColumnsByKey); else every row's embedding, null or
@@ -156,7 +156,7 @@ func runDataset(ctx context.Context, cfg dsConfig, progress io.Writer) (*dsResul
 			return nil, fmt.Errorf("create: %w", err)
 		}
 		res.create = time.Since(t0)
-		res.creator = "planar (dataset.Create; " + cfg.noPython + ")"
+		res.creator = "planar (dataset.Create, without pylance)"
 	}
 	d1, err := dataset.Open(ctx, res.uri)
 	if err != nil {
@@ -591,7 +591,7 @@ func printDataset(w io.Writer, cfg dsConfig, res *dsResult) {
 	}
 	c := res.pylance
 	if c == nil {
-		fmt.Fprintln(w, "pylance did not check the dataset: "+cfg.noPython)
+		fmt.Fprintln(w, "pylance did not check the dataset (not available, see above)")
 		return
 	}
 	fmt.Fprintf(w, "pylance %s opened version %d (%d versions): columns %v, embedding %s, %d rows, data files per fragment %v, %d non-null embeddings (%d written), %d sampled rows\n",
