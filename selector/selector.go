@@ -1,4 +1,12 @@
-// Package selector chooses, for each page, the cell of the planar matrix
+// Package selector chooses how each page is encoded. A user of planar needs
+// only a few of its names: the Key* constants (the field-metadata keys and
+// the values each accepts, set on Arrow fields or with
+// writer.WithColumnOptions), Policy (PolicyCost, the default, weighs bytes
+// against read and write work; PolicyLance chooses what pylance 14 chooses),
+// Weights (the cost policy's trade-off, writer.WithCostWeights) and
+// OptionError (a bad key or value). The rest serves the writer.
+//
+// The selector chooses, for each page, the cell of the planar matrix
 // (structural codec x value codec) and the compressive codec tree of the
 // values, from what the stats pass measured and the field's options. The
 // writer executes the plan it returns and makes no choice of its own.

@@ -1,4 +1,17 @@
-// Package writer writes Arrow record batches as a Lance file. It orchestrates:
+// Package writer writes Arrow record batches as a Lance file.
+//
+// To use it: New(w, schema, options...) over any io.Writer, WriteBatch for
+// each batch (a bad batch is refused with ErrInvalidBatch, naming the
+// column, and the writer stays usable), Close, then Report for what was
+// chosen for every page and why. The options a user sets: WithFormat (2.2,
+// the default, read by LanceDB 0.40 and pylance 14; or 2.3),
+// WithColumnOptions (per-column encoding knobs, the selector.Key* keys, also
+// taken from Arrow field metadata), WithPolicy (selector.PolicyCost, the
+// default, or selector.PolicyLance: what pylance writes), WithMaxPageBytes
+// and WithConcurrency. CheckBatch runs WriteBatch's checks without a writer.
+// For tables (directories LanceDB opens), use package dataset.
+//
+// Inside, the writer orchestrates:
 // batches are buffered per column and cut into pages; each page is measured
 // (stats), planned (selector), encoded as a structural plane (structural) and
 // a value plane (values), and the page buffers, column metadata, schema,
