@@ -1,7 +1,18 @@
 // Package dataset reads and writes Lance datasets (the directory form a
 // LanceDB table or pylance's lance.dataset opens) on local disk or on
-// S3-compatible object storage (s3://bucket/prefix). It sits on
-// top of writer/ and reader/: writer/ encodes each data file, reader/ decodes
+// S3-compatible object storage (s3://bucket/prefix).
+//
+// To use it: Create(ctx, uri, schema) or Append(ctx, uri) return a Writer
+// (Write batches, Commit; a bad batch is refused whole and the writer goes
+// on; Report says what was chosen); Open and OpenVersion return a Dataset
+// (NewRecordReader with a column projection, Scan, ReadAll, Take,
+// CountRows, Versions); AddColumns and AddColumnsByKey backfill new columns;
+// PlanBackfill, BackfillTask and CommitBackfill are the same backfill cut
+// into pieces for workers on other machines. Options: WithStorageVersion
+// (2.2, the default; 2.3), WithMaxRowsPerFile, WithWriterOptions (the file
+// writer's), WithStorageOptions (S3 endpoint and credentials).
+//
+// The package sits on top of writer/ and reader/: writer/ encodes each data file, reader/ decodes
 // them, and this package owns what lies between files: the schema with its
 // field ids, fragments, deletion files, manifests (one per version, under
 // _versions/ with Lance's V2 naming, or V1 where the table uses it),
