@@ -53,7 +53,6 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
 	"github.com/planarlance/planar/dataset"
-	"github.com/planarlance/planar/internal/pyenv"
 	"github.com/planarlance/planar/reader"
 	"github.com/planarlance/planar/writer"
 )
@@ -156,7 +155,7 @@ func main() {
 		cfg := dsConfig{gen: gen, rowsPerFile: *rowsPerFile, storage: *storage, out: dir, byKey: *byKey}
 		py, version, err := "", "", error(nil)
 		if *python != "none" {
-			py, version, err = pyenv.Find(*python)
+			py, version, err = findPython(*python)
 		}
 		switch {
 		case *python == "none":

@@ -14,7 +14,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 
 	"github.com/planarlance/planar/dataset"
-	"github.com/planarlance/planar/internal/pyenv"
 	"github.com/planarlance/planar/reader"
 )
 
@@ -117,7 +116,7 @@ func checkFile(t *testing.T, fr fileResult, g batchGen) {
 // under CI=true and skips loudly otherwise.
 func pythonOrSkip(t *testing.T) string {
 	t.Helper()
-	py, version, err := pyenv.Find("")
+	py, version, err := findPython("")
 	if err != nil {
 		if os.Getenv("CI") == "true" {
 			t.Fatal("CI: " + err.Error())

@@ -1,4 +1,5 @@
-// Package hygiene holds repository-wide checks: gofmt and go.mod
+// Package hygiene holds repository-wide checks: gofmt, go.mod, and the
+// import floors that keep data flowing one way
 // (issue #9.21).
 package hygiene
 
@@ -10,6 +11,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -134,6 +136,66 @@ func TestGoModDirect(t *testing.T) {
 	for _, m := range required {
 		if p, ok := imported[m]; ok && indirect[m] {
 			t.Errorf("go.mod marks %s indirect, but %s imports it (run go mod tidy)", m, p)
+		}
+	}
+}
+
+// floors ranks the library packages: a package imports only packages on a
+// lower floor (peers do not import each other), so data flows one way:
+// measurement and codecs, then the planes and the choice, then the file
+// writer and reader, then what sits on files.
+var floors = map[string]int{
+	"internal/bulk":   0,
+	"stats":           1,
+	"values":          2,
+	"structural":      3,
+	"selector":        3,
+	"internal/format": 4,
+	"writer":          5,
+	"reader":          5,
+	"relayout":        6,
+	"dataset":         6,
+}
+
+// testOnly are the packages for tests, benchmarks and the lab: no library
+// package imports them.
+var testOnly = []string{"internal/corpus", "internal/pyenv", "internal/s3test"}
+
+// TestImportFloors keeps the floors: a library package (floors) imports
+// nothing on its own floor or above and no test-only package; examples
+// import no internal package (a user can copy them out).
+func TestImportFloors(t *testing.T) {
+	r := root(t)
+	const mod = "github.com/planarlance/planar/"
+	fset := token.NewFileSet()
+	for _, p := range goFiles(t, r) {
+		if strings.HasSuffix(p, "_test.go") {
+			continue
+		}
+		rel, _ := filepath.Rel(r, filepath.Dir(p))
+		rel = filepath.ToSlash(rel)
+		f, err := parser.ParseFile(fset, p, nil, parser.ImportsOnly)
+		if err != nil {
+			t.Fatal(err)
+		}
+		floor, library := floors[rel]
+		for _, imp := range f.Imports {
+			path, _ := strconv.Unquote(imp.Path.Value)
+			dep, ok := strings.CutPrefix(path, mod)
+			if !ok {
+				continue
+			}
+			switch {
+			case strings.HasPrefix(rel, "examples/") && strings.HasPrefix(dep, "internal/"):
+				t.Errorf("%s imports %s: examples use the public API only", p, dep)
+			case !library:
+			case slices.Contains(testOnly, dep):
+				t.Errorf("%s (library) imports the test-only package %s", p, dep)
+			default:
+				if df, ranked := floors[dep]; ranked && df >= floor {
+					t.Errorf("%s (floor %d) imports %s (floor %d): imports only go down", p, floor, dep, df)
+				}
+			}
 		}
 	}
 }

@@ -9,7 +9,7 @@
 // is missing, tests skip loudly, or fail under CI=true. When the server does
 // not come up, its log's tail is in the failure, and $PLANAR_S3TEST_LOG, if
 // set, names a file to keep the whole log in. Launch starts a server outside
-// of a test (cmd/planarbench) and leaves stopping it to the caller.
+// of a test (bench/planarbench) and leaves stopping it to the caller.
 package s3test
 
 import (

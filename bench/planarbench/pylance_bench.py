@@ -1,4 +1,4 @@
-"""pylance side of cmd/planarbench (run with the interop venv's python).
+"""pylance side of bench/planarbench (run with the interop venv's python).
 
     pylance_bench.py version             prints pylance's version
     pylance_bench.py measure JOB_JSON    one write + read measurement

@@ -1,8 +1,8 @@
 // Command planarbench measures planar side by side with pylance on the same
 // data and prints one Markdown table per suite.
 //
-//	go run ./cmd/planarbench -suite sparse [-reps 3] [-out results.json] [-big] [-pylance22]
-//	go run ./cmd/planarbench -suite classes [-scale 1] [-reps 3] [-cases REGEXP] [-out results.json]
+//	go run ./bench/planarbench -suite sparse [-reps 3] [-out results.json] [-big] [-pylance22]
+//	go run ./bench/planarbench -suite classes [-scale 1] [-reps 3] [-cases REGEXP] [-out results.json]
 //
 // Each case's rows are generated once into an Arrow IPC file in a work
 // directory; every measurement (one writer, one repetition) runs in a

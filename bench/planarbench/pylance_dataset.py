@@ -1,4 +1,4 @@
-"""pylance side of cmd/planarbench's dataset suite (run with the interop
+"""pylance side of bench/planarbench's dataset suite (run with the interop
 venv's python).
 
     pylance_dataset.py commits JOB_JSON
