@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"strconv"
 	"time"
 
@@ -12,6 +11,7 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
+	"github.com/planarlance/planar/internal/atomicfile"
 	"github.com/planarlance/planar/proto/tablepb"
 	"github.com/planarlance/planar/proto/txnpb"
 )
@@ -212,12 +212,7 @@ func operationNumber(t *txnpb.Transaction) int {
 }
 
 // syncDir makes a directory's new entries durable; best effort.
-func syncDir(dir string) {
-	if d, err := os.Open(dir); err == nil {
-		_ = d.Sync()
-		_ = d.Close()
-	}
-}
+func syncDir(dir string) { _ = atomicfile.SyncDir(dir) }
 
 // writeHint records the latest version in _versions/latest_version_hint.json,
 // best effort: readers list _versions when it is stale or missing.

@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/planarlance/planar/internal/atomicfile"
 )
 
 // ErrObjectExists is wrapped by objectStore.PutIfNotExists when the key is
@@ -193,36 +195,6 @@ func (s *localStore) Size(ctx context.Context, key string) (int64, error) {
 	return st.Size(), nil
 }
 
-// tempName is a fresh temporary path beside p; List skips it (its name
-// starts with '.').
-func tempName(p string) string {
-	return filepath.Join(filepath.Dir(p), "."+filepath.Base(p)+"."+uuidString(newUUID())[:8]+".tmp")
-}
-
-// writeTemp writes b to a new temporary file beside p and syncs it.
-func writeTemp(p string, b []byte) (string, error) {
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		return "", err
-	}
-	tmp := tempName(p)
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-	if err != nil {
-		return "", err
-	}
-	_, werr := f.Write(b)
-	if werr == nil {
-		werr = f.Sync()
-	}
-	if cerr := f.Close(); werr == nil {
-		werr = cerr
-	}
-	if werr != nil {
-		_ = os.Remove(tmp)
-		return "", werr
-	}
-	return tmp, nil
-}
-
 // Put writes the object through Create (a temporary file renamed into
 // place) and syncs the directory.
 func (s *localStore) Put(ctx context.Context, key string, b []byte) error {
@@ -247,17 +219,24 @@ func (s *localStore) PutIfNotExists(ctx context.Context, key string, b []byte) e
 	if err != nil {
 		return err
 	}
-	tmp, err := writeTemp(p, b)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return fmt.Errorf("put %s: %w", key, err)
+	}
+	f, err := atomicfile.Create(p)
 	if err != nil {
 		return fmt.Errorf("put %s: %w", key, err)
 	}
-	defer os.Remove(tmp)
-	if err := os.Link(tmp, p); err != nil {
-		if errors.Is(err, fs.ErrExist) {
+	if _, err := f.Write(b); err != nil {
+		f.Abort()
+		return fmt.Errorf("put %s: %w", key, err)
+	}
+	if err := f.PublishNewUnsynced(); err != nil {
+		if errors.Is(err, atomicfile.ErrExists) {
 			return fmt.Errorf("put %s: %w", key, ErrObjectExists)
 		}
 		return fmt.Errorf("put %s: %w", key, err)
 	}
+	// In place: a failed directory sync must not report the put failed.
 	syncDir(filepath.Dir(p))
 	return nil
 }

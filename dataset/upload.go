@@ -11,6 +11,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
+
+	"github.com/planarlance/planar/internal/atomicfile"
 )
 
 // objectWriter streams one new object, so that a data file never has to be
@@ -28,14 +30,17 @@ type objectWriter interface {
 // localWriter writes a temporary file beside the key's path and renames it
 // into place on Close.
 type localWriter struct {
-	path, tmp string
-	f         *os.File
-	bw        *bufio.Writer
+	path string
+	f    *atomicfile.File
+	bw   *bufio.Writer
 }
 
 // localWriteBuffer is the write buffer of a local object writer.
 const localWriteBuffer = 1 << 20
 
+// Create writes the object under a temporary name, published by Close
+// without a directory sync: data files are synced a directory at a time
+// (location.syncData), manifests by Put and PutIfNotExists.
 func (s *localStore) Create(ctx context.Context, key string) (objectWriter, error) {
 	p, err := s.path(key)
 	if err != nil {
@@ -44,12 +49,11 @@ func (s *localStore) Create(ctx context.Context, key string) (objectWriter, erro
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		return nil, fmt.Errorf("create %s: %w", key, err)
 	}
-	tmp := tempName(p)
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	f, err := atomicfile.Create(p)
 	if err != nil {
 		return nil, fmt.Errorf("create %s: %w", key, err)
 	}
-	return &localWriter{path: p, tmp: tmp, f: f, bw: bufio.NewWriterSize(f, localWriteBuffer)}, nil
+	return &localWriter{path: p, f: f, bw: bufio.NewWriterSize(f, localWriteBuffer)}, nil
 }
 
 func (w *localWriter) Write(p []byte) (int, error) {
@@ -63,19 +67,13 @@ func (w *localWriter) Close() error {
 	if w.f == nil {
 		return ErrClosed
 	}
-	err := w.bw.Flush()
-	if err == nil {
-		err = w.f.Sync()
-	}
-	if cerr := w.f.Close(); err == nil {
-		err = cerr
-	}
+	f := w.f
 	w.f = nil
-	if err == nil {
-		err = os.Rename(w.tmp, w.path)
+	if err := w.bw.Flush(); err != nil {
+		f.Abort()
+		return fmt.Errorf("write %s: %w", w.path, err)
 	}
-	if err != nil {
-		_ = os.Remove(w.tmp)
+	if err := f.PublishUnsynced(); err != nil {
 		return fmt.Errorf("write %s: %w", w.path, err)
 	}
 	return nil
@@ -83,10 +81,9 @@ func (w *localWriter) Close() error {
 
 func (w *localWriter) Abort() {
 	if w.f != nil {
-		_ = w.f.Close()
+		w.f.Abort()
 		w.f = nil
 	}
-	_ = os.Remove(w.tmp)
 }
 
 // S3 multipart uploads: parts start at s3PartSize and grow by that much every

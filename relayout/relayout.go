@@ -6,11 +6,10 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
-	"runtime"
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/planarlance/planar/internal/atomicfile"
 	"github.com/planarlance/planar/proto/file2pb"
 	"github.com/planarlance/planar/reader"
 )
@@ -130,25 +129,16 @@ func ConvertPath(src, dst string, opts Options) (rep Report, err error) {
 	if err != nil {
 		return Report{}, err
 	}
-	dir, base := filepath.Split(dst)
-	if dir == "" {
-		dir = "."
-	}
-	out, err := os.CreateTemp(dir, "."+base+".tmp-*")
+	out, err := atomicfile.Create(dst)
 	if err != nil {
 		return Report{}, err
 	}
-	tmp := out.Name()
 	defer func() {
 		if err != nil {
-			out.Close()
-			os.Remove(tmp)
+			out.Abort()
 		}
 	}()
-	if err = out.Chmod(0o644); err != nil {
-		return Report{}, err
-	}
-	rep, err = convert(in, st.Size(), out, opts, func(w io.Writer, n int64) error {
+	rep, err = convert(in, st.Size(), out.File, opts, func(w io.Writer, n int64) error {
 		// A LimitedReader over the file lets the kernel copy the data
 		// region (copy_file_range) when w is the output file itself.
 		if _, err := in.Seek(0, io.SeekStart); err != nil {
@@ -160,35 +150,10 @@ func ConvertPath(src, dst string, opts Options) (rep Report, err error) {
 	if err != nil {
 		return rep, fmt.Errorf("%s: %w", src, err)
 	}
-	if err = out.Sync(); err != nil {
+	if err = out.Publish(); err != nil {
 		return rep, err
-	}
-	if err = out.Close(); err != nil {
-		return rep, err
-	}
-	if err = os.Rename(tmp, dst); err != nil {
-		return rep, err
-	}
-	if err := syncDir(dir); err != nil {
-		return rep, fmt.Errorf("%s is in place, but syncing its directory failed: %w", dst, err)
 	}
 	return rep, nil
-}
-
-// syncDir flushes a directory's entries (the rename) to stable storage.
-func syncDir(dir string) error {
-	if runtime.GOOS == "windows" {
-		return nil // directories cannot be opened for sync
-	}
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	err = d.Sync()
-	if cerr := d.Close(); err == nil {
-		err = cerr
-	}
-	return err
 }
 
 func convert(src io.ReaderAt, size int64, dst io.Writer, opts Options, copyPrefix func(io.Writer, int64) error) (Report, error) {

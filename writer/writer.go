@@ -3,18 +3,14 @@ package writer
 import (
 	"fmt"
 	"io"
-	"math/rand/v2"
-	"os"
-	"path/filepath"
-	"runtime"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/emptypb"
 
+	"github.com/planarlance/planar/internal/atomicfile"
 	"github.com/planarlance/planar/internal/format"
 	"github.com/planarlance/planar/proto/enc20pb"
 	"github.com/planarlance/planar/proto/file2pb"
@@ -105,89 +101,23 @@ func New(dst io.Writer, schema *arrow.Schema, opts ...Option) (*Writer, error) {
 // reused: delete them (for example rm dir/.name.lance.tmp-*) when no writer
 // of that path is running.
 func Create(path string, schema *arrow.Schema, opts ...Option) (*Writer, error) {
-	dir, base := filepath.Split(path)
-	if dir == "" {
-		dir = "."
-	}
-	f, err := createTemp(dir, base, path)
+	f, err := atomicfile.Create(path)
 	if err != nil {
 		return nil, err
 	}
-	tmp := f.Name()
 	w, err := New(f, schema, opts...)
 	if err != nil {
-		f.Close()
-		os.Remove(tmp)
+		f.Abort()
 		return nil, err
 	}
 	w.onClose = func(werr error) error {
-		if werr == nil {
-			werr = f.Sync()
-		}
-		if cerr := f.Close(); werr == nil {
-			werr = cerr
-		}
-		if werr == nil {
-			werr = os.Rename(tmp, path)
-		}
 		if werr != nil {
-			os.Remove(tmp)
+			f.Abort()
 			return werr
 		}
-		if err := syncDir(dir); err != nil {
-			return fmt.Errorf("%s is in place, but syncing its directory failed (it may not survive a crash): %w", path, err)
-		}
-		return nil
+		return f.Publish()
 	}
 	return w, nil
-}
-
-// createTemp creates ".<base>.tmp-<random>" in dir with the mode os.Create
-// would leave path with: an existing regular file's permission bits
-// (os.Create truncates and keeps them), else 0666 less the umask.
-// (os.CreateTemp would always use 0600.)
-func createTemp(dir, base, path string) (*os.File, error) {
-	perm, keep := os.FileMode(0o666), false
-	if fi, err := os.Stat(path); err == nil && fi.Mode().IsRegular() {
-		perm, keep = fi.Mode().Perm(), true
-	}
-	for try := 0; ; try++ {
-		name := filepath.Join(dir, "."+base+".tmp-"+strconv.FormatUint(rand.Uint64(), 36))
-		f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, perm)
-		if os.IsExist(err) && try < 100 {
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		if keep {
-			// OpenFile applied the umask; the replaced file's bits are kept
-			// as they are.
-			if err := f.Chmod(perm); err != nil {
-				f.Close()
-				os.Remove(name)
-				return nil, err
-			}
-		}
-		return f, nil
-	}
-}
-
-// syncDir flushes a directory's entries (the rename) to stable storage. It is
-// a variable so tests can observe it.
-var syncDir = func(dir string) error {
-	if runtime.GOOS == "windows" {
-		return nil // directories cannot be opened for sync; NTFS journals renames
-	}
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	err = d.Sync()
-	if cerr := d.Close(); err == nil {
-		err = cerr
-	}
-	return err
 }
 
 // Schema returns the writer's Arrow schema.

@@ -12,6 +12,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 
 	"github.com/planarlance/planar/dataset"
+	"github.com/planarlance/planar/internal/atomicfile"
 	"github.com/planarlance/planar/reader"
 	"github.com/planarlance/planar/writer"
 )
@@ -47,9 +48,9 @@ type pageStat struct {
 // fileSink writes one Lance file to a temporary file beside the destination
 // and moves it into place on commit.
 type fileSink struct {
-	dst, tmp  string
+	dst       string
 	overwrite bool
-	f         *os.File
+	f         *atomicfile.File
 	bw        *bufio.Writer
 	gate      *gateWriter
 	w         *writer.Writer
@@ -80,11 +81,11 @@ func newFileSink(dst string, schema *arrow.Schema, overwrite bool, opts []writer
 			return nil, classed{fmt.Sprintf("destination %s exists (use --overwrite to replace it)", dst), errDestination}
 		}
 	}
-	dir, base := filepath.Dir(dst), filepath.Base(dst)
+	dir := filepath.Dir(dst)
 	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
 		return nil, classed{fmt.Sprintf("destination %s: the directory %s does not exist (create it first)", dst, dir), errDestination}
 	}
-	f, err := os.CreateTemp(dir, "."+base+".tmp-*")
+	f, err := atomicfile.Create(dst)
 	if err != nil {
 		var pe *os.PathError
 		if errors.As(err, &pe) {
@@ -93,11 +94,10 @@ func newFileSink(dst string, schema *arrow.Schema, overwrite bool, opts []writer
 		return nil, classed{fmt.Sprintf("destination %s: cannot write in %s: %v", dst, dir, err), errDestination}
 	}
 	bw := bufio.NewWriterSize(f, 4<<20)
-	s := &fileSink{dst: dst, tmp: f.Name(), overwrite: overwrite, f: f, bw: bw, gate: &gateWriter{w: bw}}
+	s := &fileSink{dst: dst, overwrite: overwrite, f: f, bw: bw, gate: &gateWriter{w: bw}}
 	s.w, err = writer.New(s.gate, schema, opts...)
 	if err != nil {
-		f.Close()
-		os.Remove(s.tmp)
+		f.Abort()
 		if errors.Is(err, writer.ErrUnsupportedType) {
 			return nil, err
 		}
@@ -113,20 +113,20 @@ func (s *fileSink) commit(context.Context) (written, error) {
 	if err == nil {
 		err = s.bw.Flush()
 	}
-	if err == nil {
-		err = s.f.Chmod(0o644)
-	}
-	if err == nil {
-		err = s.f.Sync()
-	}
-	if cerr := s.f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = s.place()
+	switch {
+	case err != nil:
+		s.f.Abort()
+	case s.overwrite:
+		err = s.f.Publish()
+	default:
+		// A hard link: fails if a file appeared at the destination
+		// meanwhile.
+		err = s.f.PublishNew()
+		if errors.Is(err, atomicfile.ErrExists) {
+			err = classed{"appeared while converting (use --overwrite to replace it)", errDestination}
+		}
 	}
 	if err != nil {
-		os.Remove(s.tmp)
 		return written{}, fmt.Errorf("destination %s: %w", s.dst, err)
 	}
 	var out written
@@ -144,28 +144,10 @@ func (s *fileSink) commit(context.Context) (written, error) {
 	return out, nil
 }
 
-// place moves the finished temporary file to the destination: a rename when
-// replacing is allowed, else a hard link, which fails if a file appeared at
-// the destination meanwhile.
-func (s *fileSink) place() error {
-	if s.overwrite {
-		return os.Rename(s.tmp, s.dst)
-	}
-	if err := os.Link(s.tmp, s.dst); err != nil {
-		if _, serr := os.Stat(s.dst); serr == nil {
-			return classed{"appeared while converting (use --overwrite to replace it)", errDestination}
-		}
-		// No hard links on this file system: rename after checking.
-		return os.Rename(s.tmp, s.dst)
-	}
-	return os.Remove(s.tmp)
-}
-
 func (s *fileSink) abort() {
 	s.gate.closed = true
 	_ = s.w.Close()
-	s.f.Close()
-	os.Remove(s.tmp)
+	s.f.Abort()
 }
 
 // datasetSink writes a new version of a Lance dataset.

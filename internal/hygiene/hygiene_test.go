@@ -145,16 +145,17 @@ func TestGoModDirect(t *testing.T) {
 // measurement and codecs, then the planes and the choice, then the file
 // writer and reader, then what sits on files.
 var floors = map[string]int{
-	"internal/bulk":   0,
-	"stats":           1,
-	"values":          2,
-	"structural":      3,
-	"selector":        3,
-	"internal/format": 4,
-	"writer":          5,
-	"reader":          5,
-	"relayout":        6,
-	"dataset":         6,
+	"internal/bulk":       0,
+	"internal/atomicfile": 0,
+	"stats":               1,
+	"values":              2,
+	"structural":          3,
+	"selector":            3,
+	"internal/format":     4,
+	"writer":              5,
+	"reader":              5,
+	"relayout":            6,
+	"dataset":             6,
 }
 
 // testOnly are the packages for tests, benchmarks and the lab: no library
