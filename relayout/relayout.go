@@ -18,9 +18,9 @@ var (
 	// ErrNoCounterpart is wrapped, with the column path and page index,
 	// when a page has no metadata-only form in the target version and
 	// Options.Reencode is not set.
-	ErrNoCounterpart = errors.New("relayout: page has no counterpart in the target version")
+	ErrNoCounterpart = errors.New("planar/relayout: page has no counterpart in the target version")
 	// ErrInvalidOption is wrapped for bad Options.
-	ErrInvalidOption = errors.New("relayout: invalid option")
+	ErrInvalidOption = errors.New("planar/relayout: invalid option")
 )
 
 // Target versions.

@@ -14,7 +14,7 @@ import (
 // ErrInvalidArray reports an Arrow array whose structure is inconsistent
 // (offsets that decrease or point past the child, a child shorter than its
 // parent, a dictionary key past the dictionary).
-var ErrInvalidArray = errors.New("structural: invalid array")
+var ErrInvalidArray = errors.New("planar/structural: invalid array")
 
 // StepKind is the kind of one node on the path from a top-level field to a
 // leaf column.
@@ -431,7 +431,7 @@ func KeepNullable(f arrow.Field, path []Step) []bool {
 // last, known kinds.
 func checkPath(path []Step) error {
 	if len(path) == 0 {
-		return errors.New("structural: empty path")
+		return errors.New("planar/structural: empty path")
 	}
 	if len(path) > 1<<13 {
 		return fmt.Errorf("structural: path of %d steps is too deep", len(path))

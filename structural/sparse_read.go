@@ -12,7 +12,7 @@ import (
 
 // ErrCorruptSparse reports a sparse structure (its layers, sets or their
 // payloads) that no writer could have produced.
-var ErrCorruptSparse = errors.New("structural: corrupt sparse structure")
+var ErrCorruptSparse = errors.New("planar/structural: corrupt sparse structure")
 
 func sparseCorrupt(format string, args ...any) error {
 	return fmt.Errorf("%w: "+format, append([]any{ErrCorruptSparse}, args...)...)

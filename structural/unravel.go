@@ -8,7 +8,7 @@ import (
 
 // ErrCorruptLevels reports repetition/definition levels (or the counts that
 // go with them) that no Arrow data could have produced.
-var ErrCorruptLevels = errors.New("structural: corrupt levels")
+var ErrCorruptLevels = errors.New("planar/structural: corrupt levels")
 
 // LayerData is the Arrow structure of one layer of a decoded page, outer-most
 // first.
@@ -32,7 +32,7 @@ func Unravel(layers []Layer, kinds []StepKind, rep, def []uint16, numRows, numVi
 	path := make([]Step, len(kinds))
 	for i, k := range kinds {
 		if k == StepFSL {
-			return nil, errors.New("structural: Unravel cannot know the dimension of a structural FSL layer; use UnravelPath")
+			return nil, errors.New("planar/structural: Unravel cannot know the dimension of a structural FSL layer; use UnravelPath")
 		}
 		path[i] = Step{Kind: k}
 	}

@@ -5,6 +5,7 @@ package hygiene
 
 import (
 	"bytes"
+	"go/ast"
 	"go/format"
 	"go/parser"
 	"go/token"
@@ -198,5 +199,56 @@ func TestImportFloors(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestErrorPrefixes: the sentinel errors of a library package (var ErrX =
+// errors.New(...)) read "planar/<package>: ...", so a message says where it
+// comes from. internal/format's, which reader and writer re-export, read
+// "planar: ...".
+func TestErrorPrefixes(t *testing.T) {
+	r := root(t)
+	fset := token.NewFileSet()
+	for _, p := range goFiles(t, r) {
+		rel, _ := filepath.Rel(r, filepath.Dir(p))
+		rel = filepath.ToSlash(rel)
+		if _, library := floors[rel]; !library || strings.HasSuffix(p, "_test.go") {
+			continue
+		}
+		want := "planar/" + filepath.Base(rel) + ": "
+		if rel == "internal/format" {
+			want = "planar: "
+		}
+		f, err := parser.ParseFile(fset, p, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			vs, ok := n.(*ast.ValueSpec)
+			if !ok {
+				return true
+			}
+			for i, name := range vs.Names {
+				if !strings.HasPrefix(name.Name, "Err") || i >= len(vs.Values) {
+					continue
+				}
+				call, ok := vs.Values[i].(*ast.CallExpr)
+				if !ok || len(call.Args) != 1 {
+					continue
+				}
+				if sel, ok := call.Fun.(*ast.SelectorExpr); !ok || sel.Sel.Name != "New" {
+					continue
+				}
+				lit, ok := call.Args[0].(*ast.BasicLit)
+				if !ok {
+					continue
+				}
+				msg, _ := strconv.Unquote(lit.Value)
+				if !strings.HasPrefix(msg, want) {
+					t.Errorf("%s: %s = %q, want the prefix %q", p, name.Name, msg, want)
+				}
+			}
+			return true
+		})
 	}
 }
