@@ -289,15 +289,5 @@ func concatBlocks(bs []values.Block) (values.Block, error) {
 
 // appendBits appends n bits of src (from bit 0) at bit position at of dst.
 func appendBits(dst []byte, at int, src []byte, n int) []byte {
-	need := (at + n + 7) / 8
-	for len(dst) < need {
-		dst = append(dst, 0)
-	}
-	for i := 0; i < n; i++ {
-		if src[i/8]&(1<<(i%8)) != 0 {
-			j := at + i
-			dst[j/8] |= 1 << (j % 8)
-		}
-	}
-	return dst
+	return appendBitsFrom(dst, at, src, 0, n)
 }

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sort"
 
+	"github.com/apache/arrow-go/v18/arrow/bitutil"
+
 	"github.com/planarlance/planar/proto/enc21pb"
 	"github.com/planarlance/planar/structural"
 	"github.com/planarlance/planar/values"
@@ -279,17 +281,10 @@ func expandRange(t *values.FsstTable, v values.Block, lo, hi int) (values.Block,
 // appendBitsFrom appends n bits of src from bit from at bit position at of
 // dst.
 func appendBitsFrom(dst []byte, at int, src []byte, from, n int) []byte {
-	need := (at + n + 7) / 8
-	for len(dst) < need {
-		dst = append(dst, 0)
+	if need := (at + n + 7) / 8; len(dst) < need {
+		dst = append(dst, make([]byte, need-len(dst))...)
 	}
-	for i := 0; i < n; i++ {
-		j := from + i
-		if src[j/8]&(1<<(j%8)) != 0 {
-			k := at + i
-			dst[k/8] |= 1 << (k % 8)
-		}
-	}
+	bitutil.CopyBitmap(src, from, n, dst, at)
 	return dst
 }
 

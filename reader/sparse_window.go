@@ -357,12 +357,5 @@ func sliceBits(b []byte, lo, hi int) ([]byte, error) {
 
 // appendBitRange appends bits [lo, hi) of src to an empty dst, from bit 0.
 func appendBitRange(dst, src []byte, lo, hi int) []byte {
-	dst = append(dst, make([]byte, (hi-lo+7)/8)...)
-	for i := lo; i < hi; i++ {
-		if src[i/8]&(1<<(i%8)) != 0 {
-			j := i - lo
-			dst[j/8] |= 1 << (j % 8)
-		}
-	}
-	return dst
+	return appendBitsFrom(dst, 0, src, lo, hi-lo)
 }

@@ -3,6 +3,8 @@ package values
 import (
 	"fmt"
 
+	"github.com/apache/arrow-go/v18/arrow/bitutil"
+
 	"github.com/planarlance/planar/proto/enc21pb"
 )
 
@@ -119,22 +121,9 @@ func (l FSLRows) Decode(data []byte, n int) (Block, error) {
 }
 
 // copyBits sets the n bits of src (from bit 0, LSB first) at bit position at
-// of dst, whose bits there are clear.
+// of dst.
 func copyBits(dst []byte, at int, src []byte, n int) {
-	if at%8 == 0 {
-		full := n / 8
-		copy(dst[at/8:], src[:full])
-		if rem := n % 8; rem > 0 {
-			dst[at/8+full] |= src[full] & (1<<rem - 1)
-		}
-		return
-	}
-	for i := 0; i < n; i++ {
-		if src[i/8]&(1<<(i%8)) != 0 {
-			j := at + i
-			dst[j/8] |= 1 << (j % 8)
-		}
-	}
+	bitutil.CopyBitmap(src, 0, n, dst, at)
 }
 
 // fslRowsNeeded reports whether a FixedSizeList block encoding stores its

@@ -5,6 +5,8 @@ import (
 	"fmt"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/bitutil"
+
 	"github.com/planarlance/planar/proto/enc21pb"
 	"github.com/planarlance/planar/selector"
 	"github.com/planarlance/planar/stats"
@@ -391,12 +393,7 @@ func sliceBits(bm []byte, start, n int) []byte {
 		return bm[start/8 : (start+n+7)/8]
 	}
 	out := make([]byte, (n+7)/8)
-	for i := 0; i < n; i++ {
-		j := start + i
-		if bm[j/8]&(1<<(j%8)) != 0 {
-			out[i/8] |= 1 << (i % 8)
-		}
-	}
+	bitutil.CopyBitmap(bm, start, n, out, 0)
 	return out
 }
 

@@ -289,16 +289,15 @@ func gatherBits(dst []byte, nbits int, segs []structural.Segment) ([]byte, int) 
 	for _, s := range segs {
 		d := s.Arr.Data()
 		buf := d.Buffers()[1].Bytes()
-		off := d.Offset()
-		for i := s.Start; i < s.End; i++ {
-			if nbits%8 == 0 {
-				dst = append(dst, 0)
-			}
-			if bitutil.BitIsSet(buf, off+i) && !s.Arr.IsNull(i) {
-				dst[nbits/8] |= 1 << (nbits % 8)
-			}
-			nbits++
+		off, n := d.Offset(), s.End-s.Start
+		if need := (nbits + n + 7) / 8; len(dst) < need {
+			dst = append(dst, make([]byte, need-len(dst))...)
 		}
+		bitutil.CopyBitmap(buf, off+s.Start, n, dst, nbits)
+		if valid := s.Arr.NullBitmapBytes(); len(valid) > 0 && s.Arr.NullN() > 0 {
+			bitutil.BitmapAnd(dst, valid, int64(nbits), int64(off+s.Start), dst, int64(nbits), int64(n))
+		}
+		nbits += n
 	}
 	return dst, nbits
 }

@@ -5,6 +5,8 @@ import (
 	"math/bits"
 	"slices"
 
+	"github.com/apache/arrow-go/v18/arrow/bitutil"
+
 	"github.com/planarlance/planar/internal/format"
 	"github.com/planarlance/planar/proto/enc21pb"
 	"github.com/planarlance/planar/proto/enc23pb"
@@ -214,11 +216,7 @@ func compactValues(pv pageValues) pageValues {
 					if null {
 						continue
 					}
-					for b := 0; b < per; b++ {
-						if iv[(i*per+b)/8]&(1<<((i*per+b)%8)) != 0 {
-							dst[(r*per+b)/8] |= 1 << ((r*per + b) % 8)
-						}
-					}
+					bitutil.CopyBitmap(iv, i*per, per, dst, r*per)
 					r++
 				}
 				if !allSet(dst, k*per) {
