@@ -182,55 +182,29 @@ func (f *File) open() error {
 		return f.notLance(fmt.Sprintf("%d bytes, shorter than a Lance footer (40)", f.size))
 	}
 	size := uint64(f.size)
-	fb, err := f.readAt(size-format.FooterSize, format.FooterSize)
-	if err != nil {
-		return err
-	}
-	ft, err := format.ParseFooter(fb)
-	if err != nil {
+	t, err := format.ParseTail(size, f.readAt)
+	if errors.Is(err, ErrNotLance) {
 		return f.notLance("no Lance footer (a Lance file ends in LANC)")
 	}
+	ft := t.Footer
+	if err != nil && ft == (format.Footer{}) {
+		return err // the footer itself could not be read
+	}
 	f.footer = ft
-	switch {
-	case ft.Major == 2 && ft.Minor >= 1 && ft.Minor <= 3:
-	default:
+	if ft.Major != 2 || ft.Minor < 1 || ft.Minor > 3 {
 		return fmt.Errorf("footer version %d.%d (planar reads 2.1, 2.2 and 2.3): %w", ft.Major, ft.Minor, ErrUnsupportedVersion)
 	}
-	tail := size - format.FooterSize
-	g, n := uint64(ft.NumGlobalBuffers), uint64(ft.NumColumns)
-	if g == 0 {
+	if err != nil {
+		return err
+	}
+	globals, cmo, n := t.Globals, t.Columns, uint64(ft.NumColumns)
+	if len(globals) == 0 {
 		return fmt.Errorf("no global buffers (schema expected): %w", ErrCorrupt)
-	}
-	if ft.GlobalBufOffset > tail || g > (tail-ft.GlobalBufOffset)/16 {
-		return fmt.Errorf("global buffer table at %d with %d entries overruns the footer: %w", ft.GlobalBufOffset, g, ErrCorrupt)
-	}
-	if n > ft.GlobalBufOffset/16 {
-		return fmt.Errorf("%d columns do not fit before position %d: %w", n, ft.GlobalBufOffset, ErrCorrupt)
-	}
-	gbo, err := f.readAt(ft.GlobalBufOffset, 16*g)
-	if err != nil {
-		return err
-	}
-	globals, err := format.ParseOffsetTable(gbo, int(g), size)
-	if err != nil {
-		return err
 	}
 	for i, gb := range globals {
 		if gb.Position%format.Alignment != 0 {
 			return fmt.Errorf("global buffer %d at %d is not 64-byte aligned: %w", i, gb.Position, ErrCorrupt)
 		}
-	}
-	cmoPos := ft.GlobalBufOffset - 16*n
-	if cmoPos < ft.ColumnMetaStart {
-		return fmt.Errorf("column metadata table at %d starts before column metadata %d: %w", cmoPos, ft.ColumnMetaStart, ErrCorrupt)
-	}
-	cmoBytes, err := f.readAt(cmoPos, 16*n)
-	if err != nil {
-		return err
-	}
-	cmo, err := format.ParseOffsetTable(cmoBytes, int(n), size)
-	if err != nil {
-		return err
 	}
 	sb, err := f.readAt(globals[0].Position, globals[0].Size)
 	if err != nil {
@@ -270,9 +244,6 @@ func (f *File) open() error {
 	}
 	f.columns = make([][]*page, n)
 	for i, r := range cmo {
-		if r.Position < ft.ColumnMetaStart || r.Position+r.Size > cmoPos {
-			return fmt.Errorf("column %d metadata [%d, +%d) outside the metadata region: %w", i, r.Position, r.Size, ErrCorrupt)
-		}
 		b, err := f.readAt(r.Position, r.Size)
 		if err != nil {
 			return err

@@ -42,42 +42,16 @@ func readRange(src io.ReaderAt, size int64, off, n uint64) ([]byte, error) {
 // parseContainer reads the footer, the offset tables and every column's
 // metadata of a file reader.Open accepted.
 func parseContainer(src io.ReaderAt, size int64, numColumns int) (*container, error) {
-	if size < format.FooterSize {
-		return nil, fmt.Errorf("file of %d bytes: %w", size, reader.ErrNotLance)
-	}
-	fb, err := readRange(src, size, uint64(size)-format.FooterSize, format.FooterSize)
+	t, err := format.ParseTail(uint64(size), func(off, n uint64) ([]byte, error) { return readRange(src, size, off, n) })
 	if err != nil {
 		return nil, err
 	}
-	ft, err := format.ParseFooter(fb)
-	if err != nil {
-		return nil, err
-	}
+	ft := t.Footer
 	if numColumns >= 0 && int(ft.NumColumns) != numColumns {
 		return nil, fmt.Errorf("footer has %d columns, schema %d: %w", ft.NumColumns, numColumns, reader.ErrCorrupt)
 	}
-	c := &container{footer: ft}
-	tail := uint64(size) - format.FooterSize
-	g, n := uint64(ft.NumGlobalBuffers), uint64(ft.NumColumns)
-	if ft.GlobalBufOffset > tail || g > (tail-ft.GlobalBufOffset)/16 || n > ft.GlobalBufOffset/16 {
-		return nil, fmt.Errorf("offset tables do not fit the file: %w", reader.ErrCorrupt)
-	}
-	gb, err := readRange(src, size, ft.GlobalBufOffset, 16*g)
-	if err != nil {
-		return nil, err
-	}
-	if c.globals, err = format.ParseOffsetTable(gb, int(g), uint64(size)); err != nil {
-		return nil, err
-	}
-	cmoPos := ft.GlobalBufOffset - 16*n
-	cb, err := readRange(src, size, cmoPos, 16*n)
-	if err != nil {
-		return nil, err
-	}
-	cmo, err := format.ParseOffsetTable(cb, int(n), uint64(size))
-	if err != nil {
-		return nil, err
-	}
+	c := &container{footer: ft, globals: t.Globals}
+	cmo := t.Columns
 	start := ft.ColumnMetaStart
 	for i, r := range c.globals {
 		if r.Position+r.Size > start {
@@ -86,9 +60,6 @@ func parseContainer(src io.ReaderAt, size int64, numColumns int) (*container, er
 		}
 	}
 	for i, r := range cmo {
-		if r.Position < start || r.Position+r.Size > cmoPos {
-			return nil, fmt.Errorf("column %d metadata outside the metadata region: %w", i, reader.ErrCorrupt)
-		}
 		b, err := readRange(src, size, r.Position, r.Size)
 		if err != nil {
 			return nil, err
@@ -116,28 +87,9 @@ func parseContainer(src io.ReaderAt, size int64, numColumns int) (*container, er
 }
 
 // writeTail writes the column metadata, both offset tables and the footer
-// at position pos of the output; meta[i] are column i's serialized bytes.
+// at the output's position; meta[i] are column i's serialized bytes.
 func writeTail(w *countingWriter, meta [][]byte, globals []format.BufferRange, major, minor uint16) error {
-	start := w.n
-	cmo := make([]format.BufferRange, len(meta))
-	for i, b := range meta {
-		cmo[i] = format.BufferRange{Position: w.n, Size: uint64(len(b))}
-		if err := w.write(b); err != nil {
-			return err
-		}
-	}
-	cmoPos := w.n
-	if err := w.write(format.AppendOffsetTable(nil, cmo)); err != nil {
-		return err
-	}
-	gboPos := w.n
-	if err := w.write(format.AppendOffsetTable(nil, globals)); err != nil {
-		return err
-	}
-	return w.write(format.AppendFooter(nil, format.Footer{
-		ColumnMetaStart: start, ColumnMetaOffset: cmoPos, GlobalBufOffset: gboPos,
-		NumGlobalBuffers: uint32(len(globals)), NumColumns: uint32(len(meta)), Major: major, Minor: minor,
-	}))
+	return w.write(format.AppendTail(nil, w.n, meta, globals, major, minor))
 }
 
 // countingWriter tracks the output position.

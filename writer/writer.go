@@ -347,34 +347,16 @@ func (w *Writer) finish() error {
 	if err != nil {
 		return w.fail(err)
 	}
-	metaStart := w.sink.pos
-	cmo := make([]format.BufferRange, len(w.cols))
+	meta := make([][]byte, len(w.cols))
 	for i, c := range w.cols {
 		cm := &file2pb.ColumnMetadata{Encoding: colEnc, Pages: c.pages}
-		b, err := proto.MarshalOptions{Deterministic: true}.Marshal(cm)
-		if err != nil {
+		if meta[i], err = (proto.MarshalOptions{Deterministic: true}).Marshal(cm); err != nil {
 			return w.fail(err)
 		}
-		cmo[i] = format.BufferRange{Position: w.sink.pos, Size: uint64(len(b))}
-		if err := w.sink.write(b); err != nil {
-			return w.fail(err)
-		}
-	}
-	cmoPos := w.sink.pos
-	if err := w.sink.write(format.AppendOffsetTable(nil, cmo)); err != nil {
-		return w.fail(err)
-	}
-	gboPos := w.sink.pos
-	gbo := []format.BufferRange{{Position: schemaPos, Size: uint64(len(fdBytes))}}
-	if err := w.sink.write(format.AppendOffsetTable(nil, gbo)); err != nil {
-		return w.fail(err)
 	}
 	major, minor := w.cfg.format.footerVersion()
-	footer := format.AppendFooter(nil, format.Footer{
-		ColumnMetaStart: metaStart, ColumnMetaOffset: cmoPos, GlobalBufOffset: gboPos,
-		NumGlobalBuffers: 1, NumColumns: uint32(len(w.cols)), Major: major, Minor: minor,
-	})
-	if err := w.sink.write(footer); err != nil {
+	gbo := []format.BufferRange{{Position: schemaPos, Size: uint64(len(fdBytes))}}
+	if err := w.sink.write(format.AppendTail(nil, w.sink.pos, meta, gbo, major, minor)); err != nil {
 		return w.fail(err)
 	}
 	return nil
