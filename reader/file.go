@@ -230,13 +230,7 @@ func (f *File) open() error {
 	dims := make([]uint64, 0, n)
 	for _, fld := range f.schema.Fields() {
 		for _, path := range structural.LeafPathsField(fld) {
-			d := uint64(1)
-			for _, st := range path {
-				if st.Kind == structural.StepFSL {
-					d *= uint64(st.Dim)
-				}
-			}
-			dims = append(dims, d)
+			dims = append(dims, uint64(structural.ElementsPerRow(path)))
 		}
 	}
 	if uint64(len(dims)) != n {

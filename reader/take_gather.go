@@ -233,12 +233,7 @@ func hasItemValidity(v values.Block) bool {
 // stream (no structural fixed-size list above the leaf, whose pages count
 // elements), so that its rows can be gathered.
 func rowLevels(path []structural.Step) bool {
-	for _, st := range path {
-		if st.Kind == structural.StepFSL {
-			return false
-		}
-	}
-	return true
+	return !structural.HasStep(path, structural.StepFSL)
 }
 
 // rowStarts returns, for a page with repetition levels, the level index

@@ -33,13 +33,7 @@ func leafSites(s *arrow.Schema) []leafSite {
 	for ti, fld := range s.Fields() {
 		paths := structural.LeafPathsField(fld)
 		for k, path := range paths {
-			d := uint64(1)
-			for _, st := range path {
-				if st.Kind == structural.StepFSL {
-					d *= uint64(st.Dim)
-				}
-			}
-			out = append(out, leafSite{field: ti, leaf: k, leaves: len(paths), dim: d})
+			out = append(out, leafSite{field: ti, leaf: k, leaves: len(paths), dim: uint64(structural.ElementsPerRow(path))})
 		}
 	}
 	return out

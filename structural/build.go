@@ -54,6 +54,29 @@ type Step struct {
 	Dim   int // FSL dimension (StepFSL)
 }
 
+// ElementsPerRow is the product of the structural fixed-size list
+// dimensions on path: a page of the leaf counts rows times this many
+// elements (1 without such a layer).
+func ElementsPerRow(path []Step) int {
+	d := 1
+	for _, st := range path {
+		if st.Kind == StepFSL {
+			d *= st.Dim
+		}
+	}
+	return d
+}
+
+// HasStep reports whether a step of kind k is on path.
+func HasStep(path []Step, k StepKind) bool {
+	for _, st := range path {
+		if st.Kind == k {
+			return true
+		}
+	}
+	return false
+}
+
 // LeafPaths returns the steps from a top-level Arrow type to each of its leaf
 // columns, in Lance column order (depth-first, left to right).
 //

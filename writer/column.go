@@ -135,18 +135,12 @@ func newColumn(leaf format.Column, top arrow.Field, ti int, path []structural.St
 	if info.kind == kindDict {
 		c.union = newDictUnion(leaf.Field.Type)
 	}
-	list := false
-	c.fslScale = 1
-	for _, st := range path {
-		if st.Kind == structural.StepFSL {
-			c.fslScale *= st.Dim
-			// pylance 14 misreads columns below a structural fixed-size
-			// list that span several pages (FORMAT.md §5b); like pylance,
-			// write them as one page.
-			c.onePage = true
-		}
-		list = list || st.Kind == structural.StepList
-	}
+	c.fslScale = structural.ElementsPerRow(path)
+	// pylance 14 misreads columns below a structural fixed-size list that
+	// span several pages (FORMAT.md §5b); like pylance, write them as one
+	// page.
+	c.onePage = structural.HasStep(path, structural.StepFSL)
+	list := structural.HasStep(path, structural.StepList)
 	c.hasLists = list
 	if rb := nullRowPayload(info); leaf.Path == top.Name && !c.onePage && !cfg.format.planarMetadata() && selector.CutsNullRuns(rb, opts) {
 		// A top-level column of wide fixed-width rows in 2.2: the
