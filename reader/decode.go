@@ -133,12 +133,7 @@ func decodeChunkedBody(m *enc21pb.MiniBlockLayout, bufs [][]byte, rows int) (*pa
 	}
 	if hasRep {
 		rowStarts := 0
-		R := uint16(0)
-		for _, l := range m.Layers {
-			if structural.IsList(l) {
-				R++
-			}
-		}
+		R := uint16(structural.NumLists(m.Layers))
 		for _, r := range pd.rep {
 			if r == R {
 				rowStarts++

@@ -152,11 +152,7 @@ func (f *File) loadChunkedMeta(p *page, mb *enc21pb.MiniBlockLayout) (*denseMeta
 	}
 	m := &denseMeta{mb: mb, refs: refs, chunkRow: make([]uint64, len(refs)+1), trailer: make([]bool, len(refs))}
 	m.bytes = uint64(len(refs))*(48+9) + 8
-	for _, l := range mb.Layers {
-		if structural.IsList(l) {
-			m.maxRep++
-		}
-	}
+	m.maxRep = uint16(structural.NumLists(mb.Layers))
 	if fs := mb.ValueCompression.GetFsst(); fs != nil {
 		if m.fsst, err = values.ParseFsstTable(fs.SymbolTable); err != nil {
 			return nil, fmt.Errorf("fsst values: %w", err)
@@ -236,12 +232,7 @@ func (m *denseMeta) chunkSpan(a, b uint64) (int, int) {
 }
 
 func loadZippedMeta(p *page, z *enc21pb.FullZipLayout) (*denseMeta, error) {
-	R := 0
-	for _, l := range z.Layers {
-		if structural.IsList(l) {
-			R++
-		}
-	}
+	R := structural.NumLists(z.Layers)
 	m := &denseMeta{z: z, bytes: 64}
 	m.lv = values.ZipLevels{BitsRep: int(z.BitsRep), BitsDef: int(z.BitsDef), MaxRep: R, MaxVisibleDef: structural.MaxVisibleDef(z.Layers)}
 	if m.lv.BitsRep < 0 || m.lv.BitsDef < 0 || m.lv.BitsRep+m.lv.BitsDef > 32 {

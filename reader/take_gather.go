@@ -241,12 +241,7 @@ func rowLevels(path []structural.Step) bool {
 // the end: a row starts where the repetition level is the page's
 // greatest.
 func rowStarts(pd *pageData) (starts, vis []int32, err error) {
-	R := uint16(0)
-	for _, l := range pd.layers {
-		if structural.IsList(l) {
-			R++
-		}
-	}
+	R := uint16(structural.NumLists(pd.layers))
 	maxVis := uint16(structural.MaxVisibleDef(pd.layers))
 	if pd.def != nil && len(pd.def) != len(pd.rep) || len(pd.rep) >= 1<<31 {
 		return nil, nil, fmt.Errorf("%d repetition and %d definition levels: %w", len(pd.rep), len(pd.def), ErrCorrupt)

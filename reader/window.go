@@ -173,12 +173,7 @@ func decodeConstantWindow(c *enc21pb.ConstantLayout, bufs [][]byte, rows, a, b u
 	la, lb := a, b
 	switch {
 	case rep != nil:
-		maxRep := uint16(0)
-		for _, l := range c.Layers {
-			if structural.IsList(l) {
-				maxRep++
-			}
-		}
+		maxRep := uint16(structural.NumLists(c.Layers))
 		starts, total := rep.rowStarts(maxRep, []uint64{0, a, b})
 		if total != rows || rows > 0 && starts[0] != 0 {
 			return nil, fmt.Errorf("constant page levels hold %d rows (first at level %d), page %d: %w", total, starts[0], rows, ErrCorrupt)

@@ -19,12 +19,7 @@ func decodeZippedWith(z *enc21pb.FullZipLayout, bufs [][]byte, rows int, fsst *v
 	if len(bufs) < 1 || len(bufs) > 2 {
 		return nil, fmt.Errorf("zipped page with %d buffers: %w", len(bufs), ErrCorrupt)
 	}
-	R := 0
-	for _, l := range z.Layers {
-		if structural.IsList(l) {
-			R++
-		}
-	}
+	R := structural.NumLists(z.Layers)
 	lv := values.ZipLevels{BitsRep: int(z.BitsRep), BitsDef: int(z.BitsDef), MaxRep: R, MaxVisibleDef: structural.MaxVisibleDef(z.Layers)}
 	items, visible := int(z.NumItems), int(z.NumVisibleItems)
 	if R == 0 && items != rows {

@@ -36,14 +36,7 @@ func DefLevels(l Layer) int {
 }
 
 // HasRep reports whether layers imply a repetition stream.
-func HasRep(layers []Layer) bool {
-	for _, l := range layers {
-		if IsList(l) {
-			return true
-		}
-	}
-	return false
-}
+func HasRep(layers []Layer) bool { return NumLists(layers) > 0 }
 
 // HasDef reports whether layers imply a definition stream.
 func HasDef(layers []Layer) bool {
