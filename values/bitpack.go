@@ -6,6 +6,8 @@ import (
 	"math"
 	mbits "math/bits"
 	"slices"
+
+	"github.com/planarlance/planar/proto/enc21pb"
 )
 
 // This file implements the two Lance bit-packing byte layouts on top of the
@@ -400,4 +402,120 @@ func decodeOOL[T flWord](dst, src []byte, w, n int, lay bpOOLLayout) []byte {
 		}
 	}
 	return dst
+}
+
+// BitpackCodec is FastLanes inline bit packing: per 1024 values a width word
+// and the values packed to that width. In a chunk it holds at most 1024
+// values; as a block any number.
+type BitpackCodec struct{ Bits int }
+
+func (c BitpackCodec) Name() string    { return fmt.Sprintf("bitpack%d", c.Bits) }
+func (BitpackCodec) Contexts() Context { return InChunk | InBlock }
+func (BitpackCodec) NumBuffers() int   { return 1 }
+func (c BitpackCodec) Check(b Block) error {
+	if err := checkWord("inline bitpacking", c.Bits); err != nil {
+		return err
+	}
+	return checkFixed("inline bitpacking", b, c.Bits)
+}
+
+// Estimate sums, per 1024-value window, the width word and the packed words
+// (a short last window is padded to a full one).
+func (c BitpackCodec) Estimate(p *Profile) (int, bool) {
+	st, ok := fixedStats(p, c.Bits)
+	if !ok || checkWord("", c.Bits) != nil {
+		return 0, false
+	}
+	return InlineBitpackedSize(c.Bits, st.WindowWidths), true
+}
+
+// InlineBitpackedSize is the size of inline bit-packed values whose
+// 1024-value windows have the given bit widths.
+func InlineBitpackedSize(bits int, windowWidths []int) int {
+	total := 0
+	for _, w := range windowWidths {
+		total += (1 + flBlock*w/bits) * bits / 8
+	}
+	return total
+}
+
+func (c BitpackCodec) AppendChunk(bufs [][]byte, b Block) ([][]byte, error) {
+	if err := c.Check(b); err != nil {
+		return bufs, err
+	}
+	if b.N > flBlock {
+		return bufs, notApplicable("inline bitpacking", "chunk of %d values exceeds %d", b.N, flBlock)
+	}
+	bufs = growBufs(bufs, 1)
+	if b.N == 0 {
+		return bufs, nil // no block: nothing to decode either
+	}
+	var err error
+	bufs[0], err = AppendInlineBitpacked(bufs[0], c.Bits, b.Data, b.N)
+	return bufs, err
+}
+func (c BitpackCodec) AppendBlock(dst []byte, b Block) ([]byte, error) {
+	if err := c.Check(b); err != nil {
+		return dst, err
+	}
+	return AppendInlineBitpackedAll(dst, c.Bits, b.Data, b.N)
+}
+func (c BitpackCodec) Encoding() *enc21pb.CompressiveEncoding {
+	return &enc21pb.CompressiveEncoding{Compression: &enc21pb.CompressiveEncoding_InlineBitpacking{
+		InlineBitpacking: &enc21pb.InlineBitpacking{UncompressedBitsPerValue: uint64(c.Bits)}}}
+}
+
+// OutOfLineCodec is out-of-line bit packing at one width for the whole
+// block (Lance allows it only as a block codec).
+type OutOfLineCodec struct{ Bits, Width int }
+
+func (c OutOfLineCodec) Name() string    { return fmt.Sprintf("bitpack%d(w=%d)", c.Bits, c.Width) }
+func (OutOfLineCodec) Contexts() Context { return InBlock }
+func (OutOfLineCodec) NumBuffers() int   { return 1 }
+func (c OutOfLineCodec) Check(b Block) error {
+	if err := checkWord("out-of-line bitpacking", c.Bits); err != nil {
+		return err
+	}
+	if c.Width < 1 || c.Width >= c.Bits {
+		// Lance's reader refuses width 0 and full width.
+		return notApplicable("out-of-line bitpacking", "width %d outside 1..%d", c.Width, c.Bits-1)
+	}
+	if err := checkFixed("out-of-line bitpacking", b, c.Bits); err != nil {
+		return err
+	}
+	for i := 0; i < b.N; i++ {
+		if v := loadWord(b.Data, c.Bits, i); v>>uint(c.Width) != 0 {
+			return notApplicable("out-of-line bitpacking", "value %d needs %d bits, width is %d", i, mbits.Len64(v), c.Width)
+		}
+	}
+	return nil
+}
+func (c OutOfLineCodec) Estimate(p *Profile) (int, bool) {
+	st, ok := fixedStats(p, c.Bits)
+	if !ok || checkWord("", c.Bits) != nil || st.BitWidth > c.Width {
+		return 0, false
+	}
+	return OutOfLineBitpackedSize(c.Bits, c.Width, p.N), true
+}
+
+// OutOfLineBitpackedSize is the size of n values out-of-line bit packed from
+// bits to w bits.
+func OutOfLineBitpackedSize(bits, w, n int) int {
+	lay := bpOOLLayout{full: n / flBlock, tail: n % flBlock, wpc: flPackedWords(bits, w)}
+	lay.rawTail = !(w*(flBlock-lay.tail) < (bits-w)*lay.tail)
+	return lay.words() * bits / 8
+}
+
+func (c OutOfLineCodec) AppendChunk(bufs [][]byte, _ Block) ([][]byte, error) {
+	return bufs, notApplicable("out-of-line bitpacking", "not allowed inside a mini-block chunk")
+}
+func (c OutOfLineCodec) AppendBlock(dst []byte, b Block) ([]byte, error) {
+	if err := c.Check(b); err != nil {
+		return dst, err
+	}
+	return AppendOutOfLineBitpacked(dst, c.Bits, c.Width, b.Data, b.N)
+}
+func (c OutOfLineCodec) Encoding() *enc21pb.CompressiveEncoding {
+	return &enc21pb.CompressiveEncoding{Compression: &enc21pb.CompressiveEncoding_OutOfLineBitpacking{
+		OutOfLineBitpacking: &enc21pb.OutOfLineBitpacking{UncompressedBitsPerValue: uint64(c.Bits), Values: FlatEncoding(c.Width)}}}
 }

@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"fmt"
 	"slices"
+
+	"github.com/planarlance/planar/proto/enc21pb"
 )
 
 // Byte stream split: for m values of b bytes, output byte j·m+i is byte j of
@@ -131,4 +133,39 @@ func DecodeByteStreamSplit(dst []byte, bits int, src []byte, n int) ([]byte, err
 		}
 	}
 	return dst[:start+n*b], nil
+}
+
+// BssCodec is byte stream split of 32- or 64-bit values: alone it does not
+// shrink anything; it groups like bytes for a General codec above it.
+type BssCodec struct{ Bits int }
+
+func (c BssCodec) Name() string    { return fmt.Sprintf("bss%d", c.Bits) }
+func (BssCodec) Contexts() Context { return InChunk }
+func (BssCodec) NumBuffers() int   { return 1 }
+func (c BssCodec) Check(b Block) error {
+	if c.Bits != 32 && c.Bits != 64 {
+		return notApplicable("byte stream split", "%d-bit values (32 or 64 only)", c.Bits)
+	}
+	return checkFixed("byte stream split", b, c.Bits)
+}
+func (c BssCodec) Estimate(p *Profile) (int, bool) {
+	if p.Bits != c.Bits || (c.Bits != 32 && c.Bits != 64) {
+		return 0, false
+	}
+	return fixedLen(c.Bits, p.N), true
+}
+func (c BssCodec) AppendChunk(bufs [][]byte, b Block) ([][]byte, error) {
+	if err := c.Check(b); err != nil {
+		return bufs, err
+	}
+	bufs = growBufs(bufs, 1)
+	bufs[0] = AppendByteStreamSplit(bufs[0], c.Bits, b.Data, b.N)
+	return bufs, nil
+}
+func (c BssCodec) AppendBlock(dst []byte, _ Block) ([]byte, error) {
+	return dst, notApplicable("byte stream split", "Lance reads it only inside mini-block chunks")
+}
+func (c BssCodec) Encoding() *enc21pb.CompressiveEncoding {
+	return &enc21pb.CompressiveEncoding{Compression: &enc21pb.CompressiveEncoding_ByteStreamSplit{
+		ByteStreamSplit: &enc21pb.ByteStreamSplit{Values: FlatEncoding(c.Bits)}}}
 }

@@ -142,3 +142,85 @@ func fslRowsNeeded(f *enc21pb.FixedSizeList) bool {
 	}
 	return false
 }
+
+// FslCodec stores fixed-size lists of Dim items: with HasValidity, first a
+// buffer with the items' validity bitmap, then the items through Values.
+// The block's Data holds N·Dim items of Values' width and ItemValid[0] the
+// item validity.
+type FslCodec struct {
+	Dim         int
+	HasValidity bool
+	Values      Codec
+}
+
+func (c FslCodec) Name() string {
+	v := ""
+	if c.HasValidity {
+		v = ",validity"
+	}
+	return fmt.Sprintf("fsl%d%s(%s)", c.Dim, v, c.Values.Name())
+}
+func (c FslCodec) Contexts() Context {
+	if c.HasValidity {
+		return InChunk
+	}
+	return c.Values.Contexts()
+}
+func (c FslCodec) NumBuffers() int { return c.Values.NumBuffers() + b2i(c.HasValidity) }
+func (c FslCodec) items(b Block) (Block, error) {
+	if c.Dim <= 0 || b.Variable() || b.Bits%c.Dim != 0 {
+		return Block{}, notApplicable("fixed size list", "%d-bit rows do not hold %d items", b.Bits, c.Dim)
+	}
+	if c.HasValidity && (len(b.ItemValid) == 0 || len(b.ItemValid[0]) < (b.N*c.Dim+7)/8) {
+		return Block{}, notApplicable("fixed size list", "item validity missing")
+	}
+	return Block{Bits: b.Bits / c.Dim, N: b.N * c.Dim, Data: b.Data, ItemValid: b.ItemValid[min(1, len(b.ItemValid)):], Dims: b.Dims[min(1, len(b.Dims)):]}, nil
+}
+func (c FslCodec) Check(b Block) error {
+	it, err := c.items(b)
+	if err != nil {
+		return err
+	}
+	return c.Values.Check(it)
+}
+func (c FslCodec) Estimate(p *Profile) (int, bool) {
+	if p.Bits == 0 || p.Bits%c.Dim != 0 {
+		return 0, false
+	}
+	q := *p
+	q.Bits, q.N, q.Fixed = p.Bits/c.Dim, p.N*c.Dim, nil
+	n, ok := c.Values.Estimate(&q)
+	if c.HasValidity {
+		n += (p.N*c.Dim + 7) / 8
+	}
+	return n, ok
+}
+func (c FslCodec) AppendChunk(bufs [][]byte, b Block) ([][]byte, error) {
+	it, err := c.items(b)
+	if err != nil {
+		return bufs, err
+	}
+	bufs = growBufs(bufs, c.NumBuffers())
+	rest := bufs
+	if c.HasValidity {
+		bufs[0] = append(bufs[0], b.ItemValid[0][:(it.N+7)/8]...)
+		rest = bufs[1:]
+	}
+	rest, err = c.Values.AppendChunk(rest, it)
+	copy(bufs[len(bufs)-len(rest):], rest)
+	return bufs, err
+}
+func (c FslCodec) AppendBlock(dst []byte, b Block) ([]byte, error) {
+	if c.HasValidity {
+		return dst, notApplicable("fixed size list", "item validity is a chunk form")
+	}
+	it, err := c.items(b)
+	if err != nil {
+		return dst, err
+	}
+	return c.Values.AppendBlock(dst, it)
+}
+func (c FslCodec) Encoding() *enc21pb.CompressiveEncoding {
+	return &enc21pb.CompressiveEncoding{Compression: &enc21pb.CompressiveEncoding_FixedSizeList{FixedSizeList: &enc21pb.FixedSizeList{
+		ItemsPerValue: uint64(c.Dim), HasValidity: c.HasValidity, Values: c.Values.Encoding()}}}
+}

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+
+	"github.com/planarlance/planar/proto/enc21pb"
 )
 
 // FSST (Fast Static Symbol Table) string compression.
@@ -465,4 +467,79 @@ func (t *FsstTable) trainCodes(codes []int, s []byte) []int {
 		i += step
 	}
 	return codes
+}
+
+// FsstCodec codes strings with an FSST symbol table, then stores the coded
+// values with a Variable codec. AppendChunk takes the values uncoded; a
+// writer that coded the page up front (to cut chunks on coded sizes) calls
+// Values directly.
+type FsstCodec struct {
+	Table  *FsstTable
+	Values VariableCodec
+}
+
+func (c FsstCodec) Name() string    { return "fsst(" + c.Values.Name() + ")" }
+func (FsstCodec) Contexts() Context { return InChunk }
+func (c FsstCodec) NumBuffers() int { return c.Values.NumBuffers() }
+func (c FsstCodec) Check(b Block) error {
+	if c.Table == nil {
+		return notApplicable("fsst", "no symbol table")
+	}
+	return c.Values.Check(b)
+}
+
+// Estimate codes the sample and scales the coded bytes to the page.
+func (c FsstCodec) Estimate(p *Profile) (int, bool) {
+	if c.Table == nil || p.Var == nil || p.Sample.N == 0 || p.Sample.Variable() == false {
+		return 0, false
+	}
+	s := p.Sample
+	raw := int(s.Offsets[s.N] - s.Offsets[0])
+	if raw == 0 {
+		return 0, false
+	}
+	cs := p.fsstSample(c.Table)
+	coded := int(cs.Offsets[cs.N] - cs.Offsets[0])
+	bytes := int(int64(p.Var.Bytes) * int64(coded) / int64(raw))
+	if c.Values.Offsets == nil {
+		return bytes + (p.N+1)*c.Values.OffBits/8 + FsstTableSize, true
+	}
+	// Generic offsets: the Variable estimate over the coded bytes.
+	vs := *p.Var
+	vs.Bytes = bytes
+	vs.MaxLen = min(2*vs.MaxLen, vs.MaxLen*coded/raw+1)
+	q := *p
+	q.Var = &vs
+	n, ok := c.Values.Estimate(&q)
+	return n + FsstTableSize, ok
+}
+
+// Code returns the FSST-coded form of a variable block.
+func (c FsstCodec) Code(b Block) Block {
+	out := Block{N: b.N, Offsets: make([]uint64, 1, b.N+1)}
+	if b.N > 0 {
+		out.Data = make([]byte, 0, b.Offsets[b.N]-b.Offsets[0]+uint64(b.N))
+	}
+	for i := 0; i < b.N; i++ {
+		out.Data = c.Table.appendEncodedIn(out.Data, b.Data, int(b.Offsets[i]), int(b.Offsets[i+1]))
+		out.Offsets = append(out.Offsets, uint64(len(out.Data)))
+	}
+	return out
+}
+func (c FsstCodec) AppendChunk(bufs [][]byte, b Block) ([][]byte, error) {
+	if err := c.Check(b); err != nil {
+		return bufs, err
+	}
+	return c.Values.AppendChunk(bufs, c.Code(b))
+}
+func (c FsstCodec) AppendBlock(dst []byte, _ Block) ([]byte, error) {
+	return dst, notApplicable("fsst", "Lance reads it only inside mini-block chunks and zipped records")
+}
+func (c FsstCodec) Encoding() *enc21pb.CompressiveEncoding {
+	var tb []byte
+	if c.Table != nil {
+		tb = c.Table.AppendBytes(nil)
+	}
+	return &enc21pb.CompressiveEncoding{Compression: &enc21pb.CompressiveEncoding_Fsst{Fsst: &enc21pb.Fsst{
+		SymbolTable: tb, Values: c.Values.Encoding()}}}
 }

@@ -22,8 +22,9 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/planarlance/planar/proto/enc21pb"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/planarlance/planar/proto/enc21pb"
 )
 
 // ---- shared helpers ----

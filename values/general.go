@@ -10,6 +10,8 @@ import (
 
 	"github.com/klauspost/compress/zstd"
 	"github.com/pierrec/lz4/v4"
+
+	"github.com/planarlance/planar/proto/enc21pb"
 )
 
 // Scheme identifies a general-purpose buffer compressor. The numbers are
@@ -568,4 +570,191 @@ func (s *lz4State) sequences(dst, src []byte) ([]byte, int) {
 		ip++
 		forwardH = lz4Hash(src, ip, small)
 	}
+}
+
+// GeneralCodec compresses the first buffer its child produces with LZ4 or
+// Zstd (u32 / u64 length prefix), in a chunk or over a whole block.
+type GeneralCodec struct {
+	Scheme Scheme
+	Level  int // zstd level; 0 is the default
+	Inner  Codec
+	// ChunkValues, when set, is the value count of the chunks the writer
+	// cuts for this codec (instead of the inner codec's): larger chunks
+	// over fixed-width values compress better and cost fewer calls.
+	ChunkValues int
+}
+
+func (c GeneralCodec) Name() string {
+	return fmt.Sprintf("general(%v,%s)", c.Scheme, c.Inner.Name())
+}
+func (c GeneralCodec) Contexts() Context { return c.Inner.Contexts() }
+func (c GeneralCodec) NumBuffers() int   { return c.Inner.NumBuffers() }
+func (c GeneralCodec) Check(b Block) error {
+	if c.Scheme != SchemeLZ4 && c.Scheme != SchemeZstd {
+		return notApplicable("general", "scheme %v", c.Scheme)
+	}
+	return c.Inner.Check(b)
+}
+
+// Estimate trial-compresses the child's encoding of the sample, cut in
+// pieces of about one chunk (compression works per chunk), and scales the
+// child's estimate by the ratio found.
+func (c GeneralCodec) Estimate(p *Profile) (int, bool) {
+	inner, ok := c.Inner.Estimate(p)
+	if !ok || p.Sample.N == 0 {
+		return 0, false
+	}
+	per := trialChunkValues(c.Inner, p)
+	if c.ChunkValues > 0 {
+		per = c.ChunkValues
+	}
+	if c.Inner.Contexts()&InChunk == 0 {
+		per = p.Sample.N // block codecs compress the whole block
+	}
+	var raw, packed int
+	s := getScratch()
+	defer putScratch(s)
+	var bufs [][]byte
+	sample, child := p.Sample, c.Inner
+	if fc, ok := c.Inner.(FsstCodec); ok && fc.Table != nil && p.Sample.Variable() {
+		// FSST codes value by value: pieces of the coded sample are the
+		// coded pieces, and the sample is coded once per page.
+		sample, child = p.fsstSample(fc.Table), fc.Values
+	}
+	// At most trialPieces chunk-sized pieces, spread over the sample: each
+	// compression call has a fixed cost, and a few chunks give the ratio.
+	stride := per
+	if pieces := (p.Sample.N + per - 1) / per; pieces > trialPieces {
+		stride = per * (pieces / trialPieces)
+	}
+	for start := 0; start < p.Sample.N; start += stride {
+		piece := sliceBlock(sample, start, min(per, sample.N-start))
+		var b []byte
+		if c.Inner.Contexts()&InChunk != 0 {
+			for i := range bufs {
+				bufs[i] = bufs[i][:0]
+			}
+			var err error
+			if bufs, err = child.AppendChunk(bufs, piece); err != nil {
+				return 0, false
+			}
+			b = bufs[0]
+			for _, o := range bufs[1:] {
+				raw += len(o) // buffers general compression leaves alone
+				packed += len(o)
+			}
+		} else {
+			var err error
+			if s.b, err = c.Inner.AppendBlock(s.b[:0], piece); err != nil {
+				return 0, false
+			}
+			b = s.b
+		}
+		z := getScratch()
+		var err error
+		z.b, err = AppendCompressed(z.b[:0], c.Scheme, c.Level, b)
+		n := len(z.b)
+		putScratch(z)
+		if err != nil {
+			return 0, false
+		}
+		raw += len(b)
+		packed += n
+	}
+	if raw == 0 {
+		return inner, true
+	}
+	return int(int64(inner) * int64(packed) / int64(raw)), true
+}
+
+// trialPieces bounds the chunk-sized pieces a general-compression estimate
+// compresses.
+const trialPieces = 3
+
+// trialChunkValues is about how many values the writer puts in one chunk
+// for codec c (the unit general compression sees).
+func trialChunkValues(c Codec, p *Profile) int {
+	b := p.Sample
+	switch x := c.(type) {
+	case BitpackCodec:
+		return flBlock
+	case RleCodec:
+		// Chunks are cut at the byte budget: about budget/(bytes per run)
+		// runs, rounded down to a power of two of values.
+		if p.Fixed == nil || p.Fixed.Runs == 0 {
+			return x.MaxChunkValues()
+		}
+		perValue := float64(x.Bits/8+x.lenBits()/8) * float64(p.Fixed.Runs) / float64(p.N)
+		n := x.MaxChunkValues()
+		for n > 1 && float64(n)*perValue > maxChunkBytes {
+			n /= 2
+		}
+		return n
+	}
+	if b.Variable() {
+		if b.N == 0 {
+			return 1
+		}
+		avg := int(b.Offsets[b.N]-b.Offsets[0])/b.N + 4
+		return max(1, VariableChunkBytes/max(avg, 1))
+	}
+	return 1 << FlatChunkLog2(max(b.Bits, 1))
+}
+
+// sliceBlock returns values [start, start+n) of b.
+func sliceBlock(b Block, start, n int) Block {
+	if b.Variable() {
+		return Block{N: n, Data: b.Data, Offsets: b.Offsets[start : start+n+1]}
+	}
+	if b.Bits%8 != 0 {
+		if start%8 != 0 {
+			return Block{Bits: b.Bits, N: 0}
+		}
+		return Block{Bits: b.Bits, N: n, Data: b.Data[start*b.Bits/8:]}
+	}
+	w := b.Bits / 8
+	return Block{Bits: b.Bits, N: n, Data: b.Data[start*w : (start+n)*w]}
+}
+
+func (c GeneralCodec) AppendChunk(bufs [][]byte, b Block) ([][]byte, error) {
+	if err := c.Check(b); err != nil {
+		return bufs, err
+	}
+	// The child writes its first buffer into scratch; the compressed form
+	// goes to the caller's first buffer.
+	bufs = growBufs(bufs, c.NumBuffers())
+	out := bufs[0]
+	scratch := getScratch()
+	defer putScratch(scratch)
+	bufs[0] = scratch.b[:0]
+	bufs, err := c.Inner.AppendChunk(bufs, b)
+	if err != nil {
+		bufs[0] = out
+		return bufs, err
+	}
+	scratch.b = bufs[0]
+	bufs[0], err = AppendCompressed(out, c.Scheme, c.Level, scratch.b)
+	return bufs, err
+}
+func (c GeneralCodec) AppendBlock(dst []byte, b Block) ([]byte, error) {
+	if err := c.Check(b); err != nil {
+		return dst, err
+	}
+	scratch := getScratch()
+	defer putScratch(scratch)
+	raw, err := c.Inner.AppendBlock(scratch.b[:0], b)
+	scratch.b = raw
+	if err != nil {
+		return dst, err
+	}
+	return AppendCompressed(dst, c.Scheme, c.Level, raw)
+}
+func (c GeneralCodec) Encoding() *enc21pb.CompressiveEncoding {
+	bc := &enc21pb.BufferCompression{Scheme: enc21pb.CompressionScheme(c.Scheme)}
+	if c.Level != 0 {
+		l := int32(c.Level)
+		bc.Level = &l
+	}
+	return &enc21pb.CompressiveEncoding{Compression: &enc21pb.CompressiveEncoding_General{General: &enc21pb.General{
+		Compression: bc, Values: c.Inner.Encoding()}}}
 }

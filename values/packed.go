@@ -705,3 +705,50 @@ func VarPackedLayouts(fields []VarPackedFieldEncoding) []PackedLayout {
 	}
 	return out
 }
+
+// PackedStructCodec stores packed struct rows (each child's fixed-width value
+// back to back, Bits per child) as they are: one chunk buffer of rows.
+type PackedStructCodec struct{ Bits []int }
+
+func (c PackedStructCodec) sum() int {
+	n := 0
+	for _, b := range c.Bits {
+		n += b
+	}
+	return n
+}
+
+func (c PackedStructCodec) Name() string    { return fmt.Sprintf("packed-struct%v", c.Bits) }
+func (PackedStructCodec) Contexts() Context { return InChunk }
+func (PackedStructCodec) NumBuffers() int   { return 1 }
+func (c PackedStructCodec) Check(b Block) error {
+	if len(c.Bits) == 0 {
+		return notApplicable("packed struct", "no children")
+	}
+	for _, w := range c.Bits {
+		if w <= 0 || w%8 != 0 {
+			return notApplicable("packed struct", "%d-bit child", w)
+		}
+	}
+	return checkFixed("packed struct", b, c.sum())
+}
+func (c PackedStructCodec) Estimate(p *Profile) (int, bool) {
+	if p.Bits != c.sum() {
+		return 0, false
+	}
+	return fixedLen(p.Bits, p.N), true
+}
+func (c PackedStructCodec) AppendChunk(bufs [][]byte, b Block) ([][]byte, error) {
+	if err := c.Check(b); err != nil {
+		return bufs, err
+	}
+	bufs = growBufs(bufs, 1)
+	bufs[0] = append(bufs[0], b.Data[:fixedLen(b.Bits, b.N)]...)
+	return bufs, nil
+}
+func (c PackedStructCodec) AppendBlock(dst []byte, _ Block) ([]byte, error) {
+	return dst, notApplicable("packed struct", "Lance reads it only in chunks and zipped records")
+}
+func (c PackedStructCodec) Encoding() *enc21pb.CompressiveEncoding {
+	return PackedStructEncoding(c.Bits)
+}

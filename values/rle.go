@@ -4,6 +4,9 @@ import (
 	"encoding/binary"
 	"fmt"
 	"slices"
+
+	"github.com/planarlance/planar/proto/enc21pb"
+	"github.com/planarlance/planar/stats"
 )
 
 // Run-length encoding of fixed-width values.
@@ -301,4 +304,185 @@ func DecodeRLEBlock(dst []byte, bits, lenBits int, src []byte, n int) ([]byte, e
 	values := src[8 : 8+int(vlen)]
 	lengths := src[8+int(vlen):]
 	return decodeRLE(dst, bits, lenBits, values, lengths, n, false)
+}
+
+// RleCodec is run-length encoding with LenBits-wide run lengths (8, the
+// default, or 16; longer runs split) and run values stored flat or, with
+// ValueWidth > 0, out-of-line bit packed to ValueWidth bits; or, with
+// LenWidth > 0, the run lengths out-of-line bit packed to LenWidth bits
+// (Lance's composite RLE: one child packed at most). In a chunk it stores
+// two buffers (values, lengths); as a block one buffer with a u64 prefix
+// (flat children only).
+type RleCodec struct{ Bits, LenBits, ValueWidth, LenWidth int }
+
+func (c RleCodec) lenBits() int {
+	if c.LenBits == 0 {
+		return 8
+	}
+	return c.LenBits
+}
+
+// MaxChunkValues is the most values the writer puts in one RLE chunk: 4096
+// with u8 run lengths, 2048 with u16 lengths (Lance's composite limit).
+func (c RleCodec) MaxChunkValues() int {
+	if c.lenBits() == 16 {
+		return 2 * flBlock
+	}
+	return 4 * flBlock
+}
+
+func (c RleCodec) valuesEncoding() *enc21pb.CompressiveEncoding {
+	if c.ValueWidth > 0 {
+		return OutOfLineCodec{Bits: c.Bits, Width: c.ValueWidth}.Encoding()
+	}
+	return FlatEncoding(c.Bits)
+}
+
+func (c RleCodec) lengthsEncoding() *enc21pb.CompressiveEncoding {
+	if c.LenWidth > 0 {
+		return OutOfLineCodec{Bits: c.lenBits(), Width: c.LenWidth}.Encoding()
+	}
+	return FlatEncoding(c.lenBits())
+}
+
+func (c RleCodec) Name() string {
+	return "rle(" + EncodingName(c.valuesEncoding()) + "," + EncodingName(c.lengthsEncoding()) + ")"
+}
+func (c RleCodec) Contexts() Context {
+	if c.ValueWidth > 0 || c.LenWidth > 0 {
+		return InChunk
+	}
+	return InChunk | InBlock
+}
+func (RleCodec) NumBuffers() int { return 2 }
+func (c RleCodec) Check(b Block) error {
+	if err := checkWord("rle", c.Bits); err != nil {
+		return err
+	}
+	if l := c.lenBits(); l != 8 && l != 16 {
+		return notApplicable("rle", "%d-bit run lengths (8 or 16 only)", l)
+	}
+	if c.ValueWidth < 0 || c.ValueWidth > c.Bits || c.LenWidth < 0 || c.LenWidth > c.lenBits() || (c.ValueWidth > 0 && c.LenWidth > 0) {
+		return notApplicable("rle", "run values packed to %d bits, lengths to %d", c.ValueWidth, c.LenWidth)
+	}
+	if err := checkFixed("rle", b, c.Bits); err != nil {
+		return err
+	}
+	if c.ValueWidth > 0 && c.ValueWidth < c.Bits {
+		for i := 0; i < b.N; i++ {
+			if loadWord(b.Data, c.Bits, i)>>uint(c.ValueWidth) != 0 {
+				return notApplicable("rle", "value %d does not fit %d bits", i, c.ValueWidth)
+			}
+		}
+	}
+	if c.LenWidth > 0 {
+		if m := MaxRunPiece(c.Bits, b.Data, b.N, 1<<c.lenBits()-1, b.N); m>>uint(c.LenWidth) != 0 {
+			return notApplicable("rle", "a run of %d does not fit %d-bit lengths", m, c.LenWidth)
+		}
+	}
+	return nil
+}
+
+// Estimate is the chunk-form size: per run its value and length, runs
+// longer than the length width allows split (assuming runs of the average
+// length), and one more run per chunk boundary a run may cross; packed run
+// values cost their width, padded per chunk as out-of-line packing pads.
+func (c RleCodec) Estimate(p *Profile) (int, bool) {
+	st, ok := fixedStats(p, c.Bits)
+	if !ok || checkWord("", c.Bits) != nil || (c.ValueWidth > 0 && st.BitWidth > c.ValueWidth) || (c.LenWidth > 0 && p.Data.N == 0) {
+		return 0, false
+	}
+	runs := -1
+	// Count exactly only when RLE can compete: the run count is a lower
+	// bound on the entries, and at that bound RLE must beat flat values.
+	if st.Runs*(c.Bits/8+c.lenBits()/8) < p.RawBytes() {
+		if (c.ValueWidth > 0 || c.LenWidth > 0) && p.Data.N > 0 {
+			return c.packedSize(p.Data), true
+		}
+		runs = p.runEntries(1<<c.lenBits()-1, c.MaxChunkValues())
+	}
+	return c.size(st, runs), true
+}
+
+// size is the estimated chunk-form size; runs is the exact entry count, or
+// negative to estimate it from the stats.
+func (c RleCodec) size(st *stats.FixedStats, runs int) int {
+	if st.N == 0 {
+		return 0
+	}
+	maxRun := 1<<c.lenBits() - 1
+	if runs < 0 {
+		avg := (st.N + st.Runs - 1) / max(st.Runs, 1)
+		runs = st.Runs*((avg+maxRun-1)/maxRun) + (st.N-1)/c.MaxChunkValues()
+	}
+	if c.ValueWidth == 0 {
+		return runs * (st.Bits/8 + c.lenBits()/8)
+	}
+	chunks := max(1, (st.N+c.MaxChunkValues()-1)/c.MaxChunkValues())
+	per := (runs + chunks - 1) / chunks
+	return chunks*OutOfLineBitpackedSize(c.Bits, c.ValueWidth, per) + runs*c.lenBits()/8
+}
+
+// packedSize is the exact chunk-form size of composite RLE over d, chunk by
+// chunk (out-of-line packing pads each chunk's run values).
+func (c RleCodec) packedSize(d Block) int {
+	total := 0
+	per := c.MaxChunkValues()
+	w := c.Bits / 8
+	for start := 0; start < d.N; start += per {
+		cnt := min(per, d.N-start)
+		runs := RunEntries(c.Bits, d.Data[start*w:(start+cnt)*w], cnt, 1<<c.lenBits()-1, cnt)
+		if c.LenWidth > 0 {
+			total += runs*w + OutOfLineBitpackedSize(c.lenBits(), c.LenWidth, runs)
+		} else {
+			total += OutOfLineBitpackedSize(c.Bits, c.ValueWidth, runs) + runs*c.lenBits()/8
+		}
+	}
+	return total
+}
+
+func (c RleCodec) AppendChunk(bufs [][]byte, b Block) ([][]byte, error) {
+	if err := c.Check(b); err != nil {
+		return bufs, err
+	}
+	bufs = growBufs(bufs, 2)
+	if c.LenWidth > 0 {
+		s := getScratch()
+		defer putScratch(s)
+		v, l, err := AppendRLE(bufs[0], s.b[:0], c.Bits, c.lenBits(), b.Data, b.N)
+		bufs[0], s.b = v, l
+		if err != nil {
+			return bufs, err
+		}
+		bufs[1], err = AppendOutOfLineBitpacked(bufs[1], c.lenBits(), c.LenWidth, l, len(l)/(c.lenBits()/8))
+		return bufs, err
+	}
+	if c.ValueWidth == 0 {
+		v, l, err := AppendRLE(bufs[0], bufs[1], c.Bits, c.lenBits(), b.Data, b.N)
+		bufs[0], bufs[1] = v, l
+		return bufs, err
+	}
+	s := getScratch()
+	defer putScratch(s)
+	v, l, err := AppendRLE(s.b[:0], bufs[1], c.Bits, c.lenBits(), b.Data, b.N)
+	s.b = v
+	if err != nil {
+		return bufs, err
+	}
+	bufs[1] = l
+	bufs[0], err = AppendOutOfLineBitpacked(bufs[0], c.Bits, c.ValueWidth, v, len(v)/(c.Bits/8))
+	return bufs, err
+}
+func (c RleCodec) AppendBlock(dst []byte, b Block) ([]byte, error) {
+	if c.ValueWidth > 0 || c.LenWidth > 0 {
+		return dst, notApplicable("rle", "bit-packed run values or lengths are a chunk form")
+	}
+	if err := c.Check(b); err != nil {
+		return dst, err
+	}
+	return AppendRLEBlock(dst, c.Bits, c.lenBits(), b.Data, b.N)
+}
+func (c RleCodec) Encoding() *enc21pb.CompressiveEncoding {
+	return &enc21pb.CompressiveEncoding{Compression: &enc21pb.CompressiveEncoding_Rle{Rle: &enc21pb.Rle{
+		Values: c.valuesEncoding(), RunLengths: c.lengthsEncoding()}}}
 }

@@ -3,7 +3,10 @@ package values
 import (
 	"encoding/binary"
 	"fmt"
+	mbits "math/bits"
 	"slices"
+
+	"github.com/planarlance/planar/proto/enc21pb"
 )
 
 // Variable-width values (strings, binaries) as offsets + bytes.
@@ -250,4 +253,164 @@ func DecodeVariableChunk(src []byte, offBits int, m int) (offsets []uint64, data
 		return nil, nil, fmt.Errorf("values: variable chunk offset %d beyond the %d-byte chunk: %w", prev, len(src), ErrCorrupt)
 	}
 	return offsets, src[first:prev], nil
+}
+
+// VariableCodec stores variable-width values with OffBits-wide offsets. With
+// Offsets nil it writes Lance's classic forms (offsets inside the chunk
+// buffer; the Variable block); with an Offsets codec it writes the 2.3
+// generic chunk form: the chunk's n+1 offsets (relative to the chunk, from 0)
+// block-encoded by Offsets in their own buffer (none when the codec stores
+// nothing, as Range does), then the value bytes.
+type VariableCodec struct {
+	OffBits int
+	Offsets Codec
+}
+
+func (c VariableCodec) Name() string {
+	if c.Offsets == nil {
+		return fmt.Sprintf("variable(flat%d)", c.OffBits)
+	}
+	return "variable(" + c.Offsets.Name() + ")"
+}
+
+// OffsetBits is about how many bits one offset takes: the offset width, or
+// the width its codec packs it to (0 for Range, which stores none).
+func (c VariableCodec) OffsetBits() int {
+	switch oc := c.Offsets.(type) {
+	case RangeCodec:
+		return 0
+	case DeltaCodec:
+		if ool, ok := oc.Deltas.(OutOfLineCodec); ok {
+			return ool.Width
+		}
+	}
+	return c.OffBits
+}
+
+func (c VariableCodec) Contexts() Context {
+	if c.Offsets != nil {
+		return InChunk
+	}
+	return InChunk | InBlock
+}
+func (c VariableCodec) NumBuffers() int {
+	if c.Offsets != nil && HasPayload(c.Offsets.Encoding()) {
+		return 2
+	}
+	return 1
+}
+func (c VariableCodec) Check(b Block) error {
+	if c.OffBits != 32 && c.OffBits != 64 {
+		return notApplicable("variable", "%d-bit offsets (32 or 64 only)", c.OffBits)
+	}
+	if !b.Variable() || len(b.Offsets) != b.N+1 {
+		return notApplicable("variable", "not a variable-width block of %d values", b.N)
+	}
+	if b.Offsets[b.N] > uint64(len(b.Data)) || b.Offsets[0] > b.Offsets[b.N] {
+		return notApplicable("variable", "offsets beyond the %d value bytes", len(b.Data))
+	}
+	if c.OffBits == 32 && b.Offsets[b.N]-b.Offsets[0]+uint64(4*(b.N+1)) > 1<<32-1 {
+		return notApplicable("variable", "block does not fit 32-bit offsets")
+	}
+	if c.Offsets != nil {
+		s := getScratch()
+		defer putScratch(s)
+		ob := c.offsetBlock(b, s)
+		return c.Offsets.Check(ob)
+	}
+	return nil
+}
+
+// offsetBlock is the n+1 offsets of b relative to its first value, as
+// OffBits-wide words staged in s.
+func (c VariableCodec) offsetBlock(b Block, s *scratch) Block {
+	w := c.OffBits / 8
+	raw := s.b[:0]
+	base := b.Offsets[0]
+	var word [8]byte
+	for _, o := range b.Offsets {
+		binary.LittleEndian.PutUint64(word[:], o-base)
+		raw = append(raw, word[:w]...)
+	}
+	s.b = raw
+	return Block{Bits: c.OffBits, N: b.N + 1, Data: raw}
+}
+
+// VariableChunkBytes is the value bytes a variable-width mini-block chunk
+// aims at (Lance's default mini-chunk size).
+const VariableChunkBytes = 4096
+
+func (c VariableCodec) Estimate(p *Profile) (int, bool) {
+	if p.Bits != 0 || p.Var == nil || p.OffBits != c.OffBits {
+		return 0, false
+	}
+	if c.Offsets == nil {
+		return p.RawBytes(), true
+	}
+	// Generic offsets are encoded per chunk: chunks hold a power-of-two
+	// count of values (at most 4096) of about VariableChunkBytes of data
+	// and packed offsets, each chunk with its own offsets block.
+	perValue := float64(p.Var.Bytes)/float64(max(p.N, 1)) + float64(c.OffsetBits())/8
+	vals := 2
+	for vals < 4096 && float64(2*vals)*perValue <= VariableChunkBytes {
+		vals *= 2
+	}
+	chunks := max(1, (p.N+vals-1)/vals)
+	per := min(vals, p.N) + 1
+	var offs int
+	switch oc := c.Offsets.(type) {
+	case RangeCodec, ConstantCodec:
+		offs = 0
+	case DeltaCodec:
+		if ool, ok := oc.Deltas.(OutOfLineCodec); ok && ool.Width >= mbits.Len64(uint64(p.Var.MaxLen)) {
+			offs = OutOfLineBitpackedSize(oc.Bits, ool.Width, per-1)
+		} else {
+			offs = per * c.OffBits / 8
+		}
+	case BitpackCodec:
+		w := mbits.Len64(uint64(min(p.Var.Bytes, VariableChunkBytes)))
+		offs = InlineBitpackedSize(oc.Bits, make([]int, (per+flBlock-1)/flBlock)) + ((per+flBlock-1)/flBlock)*flBlock*w/8
+	default:
+		offs = per * c.OffBits / 8
+	}
+	return p.Var.Bytes + chunks*offs, true
+}
+func (c VariableCodec) AppendChunk(bufs [][]byte, b Block) ([][]byte, error) {
+	if err := c.Check(b); err != nil {
+		return bufs, err
+	}
+	nb := c.NumBuffers()
+	bufs = growBufs(bufs, nb)
+	if c.Offsets == nil {
+		bufs[0] = AppendVariableChunk(bufs[0], c.OffBits, b.Offsets, b.Data)
+		return bufs, nil
+	}
+	scratch := getScratch()
+	defer putScratch(scratch)
+	ob := c.offsetBlock(b, scratch)
+	base := b.Offsets[0]
+	if nb == 2 {
+		var err error
+		if bufs[0], err = c.Offsets.AppendBlock(bufs[0], ob); err != nil {
+			return bufs, err
+		}
+	}
+	bufs[nb-1] = append(bufs[nb-1], b.Data[base:b.Offsets[b.N]]...)
+	return bufs, nil
+}
+func (c VariableCodec) AppendBlock(dst []byte, b Block) ([]byte, error) {
+	if c.Offsets != nil {
+		return dst, notApplicable("variable", "generic offsets are a chunk form")
+	}
+	if err := c.Check(b); err != nil {
+		return dst, err
+	}
+	return AppendVariableBlock(dst, c.OffBits, b.Offsets, b.Data), nil
+}
+func (c VariableCodec) Encoding() *enc21pb.CompressiveEncoding {
+	off := FlatEncoding(c.OffBits)
+	if c.Offsets != nil {
+		off = c.Offsets.Encoding()
+	}
+	return &enc21pb.CompressiveEncoding{Compression: &enc21pb.CompressiveEncoding_Variable{Variable: &enc21pb.Variable{Offsets: off}}}
 }

@@ -1,0 +1,189 @@
+package values
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	mbits "math/bits"
+
+	"github.com/planarlance/planar/proto/enc21pb"
+)
+
+// ConstantCodec is a block of one repeated fixed-width value, stored in the
+// metadata only.
+type ConstantCodec struct{ Value []byte }
+
+func (c ConstantCodec) Name() string    { return fmt.Sprintf("constant(%d bytes)", len(c.Value)) }
+func (ConstantCodec) Contexts() Context { return InBlock }
+func (ConstantCodec) NumBuffers() int   { return 0 }
+func (c ConstantCodec) Check(b Block) error {
+	w := len(c.Value)
+	if w == 0 {
+		return notApplicable("constant", "empty value")
+	}
+	if err := checkFixed("constant", b, 8*w); err != nil {
+		return err
+	}
+	for i := 0; i < b.N; i++ {
+		if !bytes.Equal(b.Data[i*w:(i+1)*w], c.Value) {
+			return notApplicable("constant", "value %d differs", i)
+		}
+	}
+	return nil
+}
+func (c ConstantCodec) Estimate(p *Profile) (int, bool) {
+	if p.Fixed == nil || p.Bits != 8*len(c.Value) || p.Fixed.Nulls != 0 || p.Fixed.Runs > 1 {
+		return 0, false
+	}
+	return 0, true
+}
+func (c ConstantCodec) AppendChunk(bufs [][]byte, _ Block) ([][]byte, error) {
+	return bufs, notApplicable("constant", "not a mini-block chunk codec")
+}
+func (c ConstantCodec) AppendBlock(dst []byte, b Block) ([]byte, error) {
+	return dst, c.Check(b)
+}
+func (c ConstantCodec) Encoding() *enc21pb.CompressiveEncoding {
+	return &enc21pb.CompressiveEncoding{Compression: &enc21pb.CompressiveEncoding_Constant{Constant: &enc21pb.Constant{Value: c.Value}}}
+}
+
+// RangeCodec is the arithmetic sequence Start, Start+Step, ... of 32- or
+// 64-bit values, stored in the metadata only.
+type RangeCodec struct {
+	Bits        int
+	Start, Step uint64
+}
+
+func (c RangeCodec) Name() string    { return fmt.Sprintf("range%d(%d,+%d)", c.Bits, c.Start, c.Step) }
+func (RangeCodec) Contexts() Context { return InBlock }
+func (RangeCodec) NumBuffers() int   { return 0 }
+func (c RangeCodec) Check(b Block) error {
+	if c.Bits != 32 && c.Bits != 64 {
+		return notApplicable("range", "%d-bit values (32 or 64 only)", c.Bits)
+	}
+	if err := checkFixed("range", b, c.Bits); err != nil {
+		return err
+	}
+	v := c.Start
+	for i := 0; i < b.N; i++ {
+		if loadWord(b.Data, c.Bits, i) != v || (c.Bits == 32 && v > 0xFFFFFFFF) {
+			return notApplicable("range", "value %d is not %d + %d·%d", i, c.Start, i, c.Step)
+		}
+		v += c.Step
+	}
+	return nil
+}
+func (c RangeCodec) Estimate(p *Profile) (int, bool) {
+	st, ok := fixedStats(p, c.Bits)
+	if !ok || st.Nulls != 0 || (p.N > 1 && st.Step != c.Step) || st.MinU != c.Start {
+		return 0, false
+	}
+	return 0, true
+}
+func (c RangeCodec) AppendChunk(bufs [][]byte, _ Block) ([][]byte, error) {
+	return bufs, notApplicable("range", "Lance reads it only as a block codec")
+}
+func (c RangeCodec) AppendBlock(dst []byte, b Block) ([]byte, error) { return dst, c.Check(b) }
+func (c RangeCodec) Encoding() *enc21pb.CompressiveEncoding {
+	return &enc21pb.CompressiveEncoding{Compression: &enc21pb.CompressiveEncoding_Range{Range: &enc21pb.Range{
+		UncompressedBitsPerValue: uint64(c.Bits), Start: c.Start, Step: c.Step}}}
+}
+
+// DeltaCodec stores non-decreasing 32- or 64-bit values as a base (the first
+// value) and the n-1 differences, block-encoded by Deltas (typically
+// out-of-line bit packing at the widest difference).
+type DeltaCodec struct {
+	Bits   int
+	Base   uint64
+	Deltas Codec
+}
+
+func (c DeltaCodec) Name() string    { return fmt.Sprintf("delta%d(%s)", c.Bits, c.Deltas.Name()) }
+func (DeltaCodec) Contexts() Context { return InBlock }
+func (c DeltaCodec) NumBuffers() int {
+	return b2i(HasPayload(c.Deltas.Encoding()))
+}
+func (c DeltaCodec) Check(b Block) error {
+	if c.Bits != 32 && c.Bits != 64 {
+		return notApplicable("delta", "%d-bit values (32 or 64 only)", c.Bits)
+	}
+	if err := checkFixed("delta", b, c.Bits); err != nil {
+		return err
+	}
+	if b.N > 0 && loadWord(b.Data, c.Bits, 0) != c.Base {
+		return notApplicable("delta", "first value is not the base %d", c.Base)
+	}
+	for i := 1; i < b.N; i++ {
+		if loadWord(b.Data, c.Bits, i) < loadWord(b.Data, c.Bits, i-1) {
+			return notApplicable("delta", "value %d decreases", i)
+		}
+	}
+	return nil
+}
+func (c DeltaCodec) Estimate(p *Profile) (int, bool) {
+	st, ok := fixedStats(p, c.Bits)
+	if !ok || st.Nulls != 0 || !st.Sorted || p.N == 0 {
+		return 0, false
+	}
+	if oc, ok := c.Deltas.(OutOfLineCodec); ok {
+		if st.DeltaWidth > oc.Width {
+			return 0, false
+		}
+		return OutOfLineBitpackedSize(c.Bits, oc.Width, p.N-1), true
+	}
+	return fixedLen(c.Bits, p.N-1), true
+}
+
+// Deltas returns the n-1 adjacent differences of b as a block.
+func deltasOf(b Block, bits int, dst []byte) Block {
+	w := bits / 8
+	for i := 1; i < b.N; i++ {
+		d := loadWord(b.Data, bits, i) - loadWord(b.Data, bits, i-1)
+		var word [8]byte
+		binary.LittleEndian.PutUint64(word[:], d)
+		dst = append(dst, word[:w]...)
+	}
+	return Block{Bits: bits, N: max(0, b.N-1), Data: dst}
+}
+func (c DeltaCodec) AppendChunk(bufs [][]byte, _ Block) ([][]byte, error) {
+	return bufs, notApplicable("delta", "Lance reads it only as a block codec")
+}
+func (c DeltaCodec) AppendBlock(dst []byte, b Block) ([]byte, error) {
+	if err := c.Check(b); err != nil {
+		return dst, err
+	}
+	scratch := getScratch()
+	defer putScratch(scratch)
+	d := deltasOf(b, c.Bits, scratch.b[:0])
+	scratch.b = d.Data
+	return c.Deltas.AppendBlock(dst, d)
+}
+func (c DeltaCodec) Encoding() *enc21pb.CompressiveEncoding {
+	return &enc21pb.CompressiveEncoding{Compression: &enc21pb.CompressiveEncoding_Delta{Delta: &enc21pb.Delta{
+		UncompressedBitsPerValue: uint64(c.Bits), Base: c.Base, Deltas: c.Deltas.Encoding()}}}
+}
+
+// NewDelta returns the delta codec of sorted values b: base the first value,
+// the differences out-of-line bit packed at the widest difference.
+func NewDelta(b Block) (DeltaCodec, error) {
+	c := DeltaCodec{Bits: b.Bits}
+	if b.Bits != 32 && b.Bits != 64 {
+		return c, notApplicable("delta", "%d-bit values (32 or 64 only)", b.Bits)
+	}
+	if err := checkFixed("delta", b, b.Bits); err != nil {
+		return c, err
+	}
+	var or uint64
+	for i := 1; i < b.N; i++ {
+		cur, prev := loadWord(b.Data, b.Bits, i), loadWord(b.Data, b.Bits, i-1)
+		if cur < prev {
+			return c, notApplicable("delta", "value %d decreases", i)
+		}
+		or |= cur - prev
+	}
+	if b.N > 0 {
+		c.Base = loadWord(b.Data, b.Bits, 0)
+	}
+	c.Deltas = OutOfLineCodec{Bits: b.Bits, Width: mbits.Len64(or)}
+	return c, nil
+}
