@@ -187,3 +187,84 @@ func NewDelta(b Block) (DeltaCodec, error) {
 	c.Deltas = OutOfLineCodec{Bits: b.Bits, Width: mbits.Len64(or)}
 	return c, nil
 }
+
+// decodeConstantBlock expands a constant block: n copies of its value.
+func decodeConstantBlock(c *enc21pb.Constant, n int) (Block, error) {
+	v := c.GetValue()
+	if len(v) == 0 {
+		return Block{}, fmt.Errorf("typed constant block without a value: %w", ErrUnsupported)
+	}
+	if n > 0 && len(v) > maxDecodeValues/n {
+		return Block{}, fmt.Errorf("constant block too large: %w", ErrCorrupt)
+	}
+	out := make([]byte, 0, len(v)*n)
+	for i := 0; i < n; i++ {
+		out = append(out, v...)
+	}
+	return Block{Bits: 8 * len(v), N: n, Data: out}, nil
+}
+
+// decodeRangeBlock expands a range block: start, start+step, ...
+func decodeRangeBlock(c *enc21pb.Range, n int) (Block, error) {
+	bits := int(c.UncompressedBitsPerValue)
+	if bits != 32 && bits != 64 {
+		return Block{}, fmt.Errorf("range of %d bits: %w", bits, ErrCorrupt)
+	}
+	out := make([]byte, 0, n*bits/8)
+	v := c.Start
+	for i := 0; i < n; i++ {
+		if bits == 32 {
+			if v > 0xFFFFFFFF {
+				return Block{}, fmt.Errorf("range overflows u32: %w", ErrCorrupt)
+			}
+			out = binary.LittleEndian.AppendUint32(out, uint32(v))
+		} else {
+			out = binary.LittleEndian.AppendUint64(out, v)
+		}
+		v += c.Step
+	}
+	return Block{Bits: bits, N: n, Data: out}, nil
+}
+
+// decodeDeltaBlock adds up a delta block: the base, then each delta.
+func decodeDeltaBlock(c *enc21pb.Delta, buf []byte, n, depth int) (Block, error) {
+	bits := int(c.UncompressedBitsPerValue)
+	if bits != 32 && bits != 64 {
+		return Block{}, fmt.Errorf("delta of %d bits: %w", bits, ErrCorrupt)
+	}
+	if n == 0 {
+		return Block{Bits: bits}, nil
+	}
+	d, err := decodeBlock(c.GetDeltas(), buf, n-1, depth+1)
+	if err != nil {
+		return Block{}, err
+	}
+	if d.Bits != bits {
+		return Block{}, fmt.Errorf("delta child width %d, want %d: %w", d.Bits, bits, ErrCorrupt)
+	}
+	out := make([]byte, 0, n*bits/8)
+	v := c.Base
+	for i := 0; i < n; i++ {
+		if i > 0 {
+			var dv uint64
+			if bits == 32 {
+				dv = uint64(binary.LittleEndian.Uint32(d.Data[4*(i-1):]))
+			} else {
+				dv = binary.LittleEndian.Uint64(d.Data[8*(i-1):])
+			}
+			if v+dv < v {
+				return Block{}, fmt.Errorf("delta overflows: %w", ErrCorrupt)
+			}
+			v += dv
+		}
+		if bits == 32 {
+			if v > 0xFFFFFFFF {
+				return Block{}, fmt.Errorf("delta overflows u32: %w", ErrCorrupt)
+			}
+			out = binary.LittleEndian.AppendUint32(out, uint32(v))
+		} else {
+			out = binary.LittleEndian.AppendUint64(out, v)
+		}
+	}
+	return Block{Bits: bits, N: n, Data: out}, nil
+}

@@ -37,3 +37,30 @@ func (c FlatCodec) AppendBlock(dst []byte, b Block) ([]byte, error) {
 	return append(dst, b.Data[:fixedLen(c.Bits, b.N)]...), nil
 }
 func (c FlatCodec) Encoding() *enc21pb.CompressiveEncoding { return FlatEncoding(c.Bits) }
+
+// decodeFlatChunk decodes a chunk's flat values.
+func decodeFlatChunk(f *enc21pb.Flat, buf []byte, n int) (Block, error) {
+	bits := int(f.BitsPerValue)
+	if bits <= 0 || bits > 1<<16 {
+		return Block{}, fmt.Errorf("flat width %d: %w", bits, ErrCorrupt)
+	}
+	if f.Data != nil {
+		return Block{}, fmt.Errorf("flat with buffer compression: %w", ErrUnsupported)
+	}
+	if want := fixedLen(bits, n); len(buf) < want {
+		return Block{}, fmt.Errorf("flat chunk has %d bytes, %d values of %d bits need %d: %w", len(buf), n, bits, want, ErrCorrupt)
+	}
+	return Block{Bits: bits, N: n, Data: buf[:fixedLen(bits, n)]}, nil
+}
+
+// decodeFlatBlock decodes a block's flat values.
+func decodeFlatBlock(f *enc21pb.Flat, buf []byte, n int) (Block, error) {
+	bits := int(f.BitsPerValue)
+	if bits <= 0 || bits > 1<<16 {
+		return Block{}, fmt.Errorf("flat width %d: %w", bits, ErrCorrupt)
+	}
+	if want := fixedLen(bits, n); len(buf) < want {
+		return Block{}, fmt.Errorf("flat block has %d bytes, want %d: %w", len(buf), want, ErrCorrupt)
+	}
+	return Block{Bits: bits, N: n, Data: buf[:fixedLen(bits, n)]}, nil
+}

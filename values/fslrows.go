@@ -224,3 +224,85 @@ func (c FslCodec) Encoding() *enc21pb.CompressiveEncoding {
 	return &enc21pb.CompressiveEncoding{Compression: &enc21pb.CompressiveEncoding_FixedSizeList{FixedSizeList: &enc21pb.FixedSizeList{
 		ItemsPerValue: uint64(c.Dim), HasValidity: c.HasValidity, Values: c.Values.Encoding()}}}
 }
+
+// decodeFSLBlock decodes a block of fixed-size lists: the per-value row
+// layout when items have validity, else the items decoded as one block.
+func decodeFSLBlock(f *enc21pb.FixedSizeList, buf []byte, n, depth int) (Block, error) {
+	if fslRowsNeeded(f) {
+		// Rows with item validity (or without items): the per-value
+		// row layout.
+		l, err := ParseFSLRows(f)
+		if err != nil {
+			return Block{}, err
+		}
+		return l.Decode(buf, n)
+	}
+	d := int(f.ItemsPerValue)
+	if d == 0 || d > 1<<20 || n > maxDecodeValues/d {
+		return Block{}, fmt.Errorf("block fixed-size list of %d items: %w", d, ErrCorrupt)
+	}
+	inner, err := decodeBlock(f.GetValues(), buf, n*d, depth+1)
+	if err != nil {
+		return Block{}, err
+	}
+	if inner.Variable() {
+		return Block{}, fmt.Errorf("fixed-size list of variable-width items: %w", ErrUnsupported)
+	}
+	return Block{Bits: inner.Bits * d, N: n, Data: inner.Data, Dims: append([]int{d}, inner.Dims...), ItemValid: make([][]byte, 1+len(inner.Dims))}, nil
+}
+
+// decodeFSLChunk decodes a fixed-size-list mini-block chunk: one validity
+// bitmap per list layer that has one (outer first), then the flattened items.
+// Block.ItemValid gets one entry per layer (nil for layers without validity);
+// layer k's bitmap has one bit per item of that layer (rows times the
+// dimensions of layers 0..k).
+func decodeFSLChunk(f *enc21pb.FixedSizeList, bufs [][]byte, n int, depth int) (Block, error) {
+	var dims []int
+	var valid []bool
+	e := &enc21pb.CompressiveEncoding{Compression: &enc21pb.CompressiveEncoding_FixedSizeList{FixedSizeList: f}}
+	for e.GetFixedSizeList() != nil {
+		l := e.GetFixedSizeList()
+		if l.ItemsPerValue == 0 || l.ItemsPerValue > 1<<20 || len(dims) > 8 {
+			return Block{}, fmt.Errorf("fixed-size list of %d items: %w", l.ItemsPerValue, ErrCorrupt)
+		}
+		dims = append(dims, int(l.ItemsPerValue))
+		valid = append(valid, l.HasValidity)
+		e = l.GetValues()
+	}
+	out := Block{N: n, Dims: dims, ItemValid: make([][]byte, len(dims))}
+	cnt := n
+	bi := 0
+	for li, d := range dims {
+		if cnt > maxDecodeValues/d {
+			return Block{}, fmt.Errorf("fixed-size list too large: %w", ErrCorrupt)
+		}
+		cnt *= d
+		if !valid[li] {
+			continue
+		}
+		if bi >= len(bufs) {
+			return Block{}, fmt.Errorf("missing validity buffer of list layer %d: %w", li, ErrCorrupt)
+		}
+		if len(bufs[bi]) < (cnt+7)/8 {
+			return Block{}, fmt.Errorf("validity of %d bytes for %d items: %w", len(bufs[bi]), cnt, ErrCorrupt)
+		}
+		out.ItemValid[li] = bufs[bi][:(cnt+7)/8]
+		bi++
+	}
+	inner, err := decodeMiniBlock(e, bufs[bi:], cnt, depth+1)
+	if err != nil {
+		return Block{}, err
+	}
+	if inner.Variable() {
+		return Block{}, fmt.Errorf("fixed-size list of variable-width items: %w", ErrUnsupported)
+	}
+	out.Bits = inner.Bits * (cnt / max(n, 1))
+	if n == 0 {
+		out.Bits = inner.Bits
+		for _, d := range dims {
+			out.Bits *= d
+		}
+	}
+	out.Data = inner.Data
+	return out, nil
+}

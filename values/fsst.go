@@ -1,11 +1,13 @@
 package values
 
 import (
+	"bytes"
 	"cmp"
 	"encoding/binary"
 	"fmt"
 	"slices"
 	"sort"
+	"sync"
 
 	"github.com/planarlance/planar/proto/enc21pb"
 )
@@ -542,4 +544,150 @@ func (c FsstCodec) Encoding() *enc21pb.CompressiveEncoding {
 	}
 	return &enc21pb.CompressiveEncoding{Compression: &enc21pb.CompressiveEncoding_Fsst{Fsst: &enc21pb.Fsst{
 		SymbolTable: tb, Values: c.Values.Encoding()}}}
+}
+
+// FsstDecodeBlock expands every FSST-coded value of a variable block.
+func FsstDecodeBlock(table []byte, in Block) (Block, error) {
+	if !in.Variable() {
+		return Block{}, fmt.Errorf("fsst over a fixed-width block: %w", ErrCorrupt)
+	}
+	t, err := parsedFsstTable(table)
+	if err != nil {
+		return Block{}, err
+	}
+	return t.DecodeBlock(in)
+}
+
+// parsedFsstTable is ParseFsstTable through fsstTables. The tables it
+// returns are shared and only decode (they never build an encoder index).
+func parsedFsstTable(table []byte) (*FsstTable, error) {
+	c := &fsstTables
+	c.Lock()
+	for i, r := range c.raw {
+		if r != nil && bytes.Equal(r, table) {
+			t := c.tab[i]
+			c.Unlock()
+			return t, nil
+		}
+	}
+	c.Unlock()
+	t, err := ParseFsstTable(table)
+	if err != nil {
+		return nil, err
+	}
+	c.Lock()
+	c.raw[c.next], c.tab[c.next] = bytes.Clone(table), t
+	c.next = (c.next + 1) % len(c.raw)
+	c.Unlock()
+	return t, nil
+}
+
+// DecodedLen returns the bytes the values of FSST-coded block in expand to.
+func (t *FsstTable) DecodedLen(in Block) int {
+	if in.N == 0 || len(in.Offsets) <= in.N || in.Offsets[0] > in.Offsets[in.N] || in.Offsets[in.N] > uint64(len(in.Data)) {
+		return 0
+	}
+	return t.decodedLen(in.Data[in.Offsets[0]:in.Offsets[in.N]])
+}
+
+// DecodeBlockInto is DecodeBlock writing the values into buf, which must
+// hold DecodedLen(in) bytes and 8 more (whole 8-byte words are written; the
+// 8 bytes past the values are left overwritten): the result's Data is
+// buf's start. Several blocks decoded in order into one buffer, each after
+// the last one's values, lie back to back.
+func (t *FsstTable) DecodeBlockInto(buf []byte, in Block) (Block, error) {
+	if !in.Variable() {
+		return Block{}, fmt.Errorf("fsst over a fixed-width block: %w", ErrCorrupt)
+	}
+	for i := 0; i < in.N; i++ {
+		if a, b := in.Offsets[i], in.Offsets[i+1]; a > b || b > uint64(len(in.Data)) {
+			return Block{}, fmt.Errorf("fsst value %d range [%d, %d): %w", i, a, b, ErrCorrupt)
+		}
+	}
+	if in.N == 0 {
+		return Block{Offsets: []uint64{0}}, nil
+	}
+	if need := t.decodedLen(in.Data[in.Offsets[0]:in.Offsets[in.N]]) + 8; len(buf) < need {
+		return Block{}, fmt.Errorf("fsst values need %d bytes, buffer holds %d: %w", need, len(buf), ErrCorrupt)
+	}
+	if !t.coded {
+		out := Block{N: in.N, Offsets: make([]uint64, 1, in.N+1)}
+		out.Data = buf[:copy(buf, in.Data[in.Offsets[0]:in.Offsets[in.N]])]
+		for i := 1; i <= in.N; i++ {
+			out.Offsets = append(out.Offsets, in.Offsets[i]-in.Offsets[0])
+		}
+		return out, nil
+	}
+	return t.decodeInto(buf, in)
+}
+
+// decodeInto expands the checked, non-empty coded block in into buf (sized
+// for its values and 8 bytes of slack).
+func (t *FsstTable) decodeInto(buf []byte, in Block) (Block, error) {
+	out := Block{N: in.N, Offsets: make([]uint64, 1, in.N+1)}
+	pos, i := 0, int(in.Offsets[0])
+	data, n := in.Data, t.n
+	for v := 0; v < in.N; v++ {
+		end := int(in.Offsets[v+1])
+		for i < end {
+			c := data[i]
+			if c == fsstEscape {
+				if i+1 >= end {
+					return Block{}, fmt.Errorf("values: fsst value %d ends with an escape: %w", v, ErrCorrupt)
+				}
+				buf[pos] = data[i+1]
+				pos++
+				i += 2
+				continue
+			}
+			if int(c) >= n {
+				return Block{}, fmt.Errorf("values: fsst code %d in value %d but the table has %d symbols: %w", c, v, n, ErrCorrupt)
+			}
+			binary.LittleEndian.PutUint64(buf[pos:], t.sym[c])
+			pos += int(t.lens[c])
+			i++
+		}
+		out.Offsets = append(out.Offsets, uint64(pos))
+	}
+	out.Data = buf[:pos]
+	return out, nil
+}
+
+// DecodeBlock decodes every value of a variable-width block of FSST codes
+// with the table (parsed once by the caller, for many blocks).
+func (t *FsstTable) DecodeBlock(in Block) (Block, error) {
+	if !in.Variable() {
+		return Block{}, fmt.Errorf("fsst over a fixed-width block: %w", ErrCorrupt)
+	}
+	for i := 0; i < in.N; i++ {
+		if a, b := in.Offsets[i], in.Offsets[i+1]; a > b || b > uint64(len(in.Data)) {
+			return Block{}, fmt.Errorf("fsst value %d range [%d, %d): %w", i, a, b, ErrCorrupt)
+		}
+	}
+	out := Block{N: in.N, Offsets: make([]uint64, 1, in.N+1)}
+	if in.N == 0 {
+		return out, nil
+	}
+	codes := in.Data[in.Offsets[0]:in.Offsets[in.N]]
+	if !t.coded {
+		out.Data = append([]byte(nil), codes...)
+		for i := 1; i <= in.N; i++ {
+			out.Offsets = append(out.Offsets, in.Offsets[i]-in.Offsets[0])
+		}
+		return out, nil
+	}
+	// One pass over the chunk's codes, values back to back: every symbol
+	// is written as a whole 8-byte word into a buffer sized exactly (plus
+	// 8 bytes of slack), and each value's end is noted as its codes end.
+	return t.decodeInto(make([]byte, t.decodedLen(codes)+8), in)
+}
+
+// fsstTables remembers the last few symbol tables parsed for decoding: a
+// page's chunks all carry the same table, parsed once instead of per chunk.
+// Entries hold a copy of the table bytes and match by content.
+var fsstTables struct {
+	sync.Mutex
+	raw  [4][]byte
+	tab  [4]*FsstTable
+	next int
 }

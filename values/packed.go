@@ -752,3 +752,20 @@ func (c PackedStructCodec) AppendBlock(dst []byte, _ Block) ([]byte, error) {
 func (c PackedStructCodec) Encoding() *enc21pb.CompressiveEncoding {
 	return PackedStructEncoding(c.Bits)
 }
+
+// decodePackedStructChunk decodes a chunk of packed-struct rows: the
+// children's values back to back, to the page flat values of the row width.
+func decodePackedStructChunk(enc *enc21pb.CompressiveEncoding, buf []byte, n int) (Block, error) {
+	bits, err := ParsePackedStruct(enc)
+	if err != nil {
+		return Block{}, err
+	}
+	sum := 0
+	for _, b := range bits {
+		sum += b
+	}
+	if want := fixedLen(sum, n); len(buf) < want {
+		return Block{}, fmt.Errorf("packed struct chunk has %d bytes, %d rows of %d bits need %d: %w", len(buf), n, sum, want, ErrCorrupt)
+	}
+	return Block{Bits: sum, N: n, Data: buf[:fixedLen(sum, n)]}, nil
+}

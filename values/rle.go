@@ -3,6 +3,7 @@ package values
 import (
 	"encoding/binary"
 	"fmt"
+	"math/bits"
 	"slices"
 
 	"github.com/planarlance/planar/proto/enc21pb"
@@ -485,4 +486,185 @@ func (c RleCodec) AppendBlock(dst []byte, b Block) ([]byte, error) {
 func (c RleCodec) Encoding() *enc21pb.CompressiveEncoding {
 	return &enc21pb.CompressiveEncoding{Compression: &enc21pb.CompressiveEncoding_Rle{Rle: &enc21pb.Rle{
 		Values: c.valuesEncoding(), RunLengths: c.lengthsEncoding()}}}
+}
+
+// rleChild decodes one child of an Rle node (values or run lengths) of a
+// chunk. count is the number of runs if already known (-1 otherwise).
+func rleChild(enc *enc21pb.CompressiveEncoding, buf []byte, count int, depth int) (bits int, raw []byte, err error) {
+	switch c := enc.GetCompression().(type) {
+	case *enc21pb.CompressiveEncoding_Flat:
+		bits = int(c.Flat.BitsPerValue)
+		if err := checkWidth(bits); err != nil {
+			return 0, nil, err
+		}
+		return bits, buf, nil
+	case *enc21pb.CompressiveEncoding_General:
+		if depth > 4 {
+			return 0, nil, fmt.Errorf("rle child nested too deep: %w", ErrCorrupt)
+		}
+		raw, err := Decompress(nil, Scheme(c.General.GetCompression().GetScheme()), buf)
+		if err != nil {
+			return 0, nil, err
+		}
+		return rleChild(c.General.GetValues(), raw, count, depth+1)
+	case *enc21pb.CompressiveEncoding_OutOfLineBitpacking:
+		bits = int(c.OutOfLineBitpacking.UncompressedBitsPerValue)
+		w, ok := flatBits(c.OutOfLineBitpacking.GetValues())
+		if !ok {
+			return 0, nil, fmt.Errorf("out-of-line bitpacking values must be flat: %w", ErrCorrupt)
+		}
+		if count < 0 {
+			return 0, nil, fmt.Errorf("both rle children bitpacked: %w", ErrCorrupt)
+		}
+		out, err := DecodeOutOfLineBitpacked(nil, bits, w, buf, count)
+		return bits, out, err
+	}
+	return 0, nil, fmt.Errorf("rle child %T: %w", enc.GetCompression(), ErrUnsupported)
+}
+
+func isBitpacked(enc *enc21pb.CompressiveEncoding) bool {
+	return enc.GetOutOfLineBitpacking() != nil
+}
+
+func decodeRLEChunk(r *enc21pb.Rle, vbuf, lbuf []byte, n int, depth int) (Block, error) {
+	var (
+		vbits, lbits int
+		vraw, lraw   []byte
+		err          error
+	)
+	if isBitpacked(r.GetValues()) {
+		if lbits, lraw, err = rleChild(r.GetRunLengths(), lbuf, -1, depth); err != nil {
+			return Block{}, err
+		}
+		if vbits, vraw, err = rleChild(r.GetValues(), vbuf, len(lraw)/(lbits/8), depth); err != nil {
+			return Block{}, err
+		}
+	} else {
+		if vbits, vraw, err = rleChild(r.GetValues(), vbuf, -1, depth); err != nil {
+			return Block{}, err
+		}
+		if lbits, lraw, err = rleChild(r.GetRunLengths(), lbuf, len(vraw)/(vbits/8), depth); err != nil {
+			return Block{}, err
+		}
+	}
+	if lbits > 32 {
+		return Block{}, fmt.Errorf("rle run lengths of %d bits: %w", lbits, ErrUnsupported)
+	}
+	out, err := DecodeRLE(nil, vbits, lbits, vraw, lraw, n)
+	if err != nil {
+		return Block{}, err
+	}
+	return Block{Bits: vbits, N: n, Data: out}, nil
+}
+
+// decodeGenericRLEBlock decodes the 2.3 generic block RLE: any block codec
+// for the run values (of the block's width) and for the u32 run lengths,
+// framed as [u64 LE values payload length][values payload][lengths
+// payload] unless both children are metadata only. The run count comes from
+// a metadata-only run-length child (Constant: n / length; Range: the count
+// whose lengths sum to n) or from a Flat child's payload size.
+func decodeGenericRLEBlock(r *enc21pb.Rle, buf []byte, n, depth int) (Block, error) {
+	if n == 0 {
+		return Block{}, fmt.Errorf("rle block of no values: %w", ErrCorrupt)
+	}
+	venc, lenc := r.GetValues(), r.GetRunLengths()
+	if venc == nil || lenc == nil {
+		return Block{}, fmt.Errorf("rle block without both children: %w", ErrCorrupt)
+	}
+	vbits := offsetBits(venc, 0)
+	if vbits != 32 && vbits != 64 {
+		return Block{}, fmt.Errorf("generic rle block of %d-bit values: %w", vbits, ErrUnsupported)
+	}
+	if lb := offsetBits(lenc, 0); lb != 32 {
+		return Block{}, fmt.Errorf("generic rle block run lengths of %d bits: %w", lb, ErrCorrupt)
+	}
+	vbuf, lbuf, err := splitFrame("rle block", buf, HasPayload(venc), HasPayload(lenc), 8)
+	if err != nil {
+		return Block{}, err
+	}
+	var runs uint64
+	switch c := lenc.GetCompression().(type) {
+	case *enc21pb.CompressiveEncoding_Constant:
+		v := c.Constant.GetValue()
+		if len(v) != 4 {
+			return Block{}, fmt.Errorf("rle constant run length of %d bytes: %w", len(v), ErrCorrupt)
+		}
+		l := uint64(binary.LittleEndian.Uint32(v))
+		if l == 0 || uint64(n)%l != 0 {
+			return Block{}, fmt.Errorf("rle constant run length %d does not divide %d values: %w", l, n, ErrCorrupt)
+		}
+		runs = uint64(n) / l
+	case *enc21pb.CompressiveEncoding_Range:
+		if runs, err = rangeRunCount(c.Range.Start, c.Range.Step, uint64(n)); err != nil {
+			return Block{}, err
+		}
+	default:
+		if b, ok := flatBits(venc); ok && venc.GetFlat().Data == nil {
+			if len(vbuf)%(b/8) != 0 {
+				return Block{}, fmt.Errorf("rle values payload of %d bytes: %w", len(vbuf), ErrCorrupt)
+			}
+			runs = uint64(len(vbuf) / (b / 8))
+		} else if b, ok := flatBits(lenc); ok && lenc.GetFlat().Data == nil {
+			if len(lbuf)%(b/8) != 0 {
+				return Block{}, fmt.Errorf("rle run-lengths payload of %d bytes: %w", len(lbuf), ErrCorrupt)
+			}
+			runs = uint64(len(lbuf) / (b / 8))
+		} else {
+			return Block{}, fmt.Errorf("rle block whose run count no child gives: %w", ErrCorrupt)
+		}
+	}
+	if runs == 0 || runs > uint64(n) {
+		return Block{}, fmt.Errorf("rle block of %d runs for %d values: %w", runs, n, ErrCorrupt)
+	}
+	vals, err := decodeBlock(venc, vbuf, int(runs), depth+1)
+	if err != nil {
+		return Block{}, fmt.Errorf("rle values: %w", err)
+	}
+	lens, err := decodeBlock(lenc, lbuf, int(runs), depth+1)
+	if err != nil {
+		return Block{}, fmt.Errorf("rle run lengths: %w", err)
+	}
+	if vals.Bits != vbits || lens.Bits != 32 || len(vals.Data) < int(runs)*vbits/8 || len(lens.Data) < int(runs)*4 {
+		return Block{}, fmt.Errorf("rle children decoded to %d- and %d-bit values: %w", vals.Bits, lens.Bits, ErrCorrupt)
+	}
+	out, err := decodeRLE(nil, vbits, 32, vals.Data[:int(runs)*vbits/8], lens.Data[:int(runs)*4], n, false)
+	if err != nil {
+		return Block{}, err
+	}
+	return Block{Bits: vbits, N: n, Data: out}, nil
+}
+
+// rangeRunCount returns the k with start + (start+step) + ... (k terms) = n.
+func rangeRunCount(start, step, n uint64) (uint64, error) {
+	if start == 0 || step == 0 {
+		return 0, fmt.Errorf("rle range run lengths start %d step %d: %w", start, step, ErrCorrupt)
+	}
+	sum := func(k uint64) (uint64, bool) {
+		// k*start + step*k*(k-1)/2, without overflow.
+		hi, lo := bits.Mul64(k, start)
+		if hi != 0 {
+			return 0, false
+		}
+		t := k * (k - 1) / 2 // k <= n <= 2^31 here
+		hi2, lo2 := bits.Mul64(t, step)
+		if hi2 != 0 {
+			return 0, false
+		}
+		s, c := bits.Add64(lo, lo2, 0)
+		return s, c == 0
+	}
+	lo, hi := uint64(1), min(n, maxDecodeValues)
+	for lo <= hi {
+		k := lo + (hi-lo)/2
+		s, ok := sum(k)
+		switch {
+		case ok && s == n:
+			return k, nil
+		case ok && s < n:
+			lo = k + 1
+		default:
+			hi = k - 1
+		}
+	}
+	return 0, fmt.Errorf("rle range run lengths start %d step %d do not sum to %d: %w", start, step, n, ErrCorrupt)
 }

@@ -414,3 +414,84 @@ func (c VariableCodec) Encoding() *enc21pb.CompressiveEncoding {
 	}
 	return &enc21pb.CompressiveEncoding{Compression: &enc21pb.CompressiveEncoding_Variable{Variable: &enc21pb.Variable{Offsets: off}}}
 }
+
+// decodeVariableBlockValues decodes a block of variable-width values, its
+// offsets rebased to 0.
+func decodeVariableBlockValues(buf []byte, n int) (Block, error) {
+	_, offs, data, err := DecodeVariableBlock(buf, n)
+	if err != nil {
+		return Block{}, err
+	}
+	base := uint64(0)
+	if len(offs) > 0 {
+		base = offs[0]
+	}
+	for i := range offs {
+		offs[i] -= base
+	}
+	return Block{N: n, Data: data[base:], Offsets: offs}, nil
+}
+
+// decodeVariableChunk decodes a binary mini-block chunk: the legacy layout
+// (Flat offsets inside the one buffer) or the 2.3 generic layout (an optional
+// offsets payload buffer, then the value bytes).
+func decodeVariableChunk(v *enc21pb.Variable, bufs [][]byte, n int) (Block, error) {
+	if v.Values != nil {
+		return Block{}, fmt.Errorf("variable with buffer compression: %w", ErrUnsupported)
+	}
+	off := v.GetOffsets()
+	if f := off.GetFlat(); f != nil {
+		if f.Data != nil || (f.BitsPerValue != 32 && f.BitsPerValue != 64) {
+			return Block{}, fmt.Errorf("variable offsets flat %d: %w", f.BitsPerValue, ErrCorrupt)
+		}
+		if len(bufs) != 1 {
+			return Block{}, fmt.Errorf("legacy variable chunk has %d buffers: %w", len(bufs), ErrCorrupt)
+		}
+		offs, data, err := DecodeVariableChunk(bufs[0], int(f.BitsPerValue), n)
+		if err != nil {
+			return Block{}, err
+		}
+		return Block{N: n, Data: data, Offsets: offs}, nil
+	}
+	bits := offsetBits(off, 0)
+	if bits != 32 && bits != 64 {
+		return Block{}, fmt.Errorf("variable offsets of %d bits: %w", bits, ErrCorrupt)
+	}
+	want := 1
+	if HasPayload(off) {
+		want = 2
+	}
+	if len(bufs) != want {
+		return Block{}, fmt.Errorf("generic variable chunk has %d buffers, want %d: %w", len(bufs), want, ErrCorrupt)
+	}
+	var payload []byte
+	if want == 2 {
+		payload = bufs[0]
+	}
+	data := bufs[want-1]
+	ob, err := DecodeBlock(off, payload, n+1)
+	if err != nil {
+		return Block{}, fmt.Errorf("variable offsets: %w", err)
+	}
+	if ob.Bits != bits {
+		return Block{}, fmt.Errorf("offsets decoded to %d bits, want %d: %w", ob.Bits, bits, ErrCorrupt)
+	}
+	offs := make([]uint64, n+1)
+	var prev uint64
+	for i := range offs {
+		var o uint64
+		if bits == 32 {
+			o = uint64(binary.LittleEndian.Uint32(ob.Data[4*i:]))
+		} else {
+			o = binary.LittleEndian.Uint64(ob.Data[8*i:])
+		}
+		if (i == 0 && o != 0) || o < prev {
+			return Block{}, fmt.Errorf("offset %d = %d not increasing from 0: %w", i, o, ErrCorrupt)
+		}
+		offs[i], prev = o, o
+	}
+	if prev != uint64(len(data)) {
+		return Block{}, fmt.Errorf("final offset %d, value buffer %d bytes: %w", prev, len(data), ErrCorrupt)
+	}
+	return Block{N: n, Data: data, Offsets: offs}, nil
+}
