@@ -200,7 +200,7 @@ type lancePage interface {
 
 // lanceSparse mirrors Lance 14's SparseStructuralUnraveler
 // (encodings/logical/primitive/sparse.rs) over the sparse structural plan
-// planar writes for a page (writer/sparse.go: one layer per path depth, the
+// planar writes for a page (writer/cell_sparse.go: one layer per path depth, the
 // structure UnravelPath gives), consumed from the leaf outwards.
 type lanceSparse struct {
 	layers []LayerData // outer-most first

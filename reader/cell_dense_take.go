@@ -11,7 +11,7 @@ import (
 	"github.com/planarlance/planar/values"
 )
 
-// Row windows of dense chunked and zipped pages (see dense_meta.go for the
+// Row windows of dense chunked and zipped pages (see cell_dense_meta.go for the
 // cached addressing). A chunked window decodes only the chunks holding its
 // rows (each chunk once per call: decoded chunks are kept in the call's
 // pageCache) and cuts the rows' levels and values out of them; a zipped

@@ -18,7 +18,7 @@ import (
 // decoded structure, the materialized leaf slots with a rank index, and
 // whatever the value codec needs to address single values. Every read of
 // the page, the first included, then fetches only the value bytes of the
-// rows it asks for (sparse_window.go).
+// rows it asks for (cell_sparse_window.go).
 
 // sparseMeta is the cached metadata of one sparse page.
 type sparseMeta struct {
