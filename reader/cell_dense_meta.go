@@ -1,7 +1,6 @@
 package reader
 
 import (
-	"encoding/binary"
 	"fmt"
 	"sort"
 	"sync"
@@ -178,40 +177,9 @@ func (f *File) loadChunkedMeta(p *page, mb *enc21pb.MiniBlockLayout) (*denseMeta
 		m.chunkRow[len(refs)] = mb.NumItems
 		return m, nil
 	}
-	// Pairs (ends, partial) per chunk, then depth-1 more numbers.
-	idx := get(want[len(want)-1])
-	group := 8 * (depth + 1)
-	if uint64(len(idx)) != group*uint64(len(refs)) {
-		return nil, fmt.Errorf("repetition index of %d bytes for %d chunks of depth %d: %w", len(idx), len(refs), depth, ErrCorrupt)
+	if m.chunkRow, m.trailer, err = values.ParseRepIndex(get(want[len(want)-1]), len(refs), depth, p.rows); err != nil {
+		return nil, err
 	}
-	var row, ends uint64
-	pre := false
-	for c := range refs {
-		e := binary.LittleEndian.Uint64(idx[uint64(c)*group:])
-		partial := binary.LittleEndian.Uint64(idx[uint64(c)*group+8:])
-		m.trailer[c] = partial > 0 && c < len(refs)-1
-		if e > p.rows || ends+e > p.rows {
-			return nil, fmt.Errorf("repetition index: chunk %d ends %d rows, page has %d: %w", c, e, p.rows, ErrCorrupt)
-		}
-		ends += e
-		starts := e
-		if m.trailer[c] {
-			starts++
-		}
-		if pre {
-			if starts == 0 {
-				return nil, fmt.Errorf("repetition index: chunk %d continues a row and starts none: %w", c, ErrCorrupt)
-			}
-			starts--
-		}
-		m.chunkRow[c] = row
-		row += starts
-		pre = m.trailer[c]
-	}
-	if ends != p.rows || row != p.rows {
-		return nil, fmt.Errorf("repetition index holds %d rows (%d started), page %d: %w", ends, row, p.rows, ErrCorrupt)
-	}
-	m.chunkRow[len(refs)] = row
 	return m, nil
 }
 

@@ -256,3 +256,82 @@ func FlatChunkLog2(bitsPerValue int) uint8 {
 
 // maxChunkBytes is Lance's mini-block chunk budget.
 const maxChunkBytes = 8186
+
+// AppendRepIndex appends to a chunked page's repetition index (depth 1) the
+// (ends, partial) pair of one chunk, whose repetition levels are rep (R the
+// page's list count; last for the page's last chunk), and fixes up the
+// previous chunk's pair when this chunk starts exactly at a row. It returns
+// whether this chunk ends inside a row.
+func AppendRepIndex(idx []byte, rep []uint16, R uint16, last, prevPartial bool) ([]byte, bool) {
+	ends, lastStart := 0, -1
+	for j, r := range rep {
+		if r == R {
+			if j >= 1 {
+				ends++
+			}
+			lastStart = j
+		}
+	}
+	if last {
+		ends++
+	}
+	partial := 0
+	if !last {
+		if lastStart < 0 {
+			partial = len(rep)
+		} else {
+			partial = len(rep) - lastStart
+		}
+	}
+	if len(idx) >= 16 && len(rep) > 0 && rep[0] == R && prevPartial {
+		p := len(idx) - 16
+		binary.LittleEndian.PutUint64(idx[p:], binary.LittleEndian.Uint64(idx[p:])+1)
+		binary.LittleEndian.PutUint64(idx[p+8:], 0)
+	}
+	idx = binary.LittleEndian.AppendUint64(idx, uint64(ends))
+	idx = binary.LittleEndian.AppendUint64(idx, uint64(partial))
+	return idx, partial != 0
+}
+
+// ParseRepIndex reads the repetition index of a chunked page of rows rows
+// in chunks chunks (depth numbers after each (ends, partial) pair) and
+// returns, per chunk, the first row that starts in it (one more entry: the
+// row count), and whether the chunk ends inside a row that the next one
+// continues. Every count is checked against the page.
+func ParseRepIndex(idx []byte, chunks int, depth, rows uint64) (chunkRow []uint64, trailer []bool, err error) {
+	group := 8 * (depth + 1)
+	if uint64(len(idx)) != group*uint64(chunks) {
+		return nil, nil, fmt.Errorf("repetition index of %d bytes for %d chunks of depth %d: %w", len(idx), chunks, depth, ErrCorrupt)
+	}
+	chunkRow = make([]uint64, chunks+1)
+	trailer = make([]bool, chunks)
+	var row, ends uint64
+	pre := false
+	for c := 0; c < chunks; c++ {
+		e := binary.LittleEndian.Uint64(idx[uint64(c)*group:])
+		partial := binary.LittleEndian.Uint64(idx[uint64(c)*group+8:])
+		trailer[c] = partial > 0 && c < chunks-1
+		if e > rows || ends+e > rows {
+			return nil, nil, fmt.Errorf("repetition index: chunk %d ends %d rows, page has %d: %w", c, e, rows, ErrCorrupt)
+		}
+		ends += e
+		starts := e
+		if trailer[c] {
+			starts++
+		}
+		if pre {
+			if starts == 0 {
+				return nil, nil, fmt.Errorf("repetition index: chunk %d continues a row and starts none: %w", c, ErrCorrupt)
+			}
+			starts--
+		}
+		chunkRow[c] = row
+		row += starts
+		pre = trailer[c]
+	}
+	if ends != rows || row != rows {
+		return nil, nil, fmt.Errorf("repetition index holds %d rows (%d started), page %d: %w", ends, row, rows, ErrCorrupt)
+	}
+	chunkRow[chunks] = row
+	return chunkRow, trailer, nil
+}

@@ -122,3 +122,57 @@ func FuzzParseChunk(f *testing.F) {
 		ParseChunkMeta(b, large, len(b), uint64(len(b)))
 	})
 }
+
+// TestRepIndexRoundTrip: the repetition index AppendRepIndex writes for a
+// page's chunks reads back, through ParseRepIndex, as the row each chunk's
+// first whole row starts at, for rows split across chunks in every way.
+func TestRepIndexRoundTrip(t *testing.T) {
+	// Rows of 1 to 4 items (rep 1 starts a row), 40 rows.
+	var rep []uint16
+	rows := 0
+	for r := 0; r < 40; r++ {
+		for k := 0; k <= r%4; k++ {
+			if k == 0 {
+				rep = append(rep, 1)
+			} else {
+				rep = append(rep, 0)
+			}
+		}
+		rows++
+	}
+	for _, size := range []int{1, 2, 3, 5, 7, len(rep)} {
+		var idx []byte
+		prev := false
+		var want []uint64
+		started := 0
+		for at := 0; at < len(rep); at += size {
+			end := min(at+size, len(rep))
+			// The first row that starts in this chunk and is not the
+			// continuation of the previous chunk's last row.
+			want = append(want, uint64(started))
+			for _, r := range rep[at:end] {
+				if r == 1 {
+					started++
+				}
+			}
+			idx, prev = AppendRepIndex(idx, rep[at:end], 1, end == len(rep), prev)
+		}
+		got, _, err := ParseRepIndex(idx, len(want), 1, uint64(rows))
+		if err != nil {
+			t.Fatalf("chunks of %d levels: %v", size, err)
+		}
+		for c := range want {
+			if got[c] != want[c] {
+				t.Fatalf("chunks of %d levels: chunk %d starts at row %d, want %d", size, c, got[c], want[c])
+			}
+		}
+		if got[len(want)] != uint64(rows) {
+			t.Fatalf("chunks of %d levels: %d rows, want %d", size, got[len(want)], rows)
+		}
+		bad := append([]byte(nil), idx...)
+		bad[0]++
+		if _, _, err := ParseRepIndex(bad, len(want), 1, uint64(rows)); !errors.Is(err, ErrCorrupt) {
+			t.Fatalf("chunks of %d levels: a damaged index read as %v", size, err)
+		}
+	}
+}

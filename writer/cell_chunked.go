@@ -1,7 +1,6 @@
 package writer
 
 import (
-	"encoding/binary"
 	"fmt"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -102,7 +101,7 @@ func (c *pageEnc) encodeChunked(d structural.Dense, pv pageValues, enc *encoded)
 			return err
 		}
 		if d.Rep != nil {
-			repIndex, prevPartial = appendRepIndex(repIndex, d.Rep[lstart:level], uint16(R), last, prevPartial)
+			repIndex, prevPartial = values.AppendRepIndex(repIndex, d.Rep[lstart:level], uint16(R), last, prevPartial)
 		}
 		value += cnt
 	}
@@ -309,39 +308,6 @@ func runEntries(levels []uint16) (e8, e16 int) {
 		i = j
 	}
 	return e8, e16
-}
-
-// appendRepIndex appends the (ends, partial) pair of one chunk and fixes up
-// the previous chunk's pair when this chunk starts exactly at a row.
-func appendRepIndex(idx []byte, rep []uint16, R uint16, last, prevPartial bool) ([]byte, bool) {
-	ends, lastStart := 0, -1
-	for j, r := range rep {
-		if r == R {
-			if j >= 1 {
-				ends++
-			}
-			lastStart = j
-		}
-	}
-	if last {
-		ends++
-	}
-	partial := 0
-	if !last {
-		if lastStart < 0 {
-			partial = len(rep)
-		} else {
-			partial = len(rep) - lastStart
-		}
-	}
-	if len(idx) >= 16 && len(rep) > 0 && rep[0] == R && prevPartial {
-		p := len(idx) - 16
-		binary.LittleEndian.PutUint64(idx[p:], binary.LittleEndian.Uint64(idx[p:])+1)
-		binary.LittleEndian.PutUint64(idx[p+8:], 0)
-	}
-	idx = binary.LittleEndian.AppendUint64(idx, uint64(ends))
-	idx = binary.LittleEndian.AppendUint64(idx, uint64(partial))
-	return idx, partial != 0
 }
 
 // chunkValues encodes values [start, start+cnt) with the page's codec.
