@@ -55,14 +55,7 @@ func countVisible(layers []structural.Layer, rep, def []uint16, n int) int {
 	if rep == nil || def == nil {
 		return n
 	}
-	maxVis := structural.MaxVisibleDef(layers)
-	c := 0
-	for _, d := range def {
-		if int(d) <= maxVis {
-			c++
-		}
-	}
-	return c
+	return structural.CountVisible(def, structural.MaxVisibleDef(layers))
 }
 
 func decodeChunkedPage(m *enc21pb.MiniBlockLayout, bufs [][]byte, rows int) (*pageData, error) {
@@ -179,13 +172,7 @@ func decodeOneChunk(m *enc21pb.MiniBlockLayout, layout values.ChunkLayout, maxVi
 			return rep, def, values.Block{}, fmt.Errorf("chunk %d def: %w", ci, err)
 		}
 		if layout.HasRep {
-			vis := 0
-			for _, d := range def[start:] {
-				if int(d) <= maxVis {
-					vis++
-				}
-			}
-			if vis != r.NumValues {
+			if vis := structural.CountVisible(def[start:], maxVis); vis != r.NumValues {
 				return rep, def, values.Block{}, fmt.Errorf("chunk %d has %d visible levels for %d values: %w", ci, vis, r.NumValues, ErrCorrupt)
 			}
 		}

@@ -95,6 +95,18 @@ func MaxVisibleDef(layers []Layer) int {
 	return m
 }
 
+// CountVisible is the number of visible entries of def levels: those at
+// most maxVis (MaxVisibleDef of the layers).
+func CountVisible(def []uint16, maxVis int) int {
+	c := 0
+	for _, d := range def {
+		if int(d) <= maxVis {
+			c++
+		}
+	}
+	return c
+}
+
 // NullableLeaf returns d with its leaf item layer (Layers[0]) described as
 // NULLABLE_ITEM when it is ALL_VALID_ITEM: the item band is inserted at level
 // 1 and every other non-zero level moves up by one. d itself is not changed.
