@@ -129,7 +129,7 @@ func (c DeltaCodec) Estimate(p *Profile) (int, bool) {
 		if st.DeltaWidth > oc.Width {
 			return 0, false
 		}
-		return OutOfLineBitpackedSize(c.Bits, oc.Width, p.N-1), true
+		return outOfLineBitpackedSize(c.Bits, oc.Width, p.N-1), true
 	}
 	return fixedLen(c.Bits, p.N-1), true
 }
@@ -163,9 +163,9 @@ func (c DeltaCodec) Encoding() *enc21pb.CompressiveEncoding {
 		UncompressedBitsPerValue: uint64(c.Bits), Base: c.Base, Deltas: c.Deltas.Encoding()}}}
 }
 
-// NewDelta returns the delta codec of sorted values b: base the first value,
+// newDelta returns the delta codec of sorted values b: base the first value,
 // the differences out-of-line bit packed at the widest difference.
-func NewDelta(b Block) (DeltaCodec, error) {
+func newDelta(b Block) (DeltaCodec, error) {
 	c := DeltaCodec{Bits: b.Bits}
 	if b.Bits != 32 && b.Bits != 64 {
 		return c, notApplicable("delta", "%d-bit values (32 or 64 only)", b.Bits)

@@ -72,11 +72,11 @@ func bpReadWord(bits int, b []byte) uint64 {
 	}
 }
 
-// BitLength returns the bit length (0..bits) of the OR of the first n
+// bitLength returns the bit length (0..bits) of the OR of the first n
 // little-endian values of bits width in src, i.e. the smallest width that
 // bit-packs all of them losslessly. It returns 0 for an unsupported width;
 // n is clamped to the number of whole values src holds.
-func BitLength(bits int, src []byte, n int) int {
+func bitLength(bits int, src []byte, n int) int {
 	if bpCheckBits(bits) != nil || n <= 0 {
 		return 0
 	}
@@ -128,10 +128,10 @@ func AppendInlineBitpacked(dst []byte, bits int, src []byte, n int) ([]byte, err
 	return appendInlineDispatch(dst, bits, src, n, true), nil
 }
 
-// AppendInlineBitpackedAll appends ceil(n/1024) InlineBitpacking chunks for
+// appendInlineBitpackedAll appends ceil(n/1024) InlineBitpacking chunks for
 // the first n little-endian values of bits width in src. n == 0 appends
 // nothing.
-func AppendInlineBitpackedAll(dst []byte, bits int, src []byte, n int) ([]byte, error) {
+func appendInlineBitpackedAll(dst []byte, bits int, src []byte, n int) ([]byte, error) {
 	if err := bpCheckSrc("inline bitpacking", bits, src, n); err != nil {
 		return dst, err
 	}
@@ -174,11 +174,11 @@ func appendInline[T flWord](dst, src []byte, n int, single bool) []byte {
 	return dst
 }
 
-// DecodeInlineBitpacked decodes InlineBitpacking chunks from src until n
+// decodeInlineBitpacked decodes InlineBitpacking chunks from src until n
 // values have been produced (each chunk holds min(1024, remaining) values)
 // and appends them to dst as little-endian values of bits width. src must be
 // consumed exactly. On error dst is returned unchanged.
-func DecodeInlineBitpacked(dst []byte, bits int, src []byte, n int) ([]byte, error) {
+func decodeInlineBitpacked(dst []byte, bits int, src []byte, n int) ([]byte, error) {
 	if err := bpCheckBits(bits); err != nil {
 		return dst, err
 	}
@@ -331,12 +331,12 @@ func appendOOL[T flWord](dst, src []byte, w, n int) ([]byte, error) {
 	return dst, nil
 }
 
-// DecodeOutOfLineBitpacked decodes an OutOfLineBitpacking buffer of n values
+// decodeOutOfLineBitpacked decodes an OutOfLineBitpacking buffer of n values
 // packed to w bits each and appends them to dst as little-endian values of
 // bits width. Whether a partial tail is raw or packed is inferred from
 // len(src), which must match one of the two layouts exactly. On error dst is
 // returned unchanged.
-func DecodeOutOfLineBitpacked(dst []byte, bits, w int, src []byte, n int) ([]byte, error) {
+func decodeOutOfLineBitpacked(dst []byte, bits, w int, src []byte, n int) ([]byte, error) {
 	if err := bpCheckBits(bits); err != nil {
 		return dst, err
 	}
@@ -426,12 +426,12 @@ func (c BitpackCodec) Estimate(p *Profile) (int, bool) {
 	if !ok || checkWord("", c.Bits) != nil {
 		return 0, false
 	}
-	return InlineBitpackedSize(c.Bits, st.WindowWidths), true
+	return inlineBitpackedSize(c.Bits, st.WindowWidths), true
 }
 
-// InlineBitpackedSize is the size of inline bit-packed values whose
+// inlineBitpackedSize is the size of inline bit-packed values whose
 // 1024-value windows have the given bit widths.
-func InlineBitpackedSize(bits int, windowWidths []int) int {
+func inlineBitpackedSize(bits int, windowWidths []int) int {
 	total := 0
 	for _, w := range windowWidths {
 		total += (1 + flBlock*w/bits) * bits / 8
@@ -458,7 +458,7 @@ func (c BitpackCodec) AppendBlock(dst []byte, b Block) ([]byte, error) {
 	if err := c.Check(b); err != nil {
 		return dst, err
 	}
-	return AppendInlineBitpackedAll(dst, c.Bits, b.Data, b.N)
+	return appendInlineBitpackedAll(dst, c.Bits, b.Data, b.N)
 }
 func (c BitpackCodec) Encoding() *enc21pb.CompressiveEncoding {
 	return &enc21pb.CompressiveEncoding{Compression: &enc21pb.CompressiveEncoding_InlineBitpacking{
@@ -495,12 +495,12 @@ func (c OutOfLineCodec) Estimate(p *Profile) (int, bool) {
 	if !ok || checkWord("", c.Bits) != nil || st.BitWidth > c.Width {
 		return 0, false
 	}
-	return OutOfLineBitpackedSize(c.Bits, c.Width, p.N), true
+	return outOfLineBitpackedSize(c.Bits, c.Width, p.N), true
 }
 
-// OutOfLineBitpackedSize is the size of n values out-of-line bit packed from
+// outOfLineBitpackedSize is the size of n values out-of-line bit packed from
 // bits to w bits.
-func OutOfLineBitpackedSize(bits, w, n int) int {
+func outOfLineBitpackedSize(bits, w, n int) int {
 	lay := bpOOLLayout{full: n / flBlock, tail: n % flBlock, wpc: flPackedWords(bits, w)}
 	lay.rawTail = !(w*(flBlock-lay.tail) < (bits-w)*lay.tail)
 	return lay.words() * bits / 8

@@ -257,11 +257,11 @@ func TestInlineExample(t *testing.T) {
 	if !bytes.Equal(got, want) {
 		t.Fatalf("got % X\nwant % X", got, want)
 	}
-	all, err := AppendInlineBitpackedAll(nil, 32, src, 3)
+	all, err := appendInlineBitpackedAll(nil, 32, src, 3)
 	if err != nil || !bytes.Equal(all, want) {
-		t.Fatalf("AppendInlineBitpackedAll differs: %v", err)
+		t.Fatalf("appendInlineBitpackedAll differs: %v", err)
 	}
-	dec, err := DecodeInlineBitpacked([]byte{0xAA}, 32, got, 3)
+	dec, err := decodeInlineBitpacked([]byte{0xAA}, 32, got, 3)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -289,7 +289,7 @@ func TestOutOfLineExample(t *testing.T) {
 	if tail := mustHex(t, "000001000200030004000500"); !bytes.Equal(got[len(got)-12:], tail) {
 		t.Fatalf("tail % X, want % X", got[len(got)-12:], tail)
 	}
-	dec, err := DecodeOutOfLineBitpacked(nil, 16, 3, got, 1030)
+	dec, err := decodeOutOfLineBitpacked(nil, 16, 3, got, 1030)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -343,7 +343,7 @@ func TestInlineRoundTrip(t *testing.T) {
 					}
 				}
 				src := putValues(bits, vals)
-				enc, err := AppendInlineBitpackedAll([]byte("pre"), bits, src, n)
+				enc, err := appendInlineBitpackedAll([]byte("pre"), bits, src, n)
 				if err != nil {
 					t.Fatalf("T=%d W=%d n=%d: %v", bits, w, n, err)
 				}
@@ -363,7 +363,7 @@ func TestInlineRoundTrip(t *testing.T) {
 						t.Fatalf("T=%d W=%d n=%d: width word %d", bits, w, n, got)
 					}
 				}
-				dec, err := DecodeInlineBitpacked(nil, bits, enc, n)
+				dec, err := decodeInlineBitpacked(nil, bits, enc, n)
 				if err != nil {
 					t.Fatalf("T=%d W=%d n=%d: decode: %v", bits, w, n, err)
 				}
@@ -399,7 +399,7 @@ func TestOutOfLineRoundTrip(t *testing.T) {
 				if len(enc) != words*bits/8 {
 					t.Fatalf("T=%d W=%d n=%d: size %d, want %d", bits, w, n, len(enc), words*bits/8)
 				}
-				dec, err := DecodeOutOfLineBitpacked([]byte{9}, bits, w, enc, n)
+				dec, err := decodeOutOfLineBitpacked([]byte{9}, bits, w, enc, n)
 				if err != nil {
 					t.Fatalf("T=%d W=%d n=%d: decode: %v", bits, w, n, err)
 				}
@@ -430,14 +430,14 @@ func TestInlineDecodeErrors(t *testing.T) {
 		w := bits / 2
 		n := 1500
 		src := putValues(bits, randomValues(rng, n, w))
-		enc, err := AppendInlineBitpackedAll(nil, bits, src, n)
+		enc, err := appendInlineBitpackedAll(nil, bits, src, n)
 		if err != nil {
 			t.Fatal(err)
 		}
 		check := func(name string, data []byte, n int) {
 			t.Helper()
 			dst := []byte("keep")
-			out, err := DecodeInlineBitpacked(dst, bits, data, n)
+			out, err := decodeInlineBitpacked(dst, bits, data, n)
 			if !errors.Is(err, ErrCorrupt) {
 				t.Errorf("T=%d %s: err = %v, want ErrCorrupt", bits, name, err)
 			}
@@ -468,7 +468,7 @@ func TestInlineDecodeErrors(t *testing.T) {
 		data := bytes.Clone(enc)
 		copy(data, putValues(bits, []uint64{uint64(w + 1)}))
 		check("width mismatch", data, n)
-		if _, err := DecodeInlineBitpacked(nil, 24, enc, n); !errors.Is(err, ErrUnsupported) {
+		if _, err := decodeInlineBitpacked(nil, 24, enc, n); !errors.Is(err, ErrUnsupported) {
 			t.Errorf("bits=24: err = %v, want ErrUnsupported", err)
 		}
 	}
@@ -487,7 +487,7 @@ func TestOutOfLineDecodeErrors(t *testing.T) {
 			}
 			check := func(name string, data []byte, w, n int) {
 				t.Helper()
-				out, err := DecodeOutOfLineBitpacked([]byte("keep"), bits, w, data, n)
+				out, err := decodeOutOfLineBitpacked([]byte("keep"), bits, w, data, n)
 				if !errors.Is(err, ErrCorrupt) {
 					t.Errorf("T=%d n=%d %s: err = %v, want ErrCorrupt", bits, n, name, err)
 				}
@@ -506,7 +506,7 @@ func TestOutOfLineDecodeErrors(t *testing.T) {
 				check("partial word", enc[:len(enc)-1], w, n)
 			}
 		}
-		if _, err := DecodeOutOfLineBitpacked(nil, 12, 3, nil, 0); !errors.Is(err, ErrUnsupported) {
+		if _, err := decodeOutOfLineBitpacked(nil, 12, 3, nil, 0); !errors.Is(err, ErrUnsupported) {
 			t.Errorf("bits=12: err = %v, want ErrUnsupported", err)
 		}
 	}
@@ -520,7 +520,7 @@ func TestEncoderArgErrors(t *testing.T) {
 	if _, err := AppendInlineBitpacked(nil, 32, make([]byte, 4*1025), 1025); err == nil {
 		t.Error("single chunk of 1025 accepted")
 	}
-	if _, err := AppendInlineBitpackedAll(nil, 7, src, 3); !errors.Is(err, ErrUnsupported) {
+	if _, err := appendInlineBitpackedAll(nil, 7, src, 3); !errors.Is(err, ErrUnsupported) {
 		t.Errorf("bits=7: %v", err)
 	}
 	if _, err := AppendOutOfLineBitpacked(nil, 32, 33, src, 3); !errors.Is(err, ErrNotApplicable) {
@@ -532,21 +532,21 @@ func TestEncoderArgErrors(t *testing.T) {
 	if out, err := AppendOutOfLineBitpacked(nil, 32, 0, make([]byte, 12), 3); err != nil || len(out) != 0 {
 		t.Errorf("w=0 zeros: %d bytes, %v", len(out), err)
 	}
-	if out, err := DecodeOutOfLineBitpacked(nil, 32, 0, nil, 3); err != nil || !bytes.Equal(out, make([]byte, 12)) {
+	if out, err := decodeOutOfLineBitpacked(nil, 32, 0, nil, 3); err != nil || !bytes.Equal(out, make([]byte, 12)) {
 		t.Errorf("w=0 decode: % X, %v", out, err)
 	}
 	// W=0 with exactly r bytes of words: the length rule says raw tail.
-	if out, err := DecodeOutOfLineBitpacked(nil, 8, 0, []byte{0x30}, 1); err != nil || !bytes.Equal(out, []byte{0x30}) {
+	if out, err := decodeOutOfLineBitpacked(nil, 8, 0, []byte{0x30}, 1); err != nil || !bytes.Equal(out, []byte{0x30}) {
 		t.Errorf("w=0 raw tail decode: % X, %v", out, err)
 	}
-	if out, err := DecodeOutOfLineBitpacked(nil, 16, 0, []byte{1, 0, 2, 0}, 1026); err != nil ||
+	if out, err := decodeOutOfLineBitpacked(nil, 16, 0, []byte{1, 0, 2, 0}, 1026); err != nil ||
 		!bytes.Equal(out, append(make([]byte, 2048), 1, 0, 2, 0)) {
 		t.Errorf("w=0 group + raw tail decode: %d bytes, %v", len(out), err)
 	}
 	if out, err := AppendInlineBitpacked(nil, 16, nil, 0); err != nil || !bytes.Equal(out, []byte{0, 0}) {
 		t.Errorf("empty single chunk: % X, %v", out, err)
 	}
-	if out, err := AppendInlineBitpackedAll(nil, 16, nil, 0); err != nil || len(out) != 0 {
+	if out, err := appendInlineBitpackedAll(nil, 16, nil, 0); err != nil || len(out) != 0 {
 		t.Errorf("empty all: % X, %v", out, err)
 	}
 }
@@ -558,26 +558,26 @@ func TestBitLength(t *testing.T) {
 			for _, n := range []int{1, 3, 5, 7, 9, 33, 1000} {
 				vals := randomValues(rng, n, w)
 				src := putValues(bits, vals)
-				if got := BitLength(bits, src, n); got != w {
-					t.Fatalf("T=%d W=%d n=%d: BitLength = %d", bits, w, n, got)
+				if got := bitLength(bits, src, n); got != w {
+					t.Fatalf("T=%d W=%d n=%d: bitLength = %d", bits, w, n, got)
 				}
 				// Bytes beyond n must be ignored.
 				src = append(src, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF)
-				if got := BitLength(bits, src, n); got != w {
-					t.Fatalf("T=%d W=%d n=%d: BitLength with trailing bytes = %d", bits, w, n, got)
+				if got := bitLength(bits, src, n); got != w {
+					t.Fatalf("T=%d W=%d n=%d: bitLength with trailing bytes = %d", bits, w, n, got)
 				}
 			}
 		}
 	}
-	if BitLength(8, nil, 0) != 0 || BitLength(12, []byte{1, 2}, 1) != 0 || BitLength(32, []byte{1}, 5) != 0 {
-		t.Error("degenerate BitLength")
+	if bitLength(8, nil, 0) != 0 || bitLength(12, []byte{1, 2}, 1) != 0 || bitLength(32, []byte{1}, 5) != 0 {
+		t.Error("degenerate bitLength")
 	}
 }
 
 func fuzzBits(sel uint8) int { return testWidths[sel%4] }
 
 func FuzzDecodeInlineBitpacked(f *testing.F) {
-	enc, _ := AppendInlineBitpackedAll(nil, 32, putValues(32, []uint64{5, 3, 7}), 3)
+	enc, _ := appendInlineBitpackedAll(nil, 32, putValues(32, []uint64{5, 3, 7}), 3)
 	f.Add(enc, uint8(2), uint16(3))
 	vals := make([]uint64, 1500)
 	for i := range vals {
@@ -585,7 +585,7 @@ func FuzzDecodeInlineBitpacked(f *testing.F) {
 	}
 	for sel := uint8(0); sel < 4; sel++ {
 		bits := fuzzBits(sel)
-		enc, _ := AppendInlineBitpackedAll(nil, bits, putValues(bits, vals), len(vals))
+		enc, _ := appendInlineBitpackedAll(nil, bits, putValues(bits, vals), len(vals))
 		f.Add(enc, sel, uint16(len(vals)))
 	}
 	f.Add([]byte{0}, uint8(0), uint16(1024))
@@ -593,7 +593,7 @@ func FuzzDecodeInlineBitpacked(f *testing.F) {
 	f.Add([]byte{}, uint8(1), uint16(0))
 	f.Fuzz(func(t *testing.T, data []byte, sel uint8, n uint16) {
 		bits := fuzzBits(sel)
-		out, err := DecodeInlineBitpacked(nil, bits, data, int(n))
+		out, err := decodeInlineBitpacked(nil, bits, data, int(n))
 		if err != nil {
 			if !errors.Is(err, ErrCorrupt) {
 				t.Fatalf("unexpected error class: %v", err)
@@ -603,11 +603,11 @@ func FuzzDecodeInlineBitpacked(f *testing.F) {
 		if len(out) != int(n)*bits/8 {
 			t.Fatalf("decoded %d bytes for %d values", len(out), n)
 		}
-		re, err := AppendInlineBitpackedAll(nil, bits, out, int(n))
+		re, err := appendInlineBitpackedAll(nil, bits, out, int(n))
 		if err != nil {
 			t.Fatal(err)
 		}
-		back, err := DecodeInlineBitpacked(nil, bits, re, int(n))
+		back, err := decodeInlineBitpacked(nil, bits, re, int(n))
 		if err != nil || !bytes.Equal(back, out) {
 			t.Fatalf("re-encode round trip failed: %v", err)
 		}
@@ -630,7 +630,7 @@ func FuzzDecodeOutOfLineBitpacked(f *testing.F) {
 	f.Add([]byte{1, 2, 3}, uint8(1), uint8(70), uint16(1))
 	f.Fuzz(func(t *testing.T, data []byte, sel, w uint8, n uint16) {
 		bits := fuzzBits(sel)
-		out, err := DecodeOutOfLineBitpacked(nil, bits, int(w), data, int(n))
+		out, err := decodeOutOfLineBitpacked(nil, bits, int(w), data, int(n))
 		if err != nil {
 			if !errors.Is(err, ErrCorrupt) {
 				t.Fatalf("unexpected error class: %v", err)
@@ -640,7 +640,7 @@ func FuzzDecodeOutOfLineBitpacked(f *testing.F) {
 		if len(out) != int(n)*bits/8 {
 			t.Fatalf("decoded %d bytes for %d values", len(out), n)
 		}
-		if BitLength(bits, out, int(n)) <= int(w) {
+		if bitLength(bits, out, int(n)) <= int(w) {
 			// In-range data re-encodes to equivalent bytes.
 			re, err := AppendOutOfLineBitpacked(nil, bits, int(w), out, int(n))
 			if err != nil {
@@ -654,7 +654,7 @@ func FuzzDecodeOutOfLineBitpacked(f *testing.F) {
 			if !bytes.Equal(re[:full], data[:full]) {
 				t.Fatal("re-encoded full groups differ")
 			}
-			back, err := DecodeOutOfLineBitpacked(nil, bits, int(w), re, int(n))
+			back, err := decodeOutOfLineBitpacked(nil, bits, int(w), re, int(n))
 			if err != nil || !bytes.Equal(back, out) {
 				t.Fatalf("re-encode round trip failed: %v", err)
 			}
@@ -674,23 +674,23 @@ func FuzzInlineRoundTrip(f *testing.F) {
 		}
 		n := len(data) / (bits / 8)
 		src := data[:n*bits/8]
-		enc, err := AppendInlineBitpackedAll(nil, bits, src, n)
+		enc, err := appendInlineBitpackedAll(nil, bits, src, n)
 		if err != nil {
 			t.Fatal(err)
 		}
-		dec, err := DecodeInlineBitpacked(nil, bits, enc, n)
+		dec, err := decodeInlineBitpacked(nil, bits, enc, n)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if !bytes.Equal(dec, src) {
 			t.Fatal("inline round trip mismatch")
 		}
-		w := BitLength(bits, src, n)
+		w := bitLength(bits, src, n)
 		enc, err = AppendOutOfLineBitpacked(nil, bits, w, src, n)
 		if err != nil {
 			t.Fatal(err)
 		}
-		dec, err = DecodeOutOfLineBitpacked(nil, bits, w, enc, n)
+		dec, err = decodeOutOfLineBitpacked(nil, bits, w, enc, n)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -713,7 +713,7 @@ func BenchmarkInlineBitpack(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		var err error
-		dst, err = AppendInlineBitpackedAll(dst[:0], bits, src, n)
+		dst, err = appendInlineBitpackedAll(dst[:0], bits, src, n)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -723,7 +723,7 @@ func BenchmarkInlineBitpack(b *testing.B) {
 func BenchmarkInlineUnpack(b *testing.B) {
 	const bits, w, n = 32, 7, 64 * 1024
 	src := benchValues(bits, w, n)
-	enc, err := AppendInlineBitpackedAll(nil, bits, src, n)
+	enc, err := appendInlineBitpackedAll(nil, bits, src, n)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -731,7 +731,7 @@ func BenchmarkInlineUnpack(b *testing.B) {
 	b.SetBytes(int64(len(src)))
 	b.ReportAllocs()
 	for b.Loop() {
-		dst, err = DecodeInlineBitpacked(dst[:0], bits, enc, n)
+		dst, err = decodeInlineBitpacked(dst[:0], bits, enc, n)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -749,7 +749,7 @@ func BenchmarkOutOfLineUnpack(b *testing.B) {
 	b.SetBytes(int64(len(src)))
 	b.ReportAllocs()
 	for b.Loop() {
-		dst, err = DecodeOutOfLineBitpacked(dst[:0], bits, w, enc, n)
+		dst, err = decodeOutOfLineBitpacked(dst[:0], bits, w, enc, n)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -184,7 +184,7 @@ func fzGenericBlockCases() []fzCase {
 	}
 	ool := func(bits int, vs []uint64) (*enc21pb.CompressiveEncoding, []byte, error) {
 		src := put(bits, vs)
-		w := max(BitLength(bits, src, len(vs)), 1)
+		w := max(bitLength(bits, src, len(vs)), 1)
 		if w >= bits {
 			return nil, nil, errFzSkip
 		}

@@ -19,10 +19,10 @@ func bssWidth(bits int) (int, error) {
 	return 0, fmt.Errorf("values: byte stream split of %d-bit values: %w", bits, ErrUnsupported)
 }
 
-// AppendByteStreamSplit appends the byte-stream-split form of the first n
+// appendByteStreamSplit appends the byte-stream-split form of the first n
 // bits-wide values of src (bits = 32 or 64) to dst. It panics if bits is
 // unsupported or src holds fewer than n values.
-func AppendByteStreamSplit(dst []byte, bits int, src []byte, n int) []byte {
+func appendByteStreamSplit(dst []byte, bits int, src []byte, n int) []byte {
 	b, err := bssWidth(bits)
 	if err != nil {
 		panic(err)
@@ -90,10 +90,10 @@ func transpose8(w *[8]uint64) {
 	}
 }
 
-// DecodeByteStreamSplit appends the n bits-wide values (bits = 32 or 64)
+// decodeByteStreamSplit appends the n bits-wide values (bits = 32 or 64)
 // recovered from the byte-stream-split buffer src to dst. src must be exactly
 // n·bits/8 bytes.
-func DecodeByteStreamSplit(dst []byte, bits int, src []byte, n int) ([]byte, error) {
+func decodeByteStreamSplit(dst []byte, bits int, src []byte, n int) ([]byte, error) {
 	b, err := bssWidth(bits)
 	if err != nil {
 		return dst, err
@@ -159,7 +159,7 @@ func (c BssCodec) AppendChunk(bufs [][]byte, b Block) ([][]byte, error) {
 		return bufs, err
 	}
 	bufs = growBufs(bufs, 1)
-	bufs[0] = AppendByteStreamSplit(bufs[0], c.Bits, b.Data, b.N)
+	bufs[0] = appendByteStreamSplit(bufs[0], c.Bits, b.Data, b.N)
 	return bufs, nil
 }
 func (c BssCodec) AppendBlock(dst []byte, _ Block) ([]byte, error) {

@@ -17,11 +17,11 @@ func TestByteStreamSplitExample(t *testing.T) {
 	if want := cxHex(t, "00 00 80 3F 00 00 00 40 00 00 40 40"); !bytes.Equal(src, want) {
 		t.Fatalf("input % x", src)
 	}
-	got := AppendByteStreamSplit([]byte{7}, 32, src, 3)
+	got := appendByteStreamSplit([]byte{7}, 32, src, 3)
 	if want := cxHex(t, "07 00 00 00 00 00 00 80 00 40 3F 40 40"); !bytes.Equal(got, want) {
 		t.Fatalf("split % x want % x", got, want)
 	}
-	dec, err := DecodeByteStreamSplit([]byte{8}, 32, got[1:], 3)
+	dec, err := decodeByteStreamSplit([]byte{8}, 32, got[1:], 3)
 	if err != nil || !bytes.Equal(dec[1:], src) || dec[0] != 8 {
 		t.Fatalf("decode % x, %v", dec, err)
 	}
@@ -36,7 +36,7 @@ func TestByteStreamSplitRoundTrip(t *testing.T) {
 			for i := range src {
 				src[i] = byte(r.Uint32())
 			}
-			enc := AppendByteStreamSplit(nil, bits, src, n)
+			enc := appendByteStreamSplit(nil, bits, src, n)
 			if len(enc) != n*b {
 				t.Fatalf("len %d", len(enc))
 			}
@@ -47,7 +47,7 @@ func TestByteStreamSplitRoundTrip(t *testing.T) {
 					}
 				}
 			}
-			dec, err := DecodeByteStreamSplit(nil, bits, enc, n)
+			dec, err := decodeByteStreamSplit(nil, bits, enc, n)
 			if err != nil || !bytes.Equal(dec, src[:n*b]) {
 				t.Fatalf("bits=%d n=%d: round trip: %v", bits, n, err)
 			}
@@ -66,12 +66,12 @@ func TestByteStreamSplitErrors(t *testing.T) {
 		{32, -1, nil},
 		{64, 1 << 60, make([]byte, 8)},
 	} {
-		out, err := DecodeByteStreamSplit([]byte{1}, c.bits, c.src, c.n)
+		out, err := decodeByteStreamSplit([]byte{1}, c.bits, c.src, c.n)
 		if !errors.Is(err, ErrCorrupt) || len(out) != 1 {
 			t.Errorf("bits=%d n=%d len=%d: want ErrCorrupt, got %v", c.bits, c.n, len(c.src), err)
 		}
 	}
-	if _, err := DecodeByteStreamSplit(nil, 16, make([]byte, 4), 2); !errors.Is(err, ErrUnsupported) {
+	if _, err := decodeByteStreamSplit(nil, 16, make([]byte, 4), 2); !errors.Is(err, ErrUnsupported) {
 		t.Errorf("16-bit: %v", err)
 	}
 }
@@ -86,14 +86,14 @@ func FuzzDecodeBSS(f *testing.F) {
 			bits = 64
 		}
 		n := int(n16)
-		dec, err := DecodeByteStreamSplit(nil, bits, src, n)
+		dec, err := decodeByteStreamSplit(nil, bits, src, n)
 		if err != nil {
 			if !errors.Is(err, ErrCorrupt) {
 				t.Fatalf("unexpected error kind: %v", err)
 			}
 			return
 		}
-		if got := AppendByteStreamSplit(nil, bits, dec, n); !bytes.Equal(got, src) {
+		if got := appendByteStreamSplit(nil, bits, dec, n); !bytes.Equal(got, src) {
 			t.Fatal("re-split differs from input")
 		}
 	})
@@ -106,17 +106,17 @@ func TestDecodersDoNotAllocate(t *testing.T) {
 	for i := range src {
 		src[i] = byte(i / 37)
 	}
-	bss := AppendByteStreamSplit(nil, 32, src, 1000)
-	v, l, _ := AppendRLE(nil, nil, 32, 8, src, 1000)
-	blk, _ := AppendRLEBlock(nil, 32, 8, src, 1000)
+	bss := appendByteStreamSplit(nil, 32, src, 1000)
+	v, l, _ := appendRLE(nil, nil, 32, 8, src, 1000)
+	blk, _ := appendRLEBlock(nil, 32, 8, src, 1000)
 	tab := BuildFsstTable([][]byte{src})
 	enc := tab.AppendEncoded(nil, src)
 	lz, _ := AppendCompressed(nil, SchemeLZ4, 0, src)
 	dst := make([]byte, 0, 8192)
 	for name, f := range map[string]func(){
-		"bss":       func() { _, _ = DecodeByteStreamSplit(dst, 32, bss, 1000) },
+		"bss":       func() { _, _ = decodeByteStreamSplit(dst, 32, bss, 1000) },
 		"rle":       func() { _, _ = DecodeRLE(dst, 32, 8, v, l, 1000) },
-		"rle block": func() { _, _ = DecodeRLEBlock(dst, 32, 8, blk, 1000) },
+		"rle block": func() { _, _ = decodeRLEBlock(dst, 32, 8, blk, 1000) },
 		"fsst":      func() { _, _ = tab.AppendDecoded(dst, enc) },
 		"fsst enc":  func() { _ = tab.AppendEncoded(dst, src) },
 		"lz4":       func() { _, _ = Decompress(dst, SchemeLZ4, lz) },

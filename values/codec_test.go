@@ -84,7 +84,7 @@ func codecCases() []codecCase {
 	fsl.Bits, fsl.N = 32*4, 10
 	fslValid := fsl
 	fslValid.ItemValid = [][]byte{{0xFF, 0xF7, 0xFF, 0xFF, 0x0F}}
-	delta, _ := NewDelta(sorted)
+	delta, _ := newDelta(sorted)
 	return []codecCase{
 		{"flat32", FlatCodec{Bits: 32}, small},
 		{"flat1", FlatCodec{Bits: 1}, Block{Bits: 1, N: 13, Data: []byte{0xA5, 0x13}}},
@@ -364,7 +364,7 @@ func codecCheckOnce(t *testing.T, which, width uint8, raw []byte) {
 					return
 				}
 			}
-			d, err := NewDelta(b)
+			d, err := newDelta(b)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -29,28 +29,28 @@ func BenchmarkCodec(b *testing.B) {
 			var enc []byte
 			b.SetBytes(int64(len(data)))
 			for b.Loop() {
-				enc, _ = AppendInlineBitpackedAll(enc[:0], 32, data, n)
+				enc, _ = appendInlineBitpackedAll(enc[:0], 32, data, n)
 			}
 			b.ReportMetric(float64(len(data))/float64(len(enc)), "ratio")
 		})
 		b.Run("unbitpack/"+shape, func(b *testing.B) {
-			enc, _ := AppendInlineBitpackedAll(nil, 32, data, n)
+			enc, _ := appendInlineBitpackedAll(nil, 32, data, n)
 			out := make([]byte, 0, len(data))
 			b.SetBytes(int64(len(data)))
 			for b.Loop() {
-				out, _ = DecodeInlineBitpacked(out[:0], 32, enc, n)
+				out, _ = decodeInlineBitpacked(out[:0], 32, enc, n)
 			}
 		})
 		b.Run("rle/"+shape, func(b *testing.B) {
 			var v, l []byte
 			b.SetBytes(int64(len(data)))
 			for b.Loop() {
-				v, l, _ = AppendRLE(v[:0], l[:0], 32, 8, data, n)
+				v, l, _ = appendRLE(v[:0], l[:0], 32, 8, data, n)
 			}
 			b.ReportMetric(float64(len(data))/float64(len(v)+len(l)), "ratio")
 		})
 		b.Run("unrle/"+shape, func(b *testing.B) {
-			v, l, _ := AppendRLE(nil, nil, 32, 8, data, n)
+			v, l, _ := appendRLE(nil, nil, 32, 8, data, n)
 			out := make([]byte, 0, len(data))
 			b.SetBytes(int64(len(data)))
 			for b.Loop() {
@@ -79,7 +79,7 @@ func BenchmarkCodec(b *testing.B) {
 			var enc []byte
 			b.SetBytes(int64(len(data)))
 			for b.Loop() {
-				enc = AppendByteStreamSplit(enc[:0], 32, data, n)
+				enc = appendByteStreamSplit(enc[:0], 32, data, n)
 			}
 		})
 	}

@@ -87,7 +87,7 @@ func decodeMiniBlock(enc *enc21pb.CompressiveEncoding, bufs [][]byte, n int, dep
 		if err := need(1); err != nil {
 			return Block{}, err
 		}
-		out, err := DecodeInlineBitpacked(nil, bits, bufs[0], n)
+		out, err := decodeInlineBitpacked(nil, bits, bufs[0], n)
 		if err != nil {
 			return Block{}, err
 		}
@@ -105,7 +105,7 @@ func decodeMiniBlock(enc *enc21pb.CompressiveEncoding, bufs [][]byte, n int, dep
 		if err := need(1); err != nil {
 			return Block{}, err
 		}
-		out, err := DecodeByteStreamSplit(nil, bits, bufs[0], n)
+		out, err := decodeByteStreamSplit(nil, bits, bufs[0], n)
 		if err != nil {
 			return Block{}, err
 		}
@@ -164,7 +164,7 @@ func decodeBlock(enc *enc21pb.CompressiveEncoding, buf []byte, n int, depth int)
 		if err := checkWidth(bits); err != nil {
 			return Block{}, err
 		}
-		out, err := DecodeInlineBitpacked(nil, bits, buf, n)
+		out, err := decodeInlineBitpacked(nil, bits, buf, n)
 		return Block{Bits: bits, N: n, Data: out}, err
 	case *enc21pb.CompressiveEncoding_OutOfLineBitpacking:
 		bits := int(c.OutOfLineBitpacking.UncompressedBitsPerValue)
@@ -175,7 +175,7 @@ func decodeBlock(enc *enc21pb.CompressiveEncoding, buf []byte, n int, depth int)
 		if !ok {
 			return Block{}, fmt.Errorf("out-of-line bitpacking values must be flat: %w", ErrCorrupt)
 		}
-		out, err := DecodeOutOfLineBitpacked(nil, bits, w, buf, n)
+		out, err := decodeOutOfLineBitpacked(nil, bits, w, buf, n)
 		return Block{Bits: bits, N: n, Data: out}, err
 	case *enc21pb.CompressiveEncoding_Rle:
 		vbits, ok1 := flatBits(c.Rle.GetValues())
@@ -186,7 +186,7 @@ func decodeBlock(enc *enc21pb.CompressiveEncoding, buf []byte, n int, depth int)
 		if err := checkWidth(vbits); err != nil {
 			return Block{}, err
 		}
-		out, err := DecodeRLEBlock(nil, vbits, lbits, buf, n)
+		out, err := decodeRLEBlock(nil, vbits, lbits, buf, n)
 		return Block{Bits: vbits, N: n, Data: out}, err
 	case *enc21pb.CompressiveEncoding_Dictionary:
 		return decodeDictionaryBlock(c.Dictionary, buf, n, depth)

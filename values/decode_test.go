@@ -37,7 +37,7 @@ func TestDecodeTrees(t *testing.T) {
 	for i := 0; i < 3000; i++ {
 		vals = binary.LittleEndian.AppendUint32(vals, uint32(i/100))
 	}
-	packed, err := AppendInlineBitpackedAll(nil, 32, vals[:4*1000], 1000)
+	packed, err := appendInlineBitpackedAll(nil, 32, vals[:4*1000], 1000)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,7 +45,7 @@ func TestDecodeTrees(t *testing.T) {
 	if err != nil || string(got.Data) != string(vals[:4000]) {
 		t.Fatalf("inline bitpacking chunk: %v", err)
 	}
-	rv, rl, err := AppendRLE(nil, nil, 32, 8, vals, 3000)
+	rv, rl, err := appendRLE(nil, nil, 32, 8, vals, 3000)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -402,7 +402,7 @@ func fzChild(kind string, bits int, part []byte, count int) (*enc21pb.Compressiv
 		comp, err := AppendCompressed(nil, s, 0, part)
 		return fzGeneral(s, FlatEncoding(bits)), comp, err
 	case "ool":
-		w := BitLength(bits, part, count)
+		w := bitLength(bits, part, count)
 		out, err := AppendOutOfLineBitpacked(nil, bits, w, part, count)
 		return fzOOL(bits, w), out, err
 	}
@@ -412,13 +412,13 @@ func fzChild(kind string, bits int, part []byte, count int) (*enc21pb.Compressiv
 func fzRleCase(vbits, lbits int, vkind, lkind string) fzCase {
 	name := fmt.Sprintf("rle(%s%d,%s%d)", vkind, vbits, lkind, lbits)
 	return fzFixedCase(name, vbits, func(b Block) (*enc21pb.CompressiveEncoding, [][]byte, error) {
-		v, l, err := AppendRLE(nil, nil, vbits, lbits, b.Data, b.N)
+		v, l, err := appendRLE(nil, nil, vbits, lbits, b.Data, b.N)
 		if err != nil {
 			return nil, nil, err
 		}
 		runs := len(v) / (vbits / 8)
 		if lbits == 32 && RunCount(vbits, b.Data, b.N) != runs {
-			return nil, nil, fmt.Errorf("RunCount %d, AppendRLE wrote %d runs", RunCount(vbits, b.Data, b.N), runs)
+			return nil, nil, fmt.Errorf("RunCount %d, appendRLE wrote %d runs", RunCount(vbits, b.Data, b.N), runs)
 		}
 		ve, vb, err := fzChild(vkind, vbits, v, runs)
 		if err != nil {
@@ -526,7 +526,7 @@ func fzMiniCases() []fzCase {
 	}
 	for _, bits := range []int{8, 16, 32, 64} {
 		cs = append(cs, fzFixedCase(fmt.Sprintf("inline%d", bits), bits, func(b Block) (*enc21pb.CompressiveEncoding, [][]byte, error) {
-			out, err := AppendInlineBitpackedAll(nil, bits, b.Data, b.N)
+			out, err := appendInlineBitpackedAll(nil, bits, b.Data, b.N)
 			return fzInline(bits), [][]byte{out}, err
 		}))
 	}
@@ -542,33 +542,33 @@ func fzMiniCases() []fzCase {
 	)
 	for _, bits := range []int{32, 64} {
 		cs = append(cs, fzFixedCase(fmt.Sprintf("bss%d", bits), bits, func(b Block) (*enc21pb.CompressiveEncoding, [][]byte, error) {
-			return one(fzBSS(bits), AppendByteStreamSplit(nil, bits, b.Data, b.N))
+			return one(fzBSS(bits), appendByteStreamSplit(nil, bits, b.Data, b.N))
 		}))
 	}
 	cs = append(cs,
 		fzFixedCase("lz4(inline32)", 32, func(b Block) (*enc21pb.CompressiveEncoding, [][]byte, error) {
-			out, err := AppendInlineBitpackedAll(nil, 32, b.Data, b.N)
+			out, err := appendInlineBitpackedAll(nil, 32, b.Data, b.N)
 			return fzGeneral(SchemeLZ4, fzInline(32)), [][]byte{fzCompress(SchemeLZ4, out)}, err
 		}),
 		fzFixedCase("zstd(bss64)", 64, func(b Block) (*enc21pb.CompressiveEncoding, [][]byte, error) {
-			return one(fzGeneral(SchemeZstd, fzBSS(64)), fzCompress(SchemeZstd, AppendByteStreamSplit(nil, 64, b.Data, b.N)))
+			return one(fzGeneral(SchemeZstd, fzBSS(64)), fzCompress(SchemeZstd, appendByteStreamSplit(nil, 64, b.Data, b.N)))
 		}),
 		fzFixedCase("zstd(flat8)", 8, func(b Block) (*enc21pb.CompressiveEncoding, [][]byte, error) {
 			return one(fzGeneral(SchemeZstd, FlatEncoding(8)), fzCompress(SchemeZstd, b.Data))
 		}),
 		fzFixedCase("zstd(rle(flat16,flat8))", 16, func(b Block) (*enc21pb.CompressiveEncoding, [][]byte, error) {
-			v, l, err := AppendRLE(nil, nil, 16, 8, b.Data, b.N)
+			v, l, err := appendRLE(nil, nil, 16, 8, b.Data, b.N)
 			return fzGeneral(SchemeZstd, fzRle(FlatEncoding(16), FlatEncoding(8))), [][]byte{fzCompress(SchemeZstd, v), l}, err
 		}),
 	)
 	for _, bits := range []int{32, 64} {
 		cs = append(cs, fzStringCase(fmt.Sprintf("var(flat%d)", bits), func(b Block) (*enc21pb.CompressiveEncoding, [][]byte, error) {
-			return one(fzVariable(FlatEncoding(bits)), AppendVariableChunk(nil, bits, b.Offsets, b.Data))
+			return one(fzVariable(FlatEncoding(bits)), appendVariableChunk(nil, bits, b.Offsets, b.Data))
 		}))
 	}
 	cs = append(cs,
 		fzStringCase("var(inline32)", func(b Block) (*enc21pb.CompressiveEncoding, [][]byte, error) {
-			off, err := AppendInlineBitpackedAll(nil, 32, fzOffsetBytes(b.Offsets, 32), b.N+1)
+			off, err := appendInlineBitpackedAll(nil, 32, fzOffsetBytes(b.Offsets, 32), b.N+1)
 			return fzVariable(fzInline(32)), [][]byte{off, b.Data}, err
 		}),
 		fzStringCase("var(lz4(flat64))", func(b Block) (*enc21pb.CompressiveEncoding, [][]byte, error) {
@@ -577,12 +577,12 @@ func fzMiniCases() []fzCase {
 		}),
 		fzStringCase("var(ool32)", func(b Block) (*enc21pb.CompressiveEncoding, [][]byte, error) {
 			raw := fzOffsetBytes(b.Offsets, 32)
-			w := BitLength(32, raw, b.N+1)
+			w := bitLength(32, raw, b.N+1)
 			off, err := AppendOutOfLineBitpacked(nil, 32, w, raw, b.N+1)
 			return fzVariable(fzOOL(32, w)), [][]byte{off, b.Data}, err
 		}),
 		fzStringCase("var(rle64 block)", func(b Block) (*enc21pb.CompressiveEncoding, [][]byte, error) {
-			off, err := AppendRLEBlock(nil, 64, 8, fzOffsetBytes(b.Offsets, 64), b.N+1)
+			off, err := appendRLEBlock(nil, 64, 8, fzOffsetBytes(b.Offsets, 64), b.N+1)
 			return fzVariable(fzRle(FlatEncoding(64), FlatEncoding(8))), [][]byte{off, b.Data}, err
 		}),
 		fzStringCase("var(delta32(flat32))", func(b Block) (*enc21pb.CompressiveEncoding, [][]byte, error) {
@@ -609,41 +609,41 @@ func fzMiniCases() []fzCase {
 		}},
 		fzStringCase("fsst(var(flat32))", func(b Block) (*enc21pb.CompressiveEncoding, [][]byte, error) {
 			tab, enc := fzFsstEncode(b)
-			return one(fzFsst(tab, fzVariable(FlatEncoding(32))), AppendVariableChunk(nil, 32, enc.Offsets, enc.Data))
+			return one(fzFsst(tab, fzVariable(FlatEncoding(32))), appendVariableChunk(nil, 32, enc.Offsets, enc.Data))
 		}),
 		fzStringCase("fsst(var(inline64))", func(b Block) (*enc21pb.CompressiveEncoding, [][]byte, error) {
 			tab, enc := fzFsstEncode(b)
-			off, err := AppendInlineBitpackedAll(nil, 64, fzOffsetBytes(enc.Offsets, 64), enc.N+1)
+			off, err := appendInlineBitpackedAll(nil, 64, fzOffsetBytes(enc.Offsets, 64), enc.N+1)
 			return fzFsst(tab, fzVariable(fzInline(64))), [][]byte{off, enc.Data}, err
 		}),
 		fzStringCase("fsst(zstd(var(flat32)))", func(b Block) (*enc21pb.CompressiveEncoding, [][]byte, error) {
 			tab, enc := fzFsstEncode(b)
-			ch := AppendVariableChunk(nil, 32, enc.Offsets, enc.Data)
+			ch := appendVariableChunk(nil, 32, enc.Offsets, enc.Data)
 			return one(fzFsst(tab, fzGeneral(SchemeZstd, fzVariable(FlatEncoding(32)))), fzCompress(SchemeZstd, ch))
 		}),
 		// The cost policy's windows: general compression over FSST-coded
 		// values in the legacy layout (offsets and codes in one buffer).
 		fzStringCase("zstd(fsst(var(flat32)))", func(b Block) (*enc21pb.CompressiveEncoding, [][]byte, error) {
 			tab, enc := fzFsstEncode(b)
-			ch := AppendVariableChunk(nil, 32, enc.Offsets, enc.Data)
+			ch := appendVariableChunk(nil, 32, enc.Offsets, enc.Data)
 			return one(fzGeneral(SchemeZstd, fzFsst(tab, fzVariable(FlatEncoding(32)))), fzCompress(SchemeZstd, ch))
 		}),
 		fzStringCase("lz4(var(flat32))", func(b Block) (*enc21pb.CompressiveEncoding, [][]byte, error) {
-			ch := AppendVariableChunk(nil, 32, b.Offsets, b.Data)
+			ch := appendVariableChunk(nil, 32, b.Offsets, b.Data)
 			return one(fzGeneral(SchemeLZ4, fzVariable(FlatEncoding(32))), fzCompress(SchemeLZ4, ch))
 		}),
 		fzFSLCase("fsl3v(flat32)", 32, []int{3}, []bool{true}, func(items Block) (*enc21pb.CompressiveEncoding, [][]byte, error) {
 			return one(FlatEncoding(32), items.Data)
 		}),
 		fzFSLCase("fsl2(fsl2v(inline16))", 16, []int{2, 2}, []bool{false, true}, func(items Block) (*enc21pb.CompressiveEncoding, [][]byte, error) {
-			out, err := AppendInlineBitpackedAll(nil, 16, items.Data, items.N)
+			out, err := appendInlineBitpackedAll(nil, 16, items.Data, items.N)
 			return fzInline(16), [][]byte{out}, err
 		}),
 		fzFSLCase("fsl4(bss32)", 32, []int{4}, []bool{false}, func(items Block) (*enc21pb.CompressiveEncoding, [][]byte, error) {
-			return one(fzBSS(32), AppendByteStreamSplit(nil, 32, items.Data, items.N))
+			return one(fzBSS(32), appendByteStreamSplit(nil, 32, items.Data, items.N))
 		}),
 		fzFSLCase("fsl2v(rle(flat8,flat8))", 8, []int{2}, []bool{true}, func(items Block) (*enc21pb.CompressiveEncoding, [][]byte, error) {
-			v, l, err := AppendRLE(nil, nil, 8, 8, items.Data, items.N)
+			v, l, err := appendRLE(nil, nil, 8, 8, items.Data, items.N)
 			return fzRle(FlatEncoding(8), FlatEncoding(8)), [][]byte{v, l}, err
 		}),
 		fzFSLCase("fsl5(flat1)", 1, []int{5}, []bool{false}, func(items Block) (*enc21pb.CompressiveEncoding, [][]byte, error) {
@@ -685,20 +685,20 @@ func fzBlockCases() []fzCase {
 	}
 	for _, bits := range []int{8, 16, 32, 64} {
 		cs = append(cs, fzFixedCase(fmt.Sprintf("inline%d", bits), bits, func(b Block) (*enc21pb.CompressiveEncoding, [][]byte, error) {
-			out, err := AppendInlineBitpackedAll(nil, bits, b.Data, b.N)
+			out, err := appendInlineBitpackedAll(nil, bits, b.Data, b.N)
 			return one(fzInline(bits), out, err)
 		}))
 	}
 	for _, bits := range []int{8, 16, 64} {
 		cs = append(cs, fzFixedCase(fmt.Sprintf("ool%d", bits), bits, func(b Block) (*enc21pb.CompressiveEncoding, [][]byte, error) {
-			w := BitLength(bits, b.Data, b.N)
+			w := bitLength(bits, b.Data, b.N)
 			out, err := AppendOutOfLineBitpacked(nil, bits, w, b.Data, b.N)
 			return one(fzOOL(bits, w), out, err)
 		}))
 	}
 	for _, wl := range [][2]int{{32, 8}, {16, 32}, {64, 16}, {8, 8}} {
 		cs = append(cs, fzFixedCase(fmt.Sprintf("rle(flat%d,flat%d)", wl[0], wl[1]), wl[0], func(b Block) (*enc21pb.CompressiveEncoding, [][]byte, error) {
-			out, err := AppendRLEBlock(nil, wl[0], wl[1], b.Data, b.N)
+			out, err := appendRLEBlock(nil, wl[0], wl[1], b.Data, b.N)
 			return one(fzRle(FlatEncoding(wl[0]), FlatEncoding(wl[1])), out, err)
 		}))
 	}
@@ -707,11 +707,11 @@ func fzBlockCases() []fzCase {
 			return one(fzGeneral(SchemeZstd, FlatEncoding(32)), fzCompress(SchemeZstd, b.Data), nil)
 		}),
 		fzFixedCase("lz4(rle(flat16,flat8))", 16, func(b Block) (*enc21pb.CompressiveEncoding, [][]byte, error) {
-			out, err := AppendRLEBlock(nil, 16, 8, b.Data, b.N)
+			out, err := appendRLEBlock(nil, 16, 8, b.Data, b.N)
 			return one(fzGeneral(SchemeLZ4, fzRle(FlatEncoding(16), FlatEncoding(8))), fzCompress(SchemeLZ4, out), err)
 		}),
 		fzFixedCase("lz4(inline64)", 64, func(b Block) (*enc21pb.CompressiveEncoding, [][]byte, error) {
-			out, err := AppendInlineBitpackedAll(nil, 64, b.Data, b.N)
+			out, err := appendInlineBitpackedAll(nil, 64, b.Data, b.N)
 			return one(fzGeneral(SchemeLZ4, fzInline(64)), fzCompress(SchemeLZ4, out), err)
 		}),
 	)
@@ -789,7 +789,7 @@ func fzBlockCases() []fzCase {
 			return FlatEncoding(32), d, nil
 		}),
 		deltaCase("delta64(inline64)", 64, func(d []byte, n int) (*enc21pb.CompressiveEncoding, []byte, error) {
-			out, err := AppendInlineBitpackedAll(nil, 64, d, n)
+			out, err := appendInlineBitpackedAll(nil, 64, d, n)
 			return fzInline(64), out, err
 		}),
 		deltaCase("delta64(zstd(flat64))", 64, func(d []byte, n int) (*enc21pb.CompressiveEncoding, []byte, error) {
@@ -799,7 +799,7 @@ func fzBlockCases() []fzCase {
 			return one(FlatEncoding(16), items.Data, nil)
 		}),
 		fzFSLCase("fsl2(fsl3(inline8))", 8, []int{2, 3}, []bool{false, false}, func(items Block) (*enc21pb.CompressiveEncoding, [][]byte, error) {
-			out, err := AppendInlineBitpackedAll(nil, 8, items.Data, items.N)
+			out, err := appendInlineBitpackedAll(nil, 8, items.Data, items.N)
 			return one(fzInline(8), out, err)
 		}),
 	)
@@ -1105,7 +1105,7 @@ func FuzzBSSRoundTrip(f *testing.F) {
 		b := bits / 8
 		n := len(data) / b
 		src := data[:n*b]
-		enc := AppendByteStreamSplit([]byte("pre"), bits, src, n)
+		enc := appendByteStreamSplit([]byte("pre"), bits, src, n)
 		if len(enc) != 3+len(src) || string(enc[:3]) != "pre" {
 			t.Fatalf("split appended %d bytes for %d", len(enc)-3, len(src))
 		}
@@ -1116,7 +1116,7 @@ func FuzzBSSRoundTrip(f *testing.F) {
 				}
 			}
 		}
-		dec, err := DecodeByteStreamSplit([]byte("x"), bits, enc[3:], n)
+		dec, err := decodeByteStreamSplit([]byte("x"), bits, enc[3:], n)
 		if err != nil || string(dec[:1]) != "x" || !bytes.Equal(dec[1:], src) {
 			t.Fatalf("join: %v", err)
 		}
@@ -1252,9 +1252,9 @@ func FuzzBitpackWidthRoundTrip(f *testing.F) {
 		for i := range n {
 			or |= fzGet(b.Data, bits, i)
 		}
-		bl := BitLength(bits, b.Data, n)
+		bl := bitLength(bits, b.Data, n)
 		if bl != mbits.Len64(or) {
-			t.Fatalf("BitLength = %d, want %d", bl, mbits.Len64(or))
+			t.Fatalf("bitLength = %d, want %d", bl, mbits.Len64(or))
 		}
 		w := int(wsel) % (bits + 1)
 		enc, err := AppendOutOfLineBitpacked([]byte("pre"), bits, w, b.Data, n)
@@ -1278,7 +1278,7 @@ func FuzzBitpackWidthRoundTrip(f *testing.F) {
 			if len(enc)-3 != words*bpw {
 				t.Fatalf("out-of-line %d values at width %d: %d bytes, want %d", n, w, len(enc)-3, words*bpw)
 			}
-			dec, err := DecodeOutOfLineBitpacked([]byte("x"), bits, w, enc[3:], n)
+			dec, err := decodeOutOfLineBitpacked([]byte("x"), bits, w, enc[3:], n)
 			if err != nil || string(dec[:1]) != "x" || !bytes.Equal(dec[1:], b.Data) {
 				t.Fatalf("out-of-line round trip at width %d: %v", w, err)
 			}
@@ -1299,11 +1299,11 @@ func FuzzBitpackWidthRoundTrip(f *testing.F) {
 		if n == 0 {
 			return
 		}
-		all, err := AppendInlineBitpackedAll(nil, bits, b.Data, n)
+		all, err := appendInlineBitpackedAll(nil, bits, b.Data, n)
 		if err != nil || !bytes.Equal(all, one[3:]) {
-			t.Fatalf("single chunk differs from AppendInlineBitpackedAll: %v", err)
+			t.Fatalf("single chunk differs from appendInlineBitpackedAll: %v", err)
 		}
-		dec, err := DecodeInlineBitpacked([]byte("x"), bits, one[3:], n)
+		dec, err := decodeInlineBitpacked([]byte("x"), bits, one[3:], n)
 		if err != nil || string(dec[:1]) != "x" || !bytes.Equal(dec[1:], b.Data) {
 			t.Fatalf("inline round trip: %v", err)
 		}
@@ -1340,7 +1340,7 @@ func FuzzVariableRoundTrip(f *testing.F) {
 		if string(blk[:3]) != "pre" || len(blk)-3 != 2*w+w*(n+1)+int(span) {
 			t.Fatalf("block of %d values: %d bytes", n, len(blk)-3)
 		}
-		gb, go1, gd, err := DecodeVariableBlock(blk[3:], n)
+		gb, go1, gd, err := decodeVariableBlock(blk[3:], n)
 		if err != nil || gb != bits || !bytes.Equal(gd, vals) || len(go1) != n+1 {
 			t.Fatalf("block: %v (bits %d, %d offsets)", err, gb, len(go1))
 		}
@@ -1350,7 +1350,7 @@ func FuzzVariableRoundTrip(f *testing.F) {
 			}
 		}
 
-		ch := AppendVariableChunk([]byte("pre"), bits, offs, data)
+		ch := appendVariableChunk([]byte("pre"), bits, offs, data)
 		body := ch[3:]
 		if string(ch[:3]) != "pre" || len(body)%w != 0 {
 			t.Fatalf("chunk of %d bytes is not padded to %d", len(body), w)

@@ -140,11 +140,11 @@ func packedGather(dst, src []byte, w, stride, off, n int) {
 	}
 }
 
-// AppendPackedStruct appends the row-interleaved PackedStruct buffer of n
+// appendPackedStruct appends the row-interleaved PackedStruct buffer of n
 // rows to dst. Every field needs a positive multiple of 8 bits and exactly
 // n·Bits/8 bytes of Data; otherwise (or with no fields, or n < 0) it returns
 // dst unchanged and an error wrapping ErrNotApplicable.
-func AppendPackedStruct(dst []byte, fields []PackedField, n int) ([]byte, error) {
+func appendPackedStruct(dst []byte, fields []PackedField, n int) ([]byte, error) {
 	if n < 0 {
 		return dst, fmt.Errorf("values: packed struct of %d rows: %w", n, ErrNotApplicable)
 	}
@@ -449,12 +449,12 @@ func packedNext(rec []byte, p int, l PackedLayout, j int) (vs, ve int, err error
 	return p, p + int(n), nil
 }
 
-// SplitVariablePackedRecord splits one VariablePackedStruct record into its
+// splitVariablePackedRecord splits one VariablePackedStruct record into its
 // field values and appends them to dst (one per layout, aliasing rec). The
 // record must be consumed exactly. An empty record (a null row) appends nil
 // for every field; Lance decodes it as a zero fixed value and an empty
 // variable value.
-func SplitVariablePackedRecord(dst [][]byte, rec []byte, layouts []PackedLayout) ([][]byte, error) {
+func splitVariablePackedRecord(dst [][]byte, rec []byte, layouts []PackedLayout) ([][]byte, error) {
 	if _, err := checkPackedLayouts(layouts, ErrCorrupt); err != nil {
 		return dst, err
 	}

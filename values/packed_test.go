@@ -99,7 +99,7 @@ func TestPackedStructExamples(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			want := pkHex(t, c.want)
-			got, err := AppendPackedStruct([]byte{0xEE}, c.fields, c.n)
+			got, err := appendPackedStruct([]byte{0xEE}, c.fields, c.n)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -204,7 +204,7 @@ func TestAppendPackedStructErrors(t *testing.T) {
 	}
 	for _, c := range cases {
 		dst := []byte{1, 2, 3}
-		got, err := AppendPackedStruct(dst, c.fields, c.n)
+		got, err := appendPackedStruct(dst, c.fields, c.n)
 		if !errors.Is(err, ErrNotApplicable) {
 			t.Errorf("%s: %v, want ErrNotApplicable", c.name, err)
 		}
@@ -261,7 +261,7 @@ func TestPackedStructRandomRoundTrip(t *testing.T) {
 			fields[j] = PackedField{b, data}
 			bits[j] = b
 		}
-		enc, err := AppendPackedStruct(nil, fields, n)
+		enc, err := appendPackedStruct(nil, fields, n)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -388,7 +388,7 @@ func TestVariablePackedStructExamples(t *testing.T) {
 			// Record by record.
 			var parts [][]byte
 			for i := range c.n {
-				parts, err = SplitVariablePackedRecord(parts[:0], got[offs[i+1]:offs[i+2]], layouts)
+				parts, err = splitVariablePackedRecord(parts[:0], got[offs[i+1]:offs[i+2]], layouts)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -423,7 +423,7 @@ func TestVariablePackedStructEmptyRecord(t *testing.T) {
 	if !slices.Equal(dec[1].Offsets, []uint64{0, 1, 1, 1}) || string(dec[1].Data) != "a" {
 		t.Fatalf("variable field %+v", dec[1])
 	}
-	parts, err := SplitVariablePackedRecord(nil, nil, layouts)
+	parts, err := splitVariablePackedRecord(nil, nil, layouts)
 	if err != nil || len(parts) != 2 || parts[0] != nil || parts[1] != nil {
 		t.Fatalf("empty record split: %q %v", parts, err)
 	}
@@ -623,7 +623,7 @@ func TestDecodeVariablePackedStructErrors(t *testing.T) {
 		if len(c.offsets) == 2 && c.offsets[0] <= c.offsets[1] && c.offsets[1] <= uint64(len(c.data)) {
 			rec := c.data[c.offsets[0]:c.offsets[1]]
 			dst := [][]byte{{1}}
-			got, err := SplitVariablePackedRecord(dst, rec, c.layouts)
+			got, err := splitVariablePackedRecord(dst, rec, c.layouts)
 			if !errors.Is(err, c.want) || len(got) != 1 {
 				t.Errorf("%s: split: %v (%d parts), want %v", c.name, err, len(got), c.want)
 			}
@@ -726,10 +726,10 @@ func TestVariablePackedStructRandomRoundTrip(t *testing.T) {
 func TestPackedAllocs(t *testing.T) {
 	fields := []PackedField{{32, make([]byte, 4*1000)}, {64, make([]byte, 8*1000)}, {8, make([]byte, 1000)}}
 	dst := make([]byte, 0, 13*1000)
-	if a := testing.AllocsPerRun(20, func() { _, _ = AppendPackedStruct(dst[:0], fields, 1000) }); a != 0 {
-		t.Errorf("AppendPackedStruct: %v allocs", a)
+	if a := testing.AllocsPerRun(20, func() { _, _ = appendPackedStruct(dst[:0], fields, 1000) }); a != 0 {
+		t.Errorf("appendPackedStruct: %v allocs", a)
 	}
-	enc, _ := AppendPackedStruct(nil, fields, 1000)
+	enc, _ := appendPackedStruct(nil, fields, 1000)
 	if a := testing.AllocsPerRun(20, func() { _, _ = DecodePackedStruct(enc, []int{32, 64, 8}, 1000) }); a > 2 {
 		t.Errorf("DecodePackedStruct: %v allocs", a)
 	}
@@ -750,8 +750,8 @@ func TestPackedAllocs(t *testing.T) {
 		t.Errorf("DecodeVariablePackedStruct: %v allocs", a)
 	}
 	parts := make([][]byte, 0, len(layouts))
-	if a := testing.AllocsPerRun(20, func() { _, _ = SplitVariablePackedRecord(parts[:0], recs[offs[0]:offs[1]], layouts) }); a != 0 {
-		t.Errorf("SplitVariablePackedRecord: %v allocs", a)
+	if a := testing.AllocsPerRun(20, func() { _, _ = splitVariablePackedRecord(parts[:0], recs[offs[0]:offs[1]], layouts) }); a != 0 {
+		t.Errorf("splitVariablePackedRecord: %v allocs", a)
 	}
 }
 
@@ -771,7 +771,7 @@ func FuzzDecodePackedStruct(f *testing.F) {
 			hdr = append(hdr, byte(b/8-1))
 		}
 		hdr = append(hdr, byte(n))
-		buf, err := AppendPackedStruct(hdr, fields, n)
+		buf, err := appendPackedStruct(hdr, fields, n)
 		if err != nil {
 			f.Fatal(err)
 		}
@@ -809,7 +809,7 @@ func FuzzDecodePackedStruct(f *testing.F) {
 		for j := range fields {
 			fields[j] = PackedField{bits[j], cols[j]}
 		}
-		again, err := AppendPackedStruct(nil, fields, n)
+		again, err := appendPackedStruct(nil, fields, n)
 		if err != nil {
 			t.Fatalf("re-encode: %v", err)
 		}
@@ -922,7 +922,7 @@ func FuzzDecodeVariablePackedStruct(f *testing.F) {
 			} else if !bytes.Equal(got, rec) {
 				t.Fatalf("record %d: re-encoded % x\nwant            % x", i, got, rec)
 			}
-			parts, err = SplitVariablePackedRecord(parts[:0], rec, layouts)
+			parts, err = splitVariablePackedRecord(parts[:0], rec, layouts)
 			if err != nil {
 				t.Fatalf("record %d: split: %v", i, err)
 			}

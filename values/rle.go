@@ -142,9 +142,9 @@ func MaxRunPiece(bits int, src []byte, n, maxRun, segment int) int {
 	return l
 }
 
-// AppendRLE appends the runs of the first n bits-wide values of src to the
+// appendRLE appends the runs of the first n bits-wide values of src to the
 // values and lengths buffers, using lenBits-wide run lengths.
-func AppendRLE(values, lengths []byte, bits, lenBits int, src []byte, n int) (v, l []byte, err error) {
+func appendRLE(values, lengths []byte, bits, lenBits int, src []byte, n int) (v, l []byte, err error) {
 	w, lw, err := rleWidths(bits, lenBits)
 	if err != nil {
 		return values, lengths, err
@@ -268,9 +268,9 @@ func rleFill(out, v []byte) {
 	}
 }
 
-// AppendRLEBlock appends the block form of the runs of the first n bits-wide
+// appendRLEBlock appends the block form of the runs of the first n bits-wide
 // values of src: [u64 LE values part length][values part][lengths part].
-func AppendRLEBlock(dst []byte, bits, lenBits int, src []byte, n int) ([]byte, error) {
+func appendRLEBlock(dst []byte, bits, lenBits int, src []byte, n int) ([]byte, error) {
 	if _, _, err := rleWidths(bits, lenBits); err != nil {
 		return dst, err
 	}
@@ -281,7 +281,7 @@ func AppendRLEBlock(dst []byte, bits, lenBits int, src []byte, n int) ([]byte, e
 	// Values go straight into dst; lengths into a side buffer appended after.
 	valStart := len(dst)
 	dst = slices.Grow(dst, runs*(w+lw))
-	vals, lens, err := AppendRLE(dst, nil, bits, lenBits, src, n)
+	vals, lens, err := appendRLE(dst, nil, bits, lenBits, src, n)
 	if err != nil {
 		return dst[:start], err
 	}
@@ -289,9 +289,9 @@ func AppendRLEBlock(dst []byte, bits, lenBits int, src []byte, n int) ([]byte, e
 	return append(vals, lens...), nil
 }
 
-// DecodeRLEBlock appends the n values of an RLE block (see AppendRLEBlock) to
+// decodeRLEBlock appends the n values of an RLE block (see appendRLEBlock) to
 // dst. The runs must cover exactly n values.
-func DecodeRLEBlock(dst []byte, bits, lenBits int, src []byte, n int) ([]byte, error) {
+func decodeRLEBlock(dst []byte, bits, lenBits int, src []byte, n int) ([]byte, error) {
 	if _, _, err := rleWidths(bits, lenBits); err != nil {
 		return dst, err
 	}
@@ -421,7 +421,7 @@ func (c RleCodec) size(st *stats.FixedStats, runs int) int {
 	}
 	chunks := max(1, (st.N+c.MaxChunkValues()-1)/c.MaxChunkValues())
 	per := (runs + chunks - 1) / chunks
-	return chunks*OutOfLineBitpackedSize(c.Bits, c.ValueWidth, per) + runs*c.lenBits()/8
+	return chunks*outOfLineBitpackedSize(c.Bits, c.ValueWidth, per) + runs*c.lenBits()/8
 }
 
 // packedSize is the exact chunk-form size of composite RLE over d, chunk by
@@ -434,9 +434,9 @@ func (c RleCodec) packedSize(d Block) int {
 		cnt := min(per, d.N-start)
 		runs := RunEntries(c.Bits, d.Data[start*w:(start+cnt)*w], cnt, 1<<c.lenBits()-1, cnt)
 		if c.LenWidth > 0 {
-			total += runs*w + OutOfLineBitpackedSize(c.lenBits(), c.LenWidth, runs)
+			total += runs*w + outOfLineBitpackedSize(c.lenBits(), c.LenWidth, runs)
 		} else {
-			total += OutOfLineBitpackedSize(c.Bits, c.ValueWidth, runs) + runs*c.lenBits()/8
+			total += outOfLineBitpackedSize(c.Bits, c.ValueWidth, runs) + runs*c.lenBits()/8
 		}
 	}
 	return total
@@ -450,7 +450,7 @@ func (c RleCodec) AppendChunk(bufs [][]byte, b Block) ([][]byte, error) {
 	if c.LenWidth > 0 {
 		s := getScratch()
 		defer putScratch(s)
-		v, l, err := AppendRLE(bufs[0], s.b[:0], c.Bits, c.lenBits(), b.Data, b.N)
+		v, l, err := appendRLE(bufs[0], s.b[:0], c.Bits, c.lenBits(), b.Data, b.N)
 		bufs[0], s.b = v, l
 		if err != nil {
 			return bufs, err
@@ -459,13 +459,13 @@ func (c RleCodec) AppendChunk(bufs [][]byte, b Block) ([][]byte, error) {
 		return bufs, err
 	}
 	if c.ValueWidth == 0 {
-		v, l, err := AppendRLE(bufs[0], bufs[1], c.Bits, c.lenBits(), b.Data, b.N)
+		v, l, err := appendRLE(bufs[0], bufs[1], c.Bits, c.lenBits(), b.Data, b.N)
 		bufs[0], bufs[1] = v, l
 		return bufs, err
 	}
 	s := getScratch()
 	defer putScratch(s)
-	v, l, err := AppendRLE(s.b[:0], bufs[1], c.Bits, c.lenBits(), b.Data, b.N)
+	v, l, err := appendRLE(s.b[:0], bufs[1], c.Bits, c.lenBits(), b.Data, b.N)
 	s.b = v
 	if err != nil {
 		return bufs, err
@@ -481,7 +481,7 @@ func (c RleCodec) AppendBlock(dst []byte, b Block) ([]byte, error) {
 	if err := c.Check(b); err != nil {
 		return dst, err
 	}
-	return AppendRLEBlock(dst, c.Bits, c.lenBits(), b.Data, b.N)
+	return appendRLEBlock(dst, c.Bits, c.lenBits(), b.Data, b.N)
 }
 func (c RleCodec) Encoding() *enc21pb.CompressiveEncoding {
 	return &enc21pb.CompressiveEncoding{Compression: &enc21pb.CompressiveEncoding_Rle{Rle: &enc21pb.Rle{
@@ -516,7 +516,7 @@ func rleChild(enc *enc21pb.CompressiveEncoding, buf []byte, count int, depth int
 		if count < 0 {
 			return 0, nil, fmt.Errorf("both rle children bitpacked: %w", ErrCorrupt)
 		}
-		out, err := DecodeOutOfLineBitpacked(nil, bits, w, buf, count)
+		out, err := decodeOutOfLineBitpacked(nil, bits, w, buf, count)
 		return bits, out, err
 	}
 	return 0, nil, fmt.Errorf("rle child %T: %w", enc.GetCompression(), ErrUnsupported)

@@ -19,7 +19,7 @@ func rleTestValues(w int, vals ...uint64) []byte {
 
 func TestRLEExamples(t *testing.T) {
 	src := rleTestValues(4, 7, 7, 7, 2, 2)
-	v, l, err := AppendRLE(nil, nil, 32, 8, src, 5)
+	v, l, err := appendRLE(nil, nil, 32, 8, src, 5)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,24 +37,24 @@ func TestRLEExamples(t *testing.T) {
 		t.Fatalf("DecodeRLE = % x, %v", dec, err)
 	}
 
-	blk, err := AppendRLEBlock([]byte{0xEE}, 32, 8, src, 5)
+	blk, err := appendRLEBlock([]byte{0xEE}, 32, 8, src, 5)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if want := cxHex(t, "EE 08 00 00 00 00 00 00 00 07 00 00 00 02 00 00 00 03 02"); !bytes.Equal(blk, want) {
 		t.Fatalf("block % x want % x", blk, want)
 	}
-	dec, err = DecodeRLEBlock([]byte{1}, 32, 8, blk[1:], 5)
+	dec, err = decodeRLEBlock([]byte{1}, 32, 8, blk[1:], 5)
 	if err != nil || !bytes.Equal(dec[1:], src) || dec[0] != 1 {
-		t.Fatalf("DecodeRLEBlock = % x, %v", dec, err)
+		t.Fatalf("decodeRLEBlock = % x, %v", dec, err)
 	}
 
 	long := bytes.Repeat([]byte{9}, 300)
-	v, l, err = AppendRLE(nil, nil, 8, 8, long, 300)
+	v, l, err = appendRLE(nil, nil, 8, 8, long, 300)
 	if err != nil || !bytes.Equal(v, []byte{9, 9}) || !bytes.Equal(l, []byte{0xFF, 0x2D}) {
 		t.Fatalf("300×9: % x / % x, %v", v, l, err)
 	}
-	v, l, err = AppendRLE(nil, nil, 8, 16, long, 300)
+	v, l, err = appendRLE(nil, nil, 8, 16, long, 300)
 	if err != nil || !bytes.Equal(v, []byte{9}) || !bytes.Equal(l, []byte{0x2C, 0x01}) {
 		t.Fatalf("300×9 u16: % x / % x, %v", v, l, err)
 	}
@@ -66,7 +66,7 @@ func TestRLEExamples(t *testing.T) {
 func TestRLESplitRuns(t *testing.T) {
 	// 1000 identical u8-length runs: 255,255,255,235.
 	src := rleTestValues(2, make([]uint64, 1000)...)
-	v, l, err := AppendRLE(nil, nil, 16, 8, src, 1000)
+	v, l, err := appendRLE(nil, nil, 16, 8, src, 1000)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +75,7 @@ func TestRLESplitRuns(t *testing.T) {
 	}
 	// 70000 with u16 lengths: 65535 + 4465.
 	src = rleTestValues(1, make([]uint64, 70000)...)
-	v, l, err = AppendRLE(nil, nil, 8, 16, src, 70000)
+	v, l, err = appendRLE(nil, nil, 8, 16, src, 70000)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,7 +110,7 @@ func TestRLERoundTrip(t *testing.T) {
 					}
 				}
 				src = src[:n*w]
-				v, l, err := AppendRLE([]byte{1}, []byte{2}, bits, lenBits, src, n)
+				v, l, err := appendRLE([]byte{1}, []byte{2}, bits, lenBits, src, n)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -127,7 +127,7 @@ func TestRLERoundTrip(t *testing.T) {
 				if err != nil || !bytes.Equal(dec[1:], src) {
 					t.Fatalf("bits=%d len=%d n=%d: mini-block round trip: %v", bits, lenBits, n, err)
 				}
-				blk, err := AppendRLEBlock(nil, bits, lenBits, src, n)
+				blk, err := appendRLEBlock(nil, bits, lenBits, src, n)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -137,7 +137,7 @@ func TestRLERoundTrip(t *testing.T) {
 				if !bytes.Equal(blk[8:], append(append([]byte{}, v...), l...)) {
 					t.Fatal("block parts differ from mini-block parts")
 				}
-				dec, err = DecodeRLEBlock(nil, bits, lenBits, blk, n)
+				dec, err = decodeRLEBlock(nil, bits, lenBits, blk, n)
 				if err != nil || !bytes.Equal(dec, src) {
 					t.Fatalf("bits=%d len=%d n=%d: block round trip: %v", bits, lenBits, n, err)
 				}
@@ -163,17 +163,17 @@ func TestRLEClamp(t *testing.T) {
 	blk := binary.LittleEndian.AppendUint64(nil, uint64(len(v)))
 	blk = append(append(blk, v...), l...)
 	for _, n := range []int{5, 11, 13} {
-		if _, err := DecodeRLEBlock(nil, 32, 8, blk, n); !errors.Is(err, ErrCorrupt) {
+		if _, err := decodeRLEBlock(nil, 32, 8, blk, n); !errors.Is(err, ErrCorrupt) {
 			t.Fatalf("block n=%d: want ErrCorrupt, got %v", n, err)
 		}
 	}
-	if dec, err := DecodeRLEBlock(nil, 32, 8, blk, 12); err != nil || len(dec) != 48 {
+	if dec, err := decodeRLEBlock(nil, 32, 8, blk, 12); err != nil || len(dec) != 48 {
 		t.Fatalf("block n=12: %v", err)
 	}
 	// Runs summing to n before the last run: extra runs are corrupt in block form.
 	blk2 := binary.LittleEndian.AppendUint64(nil, 8)
 	blk2 = append(append(blk2, rleTestValues(4, 1, 2)...), 5, 1)
-	if _, err := DecodeRLEBlock(nil, 32, 8, blk2, 5); !errors.Is(err, ErrCorrupt) {
+	if _, err := decodeRLEBlock(nil, 32, 8, blk2, 5); !errors.Is(err, ErrCorrupt) {
 		t.Fatalf("extra run: want ErrCorrupt, got %v", err)
 	}
 }
@@ -189,20 +189,20 @@ func TestRLEErrors(t *testing.T) {
 		"zero length":    func() error { _, err := DecodeRLE(nil, 16, 8, v, []byte{0, 2}, 2); return err },
 		"empty buffers":  func() error { _, err := DecodeRLE(nil, 16, 8, nil, nil, 1); return err },
 		"negative n":     func() error { _, err := DecodeRLE(nil, 16, 8, v, l, -1); return err },
-		"block short":    func() error { _, err := DecodeRLEBlock(nil, 16, 8, []byte{4, 0, 0}, 4); return err },
+		"block short":    func() error { _, err := decodeRLEBlock(nil, 16, 8, []byte{4, 0, 0}, 4); return err },
 		"block vlen big": func() error {
 			b := binary.LittleEndian.AppendUint64(nil, 1<<63)
-			_, err := DecodeRLEBlock(nil, 16, 8, append(b, 1, 2, 3), 4)
+			_, err := decodeRLEBlock(nil, 16, 8, append(b, 1, 2, 3), 4)
 			return err
 		},
 		"block truncated": func() error {
-			b, _ := AppendRLEBlock(nil, 16, 8, rleTestValues(2, 1, 1, 2, 2), 4)
-			_, err := DecodeRLEBlock(nil, 16, 8, b[:len(b)-1], 4)
+			b, _ := appendRLEBlock(nil, 16, 8, rleTestValues(2, 1, 1, 2, 2), 4)
+			_, err := decodeRLEBlock(nil, 16, 8, b[:len(b)-1], 4)
 			return err
 		},
 		"block lengths part wrong": func() error {
-			b, _ := AppendRLEBlock(nil, 16, 16, rleTestValues(2, 1, 1, 2, 2), 4)
-			_, err := DecodeRLEBlock(nil, 16, 16, append(b, 1, 0), 4)
+			b, _ := appendRLEBlock(nil, 16, 16, rleTestValues(2, 1, 1, 2, 2), 4)
+			_, err := decodeRLEBlock(nil, 16, 16, append(b, 1, 0), 4)
 			return err
 		},
 	}
@@ -214,10 +214,10 @@ func TestRLEErrors(t *testing.T) {
 	if _, err := DecodeRLE(nil, 24, 8, v, l, 2); !errors.Is(err, ErrUnsupported) {
 		t.Errorf("bits 24: %v", err)
 	}
-	if _, err := DecodeRLEBlock(nil, 16, 64, v, 2); !errors.Is(err, ErrUnsupported) {
+	if _, err := decodeRLEBlock(nil, 16, 64, v, 2); !errors.Is(err, ErrUnsupported) {
 		t.Errorf("lenBits 64: %v", err)
 	}
-	if _, _, err := AppendRLE(nil, nil, 32, 8, []byte{1, 2, 3}, 1); !errors.Is(err, ErrNotApplicable) {
+	if _, _, err := appendRLE(nil, nil, 32, 8, []byte{1, 2, 3}, 1); !errors.Is(err, ErrNotApplicable) {
 		t.Errorf("short src: %v", err)
 	}
 	if got := RunCount(12, v, 2); got != 0 {
@@ -257,7 +257,7 @@ func FuzzDecodeRLE(f *testing.F) {
 			t.Fatalf("decoded %d bytes, want %d", len(dec)-1, n*bits/8)
 		}
 		// Re-encoding the output must reproduce it.
-		v, l, err := AppendRLE(nil, nil, bits, lenBits, dec[1:], n)
+		v, l, err := appendRLE(nil, nil, bits, lenBits, dec[1:], n)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -276,7 +276,7 @@ func FuzzDecodeRLEBlock(f *testing.F) {
 	f.Fuzz(func(t *testing.T, sel uint8, n16 uint16, src []byte) {
 		bits, lenBits := rleFuzzWidths(sel)
 		n := int(n16)
-		dec, err := DecodeRLEBlock(nil, bits, lenBits, src, n)
+		dec, err := decodeRLEBlock(nil, bits, lenBits, src, n)
 		if err != nil {
 			if !errors.Is(err, ErrCorrupt) {
 				t.Fatalf("unexpected error kind: %v", err)
@@ -286,11 +286,11 @@ func FuzzDecodeRLEBlock(f *testing.F) {
 		if len(dec) != n*bits/8 {
 			t.Fatalf("decoded %d bytes, want %d", len(dec), n*bits/8)
 		}
-		blk, err := AppendRLEBlock(nil, bits, lenBits, dec, n)
+		blk, err := appendRLEBlock(nil, bits, lenBits, dec, n)
 		if err != nil {
 			t.Fatal(err)
 		}
-		again, err := DecodeRLEBlock(nil, bits, lenBits, blk, n)
+		again, err := decodeRLEBlock(nil, bits, lenBits, blk, n)
 		if err != nil || !bytes.Equal(again, dec) {
 			t.Fatalf("re-round-trip: %v", err)
 		}
@@ -313,7 +313,7 @@ func FuzzRLERoundTrip(f *testing.F) {
 			}
 		}
 		n := len(in) / w
-		v, l, err := AppendRLE(nil, nil, bits, lenBits, in, n)
+		v, l, err := appendRLE(nil, nil, bits, lenBits, in, n)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -321,11 +321,11 @@ func FuzzRLERoundTrip(f *testing.F) {
 		if err != nil || !bytes.Equal(dec, in) {
 			t.Fatalf("mini-block round trip: %v", err)
 		}
-		blk, err := AppendRLEBlock(nil, bits, lenBits, in, n)
+		blk, err := appendRLEBlock(nil, bits, lenBits, in, n)
 		if err != nil {
 			t.Fatal(err)
 		}
-		dec, err = DecodeRLEBlock(nil, bits, lenBits, blk, n)
+		dec, err = decodeRLEBlock(nil, bits, lenBits, blk, n)
 		if err != nil || !bytes.Equal(dec, in) {
 			t.Fatalf("block round trip: %v", err)
 		}

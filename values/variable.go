@@ -101,10 +101,10 @@ func AppendVariableBlock(dst []byte, offBits int, offsets []uint64, data []byte)
 	return dst
 }
 
-// DecodeVariableBlock parses the block form of n values (current or legacy
+// decodeVariableBlock parses the block form of n values (current or legacy
 // layout). It returns the offset width, the n+1 offsets as stored (relative
 // to data) and data, the value bytes up to the last offset; data aliases src.
-func DecodeVariableBlock(src []byte, n int) (offBits int, offsets []uint64, data []byte, err error) {
+func decodeVariableBlock(src []byte, n int) (offBits int, offsets []uint64, data []byte, err error) {
 	if n < 0 {
 		return 0, nil, nil, fmt.Errorf("values: variable block value count %d: %w", n, ErrCorrupt)
 	}
@@ -192,13 +192,13 @@ func variableOffsets(src []byte, w, at int, bytesStart uint64, n int) ([]uint64,
 	return offsets, data[:prev], nil
 }
 
-// AppendVariableChunk appends the mini-block chunk form of m = len(offsets)-1
+// appendVariableChunk appends the mini-block chunk form of m = len(offsets)-1
 // values to dst: offsets rebased to positions inside the chunk, the bytes
 // data[offsets[0]:offsets[m]], then 0x48 padding to a multiple of the offset
 // width (counted from the chunk start). It panics if offBits is not 32 or 64,
 // the offsets are not monotonic or exceed data, or (32-bit) the chunk does
 // not fit 32-bit positions.
-func AppendVariableChunk(dst []byte, offBits int, offsets []uint64, data []byte) []byte {
+func appendVariableChunk(dst []byte, offBits int, offsets []uint64, data []byte) []byte {
 	w := varCheckEncode(offBits, offsets, data)
 	m := len(offsets) - 1
 	base := offsets[0]
@@ -363,13 +363,13 @@ func (c VariableCodec) Estimate(p *Profile) (int, bool) {
 		offs = 0
 	case DeltaCodec:
 		if ool, ok := oc.Deltas.(OutOfLineCodec); ok && ool.Width >= mbits.Len64(uint64(p.Var.MaxLen)) {
-			offs = OutOfLineBitpackedSize(oc.Bits, ool.Width, per-1)
+			offs = outOfLineBitpackedSize(oc.Bits, ool.Width, per-1)
 		} else {
 			offs = per * c.OffBits / 8
 		}
 	case BitpackCodec:
 		w := mbits.Len64(uint64(min(p.Var.Bytes, VariableChunkBytes)))
-		offs = InlineBitpackedSize(oc.Bits, make([]int, (per+flBlock-1)/flBlock)) + ((per+flBlock-1)/flBlock)*flBlock*w/8
+		offs = inlineBitpackedSize(oc.Bits, make([]int, (per+flBlock-1)/flBlock)) + ((per+flBlock-1)/flBlock)*flBlock*w/8
 	default:
 		offs = per * c.OffBits / 8
 	}
@@ -382,7 +382,7 @@ func (c VariableCodec) AppendChunk(bufs [][]byte, b Block) ([][]byte, error) {
 	nb := c.NumBuffers()
 	bufs = growBufs(bufs, nb)
 	if c.Offsets == nil {
-		bufs[0] = AppendVariableChunk(bufs[0], c.OffBits, b.Offsets, b.Data)
+		bufs[0] = appendVariableChunk(bufs[0], c.OffBits, b.Offsets, b.Data)
 		return bufs, nil
 	}
 	scratch := getScratch()
@@ -418,7 +418,7 @@ func (c VariableCodec) Encoding() *enc21pb.CompressiveEncoding {
 // decodeVariableBlockValues decodes a block of variable-width values, its
 // offsets rebased to 0.
 func decodeVariableBlockValues(buf []byte, n int) (Block, error) {
-	_, offs, data, err := DecodeVariableBlock(buf, n)
+	_, offs, data, err := decodeVariableBlock(buf, n)
 	if err != nil {
 		return Block{}, err
 	}

@@ -27,7 +27,7 @@ func TestVariableBlockExamples(t *testing.T) {
 	if !bytes.Equal(blk[1:], want) || blk[0] != 0xEE {
 		t.Fatalf("32-bit block % x\nwant % x", blk[1:], want)
 	}
-	bits, gotOffs, gotData, err := DecodeVariableBlock(want, 3)
+	bits, gotOffs, gotData, err := decodeVariableBlock(want, 3)
 	if err != nil || bits != 32 || !slices.Equal(gotOffs, offs) || !bytes.Equal(gotData, data) {
 		t.Fatalf("decode: %d %v %q %v", bits, gotOffs, gotData, err)
 	}
@@ -39,7 +39,7 @@ func TestVariableBlockExamples(t *testing.T) {
 	if !bytes.Equal(blk64, want64) {
 		t.Fatalf("64-bit block % x\nwant % x", blk64, want64)
 	}
-	bits, gotOffs, gotData, err = DecodeVariableBlock(blk64, 3)
+	bits, gotOffs, gotData, err = decodeVariableBlock(blk64, 3)
 	if err != nil || bits != 64 || !slices.Equal(gotOffs, offs) || !bytes.Equal(gotData, data) {
 		t.Fatalf("decode 64: %d %v %q %v", bits, gotOffs, gotData, err)
 	}
@@ -54,11 +54,11 @@ func TestVariableBlockExamples(t *testing.T) {
 func TestVariableBlockLegacy(t *testing.T) {
 	// Legacy 32-bit: u8 bits, u32 n, u32 bytes_start, offsets from byte 9.
 	leg := cxHex(t, "20  03 00 00 00  19 00 00 00  00 00 00 00 02 00 00 00 02 00 00 00 05 00 00 00  61 62 63 64 65")
-	bits, offs, data, err := DecodeVariableBlock(leg, 3)
+	bits, offs, data, err := decodeVariableBlock(leg, 3)
 	if err != nil || bits != 32 || !slices.Equal(offs, []uint64{0, 2, 2, 5}) || string(data) != "abcde" {
 		t.Fatalf("legacy 32: %d %v %q %v", bits, offs, data, err)
 	}
-	if _, _, _, err := DecodeVariableBlock(leg, 4); !errors.Is(err, ErrCorrupt) {
+	if _, _, _, err := decodeVariableBlock(leg, 4); !errors.Is(err, ErrCorrupt) {
 		t.Fatalf("legacy count mismatch: %v", err)
 	}
 	// Legacy 64-bit: u8 bits, u64 n, u64 bytes_start, offsets from byte 17.
@@ -70,14 +70,14 @@ func TestVariableBlockLegacy(t *testing.T) {
 		leg64 = binary.LittleEndian.AppendUint64(leg64, o)
 	}
 	leg64 = append(leg64, "xyzw"...)
-	bits, offs, data, err = DecodeVariableBlock(leg64, 2)
+	bits, offs, data, err = decodeVariableBlock(leg64, 2)
 	if err != nil || bits != 64 || !slices.Equal(offs, []uint64{0, 1, 4}) || string(data) != "xyzw" {
 		t.Fatalf("legacy 64: %d %v %q %v", bits, offs, data, err)
 	}
 	// Legacy with n = 0 has zero bytes 1..3 and looks like the current
 	// layout; it is still understood.
 	leg0 := cxHex(t, "20  00 00 00 00  0D 00 00 00  00 00 00 00")
-	bits, offs, data, err = DecodeVariableBlock(leg0, 0)
+	bits, offs, data, err = decodeVariableBlock(leg0, 0)
 	if err != nil || bits != 32 || !slices.Equal(offs, []uint64{0}) || len(data) != 0 {
 		t.Fatalf("legacy n=0: %d %v %q %v", bits, offs, data, err)
 	}
@@ -86,7 +86,7 @@ func TestVariableBlockLegacy(t *testing.T) {
 	if want := cxHex(t, "20 00 00 00 0C 00 00 00 00 00 00 00"); !bytes.Equal(cur0, want) {
 		t.Fatalf("n=0 block % x", cur0)
 	}
-	if _, offs, _, err := DecodeVariableBlock(cur0, 0); err != nil || !slices.Equal(offs, []uint64{0}) {
+	if _, offs, _, err := decodeVariableBlock(cur0, 0); err != nil || !slices.Equal(offs, []uint64{0}) {
 		t.Fatalf("n=0 decode %v %v", offs, err)
 	}
 }
@@ -118,12 +118,12 @@ func TestVariableBlockErrors(t *testing.T) {
 		"huge n":           {good, 1 << 40},
 	}
 	for name, c := range cases {
-		if _, _, _, err := DecodeVariableBlock(c.b, c.n); !errors.Is(err, ErrCorrupt) {
+		if _, _, _, err := decodeVariableBlock(c.b, c.n); !errors.Is(err, ErrCorrupt) {
 			t.Errorf("%s: want ErrCorrupt, got %v", name, err)
 		}
 	}
 	// Extra trailing bytes beyond the last offset are ignored.
-	_, _, d, err := DecodeVariableBlock(append(slices.Clone(good), 0, 0), 3)
+	_, _, d, err := decodeVariableBlock(append(slices.Clone(good), 0, 0), 3)
 	if err != nil || string(d) != "abcde" {
 		t.Fatalf("trailing: %q %v", d, err)
 	}
@@ -131,7 +131,7 @@ func TestVariableBlockErrors(t *testing.T) {
 
 func TestVariableChunkExamples(t *testing.T) {
 	offs, data := varStrings("ab", "", "cde")
-	ch := AppendVariableChunk([]byte{1, 2, 3}, 32, offs, data)
+	ch := appendVariableChunk([]byte{1, 2, 3}, 32, offs, data)
 	want := cxHex(t, "10 00 00 00 12 00 00 00 12 00 00 00 15 00 00 00 61 62 63 64 65 48 48 48")
 	if !bytes.Equal(ch[3:], want) {
 		t.Fatalf("chunk % x\nwant % x", ch[3:], want)
@@ -142,12 +142,12 @@ func TestVariableChunkExamples(t *testing.T) {
 	}
 	// A chunk of a slice of the values: offsets are absolute into data.
 	all, allData := varStrings("zz", "ab", "", "cde", "q")
-	ch = AppendVariableChunk(nil, 32, all[1 : 4+1-1+1][:4], allData)
+	ch = appendVariableChunk(nil, 32, all[1 : 4+1-1+1][:4], allData)
 	if !bytes.Equal(ch, want) {
 		t.Fatalf("sub-chunk % x", ch)
 	}
 	// 64-bit: 4 offsets × 8 = 32, data 5, padded to 40.
-	ch64 := AppendVariableChunk(nil, 64, offs, data)
+	ch64 := appendVariableChunk(nil, 64, offs, data)
 	want64 := cxHex(t, "20 00 00 00 00 00 00 00  22 00 00 00 00 00 00 00  22 00 00 00 00 00 00 00  25 00 00 00 00 00 00 00"+
 		"61 62 63 64 65 48 48 48")
 	if !bytes.Equal(ch64, want64) {
@@ -158,11 +158,11 @@ func TestVariableChunkExamples(t *testing.T) {
 		t.Fatalf("decode chunk64: %v %q %v", gotOffs, gotData, err)
 	}
 	// No padding when already aligned; zero values.
-	ch = AppendVariableChunk(nil, 32, []uint64{0, 4}, []byte("abcd"))
+	ch = appendVariableChunk(nil, 32, []uint64{0, 4}, []byte("abcd"))
 	if want := cxHex(t, "08 00 00 00 0C 00 00 00 61 62 63 64"); !bytes.Equal(ch, want) {
 		t.Fatalf("aligned chunk % x", ch)
 	}
-	ch = AppendVariableChunk(nil, 32, []uint64{7}, []byte("1234567"))
+	ch = appendVariableChunk(nil, 32, []uint64{7}, []byte("1234567"))
 	if want := cxHex(t, "04 00 00 00"); !bytes.Equal(ch, want) {
 		t.Fatalf("empty chunk % x", ch)
 	}
@@ -173,7 +173,7 @@ func TestVariableChunkExamples(t *testing.T) {
 
 func TestVariableChunkErrors(t *testing.T) {
 	offs, data := varStrings("ab", "", "cde")
-	good := AppendVariableChunk(nil, 32, offs, data)
+	good := appendVariableChunk(nil, 32, offs, data)
 	mod := func(f func(b []byte)) []byte {
 		b := slices.Clone(good)
 		f(b)
@@ -226,14 +226,14 @@ func TestVariableRoundTrip(t *testing.T) {
 			}
 			offs, data := varStrings(strs...)
 			blk := AppendVariableBlock(nil, bits, offs, data)
-			gb, go_, gd, err := DecodeVariableBlock(blk, n)
+			gb, go_, gd, err := decodeVariableBlock(blk, n)
 			if err != nil || gb != bits || !slices.Equal(go_, offs) || !bytes.Equal(gd, data) {
 				t.Fatalf("bits=%d n=%d block: %v", bits, n, err)
 			}
 			// Chunk a random sub-range.
 			s := r.IntN(n + 1)
 			e := s + r.IntN(n-s+1)
-			ch := AppendVariableChunk(nil, bits, offs[s:e+1], data)
+			ch := appendVariableChunk(nil, bits, offs[s:e+1], data)
 			if len(ch)%(bits/8) != 0 {
 				t.Fatalf("chunk of %d bytes not padded", len(ch))
 			}
@@ -258,7 +258,7 @@ func FuzzDecodeVariableBlock(f *testing.F) {
 	f.Add(uint16(3), AppendVariableBlock(nil, 64, offs, data))
 	f.Fuzz(func(t *testing.T, n16 uint16, src []byte) {
 		n := int(n16)
-		bits, offs, data, err := DecodeVariableBlock(src, n)
+		bits, offs, data, err := decodeVariableBlock(src, n)
 		if err != nil {
 			if !errors.Is(err, ErrCorrupt) {
 				t.Fatalf("unexpected error kind: %v", err)
@@ -274,7 +274,7 @@ func FuzzDecodeVariableBlock(f *testing.F) {
 			}
 		}
 		blk := AppendVariableBlock(nil, bits, offs, data)
-		_, o2, d2, err := DecodeVariableBlock(blk, n)
+		_, o2, d2, err := decodeVariableBlock(blk, n)
 		if err != nil || !bytes.Equal(d2, data[offs[0]:]) || o2[n]-o2[0] != offs[n]-offs[0] {
 			t.Fatalf("re-round-trip: %v", err)
 		}
@@ -284,7 +284,7 @@ func FuzzDecodeVariableBlock(f *testing.F) {
 func FuzzDecodeVariableChunk(f *testing.F) {
 	f.Add(false, uint16(3), cxHex(f, "10 00 00 00 12 00 00 00 12 00 00 00 15 00 00 00 61 62 63 64 65 48 48 48"))
 	offs, data := varStrings("ab", "", "cde")
-	f.Add(true, uint16(3), AppendVariableChunk(nil, 64, offs, data))
+	f.Add(true, uint16(3), appendVariableChunk(nil, 64, offs, data))
 	f.Add(false, uint16(0), []byte{4, 0, 0, 0})
 	f.Fuzz(func(t *testing.T, wide bool, m16 uint16, src []byte) {
 		bits := 32
@@ -302,7 +302,7 @@ func FuzzDecodeVariableChunk(f *testing.F) {
 		if len(offs) != m+1 || offs[0] != 0 || offs[m] != uint64(len(data)) {
 			t.Fatalf("offsets %v data %d", offs, len(data))
 		}
-		ch := AppendVariableChunk(nil, bits, offs, data)
+		ch := appendVariableChunk(nil, bits, offs, data)
 		o2, d2, err := DecodeVariableChunk(ch, bits, m)
 		if err != nil || !slices.Equal(o2, offs) || !bytes.Equal(d2, data) {
 			t.Fatalf("re-round-trip: %v", err)
