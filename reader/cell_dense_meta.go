@@ -53,15 +53,11 @@ type denseCache struct {
 // size: entries past the budget are used for one read and not kept.
 var denseCacheAllowance uint64 = 64 << 20
 
-// denseWindows enables the window reads of dense pages (off: partial reads
-// decode whole pages, as before them; for benchmarks).
-var denseWindows = true
-
 // denseWindowed reports whether reads of part of a dense page decode only
 // the chunks or records of the rows they ask for: chunked pages without
 // lists or with a repetition index, and zipped pages.
-func (p *page) denseWindowed() bool {
-	if !denseWindows || p.sparse != nil || p.layout == nil {
+func (f *File) denseWindowed(p *page) bool {
+	if f.paths.noDenseWindows || p.sparse != nil || p.layout == nil {
 		return false
 	}
 	switch x := p.layout.GetLayout().(type) {

@@ -406,7 +406,7 @@ func (f *File) prefetchDense(layout []fieldColumns, runs []rowRun, cache pageCac
 				for pi := first; pi < len(pages) && pages[pi].firstRow < ee; pi++ {
 					p := pages[pi]
 					a, b := max(es, p.firstRow)-p.firstRow, min(ee, p.firstRow+p.rows)-p.firstRow
-					if !p.denseWindowed() || a == 0 && b == p.rows || a >= b || whole[p] {
+					if !f.denseWindowed(p) || a == 0 && b == p.rows || a >= b || whole[p] {
 						continue
 					}
 					m, err := f.denseMetaFor(p)

@@ -104,7 +104,7 @@ func BenchmarkTake(b *testing.B) {
 		for _, mode := range []string{"whole", "window"} {
 			for _, k := range []int{100, 10000} {
 				b.Run(fmt.Sprintf("%s/%s/%s/take%d", tf.name, cell, mode, k), func(b *testing.B) {
-					defer reader.SetDenseWindows(reader.SetDenseWindows(mode == "window"))
+					defer f.SetDenseWindows(f.SetDenseWindows(mode == "window"))
 					r := rand.New(rand.NewPCG(1, 2))
 					idx := make([]int64, k)
 					op := func() {

@@ -134,7 +134,7 @@ func TestDenseTakeMatchesReadAll(t *testing.T) {
 				t.Run(set, func(t *testing.T) { checkTake(t, f, all, idx) })
 				// The same rows picked from whole decoded pages.
 				t.Run(set+"-whole", func(t *testing.T) {
-					defer reader.SetWholePageTake(reader.SetWholePageTake(1))
+					defer f.SetWholePageTake(f.SetWholePageTake(1))
 					checkTake(t, f, all, idx)
 				})
 			}

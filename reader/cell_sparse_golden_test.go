@@ -286,9 +286,9 @@ func TestSparseWindowsRandom(t *testing.T) {
 					// (and, with the join off, one by one).
 					slices.Sort(idx)
 				}
-				prev := reader.SetSparseJoin(it%4 != 0)
+				prev := f.SetSparseJoin(it%4 != 0)
 				rec, err := f.Take(idx)
-				reader.SetSparseJoin(prev)
+				f.SetSparseJoin(prev)
 				if err != nil {
 					t.Fatalf("Take(%v): %v", idx, err)
 				}

@@ -2,17 +2,17 @@ package reader
 
 // SetDenseWindows turns the window reads of dense pages on or off and
 // returns the previous setting (benchmarks compare both).
-func SetDenseWindows(on bool) bool {
-	prev := denseWindows
-	denseWindows = on
+func (f *File) SetDenseWindows(on bool) bool {
+	prev := !f.paths.noDenseWindows
+	f.paths.noDenseWindows = !on
 	return prev
 }
 
 // SetRawPages turns the straight-to-buffer read of raw page runs on or off
 // and returns the previous setting.
-func SetRawPages(on bool) bool {
-	prev := rawPages
-	rawPages = on
+func (f *File) SetRawPages(on bool) bool {
+	prev := !f.paths.noRawPages
+	f.paths.noRawPages = !on
 	return prev
 }
 
@@ -22,25 +22,25 @@ func RawPageRuns() int64 { return rawPageRuns.Load() }
 // SetWholePageTake sets how takes read dense chunked pages (0: chosen by
 // the number of windows, 1: whole pages, -1: windows) and returns the
 // previous setting.
-func SetWholePageTake(v int) int {
-	prev := wholePageTake
-	wholePageTake = v
+func (f *File) SetWholePageTake(v int) int {
+	prev := f.paths.wholePageTake
+	f.paths.wholePageTake = v
 	return prev
 }
 
 // SetSparseJoin turns the joined decode of a take's windows of one sparse
 // page on or off and returns the previous setting.
-func SetSparseJoin(on bool) bool {
-	prev := sparseJoin
-	sparseJoin = on
+func (f *File) SetSparseJoin(on bool) bool {
+	prev := !f.paths.noSparseJoin
+	f.paths.noSparseJoin = !on
 	return prev
 }
 
 // SetFlatVariable turns the one-buffer read of flat string page runs on or
 // off and returns the previous setting.
-func SetFlatVariable(on bool) bool {
-	prev := flatVariable
-	flatVariable = on
+func (f *File) SetFlatVariable(on bool) bool {
+	prev := !f.paths.noFlatVariable
+	f.paths.noFlatVariable = !on
 	return prev
 }
 

@@ -42,6 +42,10 @@ const MaxPageRows = 1 << 31
 
 // File is an open Lance file.
 type File struct {
+	// paths turns read strategies off one at a time: the zero value is
+	// every strategy on, as users get it; tests and benchmarks compare
+	// (export_test.go).
+	paths   readPaths
 	r       io.ReaderAt
 	size    int64
 	footer  format.Footer
@@ -127,6 +131,15 @@ func (f *File) notLance(why string) error {
 		}
 	}
 	return notLanceError{why + ": not a Lance file, or one cut short"}
+}
+
+// readPaths are a File's switches of read strategies.
+type readPaths struct {
+	noDenseWindows bool // partial reads of dense pages decode whole pages
+	noSparseJoin   bool // a take decodes one sparse page's windows one by one
+	noRawPages     bool // no straight-to-buffer read of raw page runs
+	noFlatVariable bool // no one-buffer read of flat string page runs
+	wholePageTake  int  // dense chunked takes: 0 by window count, 1 whole pages, -1 windows
 }
 
 // Close releases a file opened with OpenPath.

@@ -22,12 +22,8 @@ import (
 // once, where page by page they were written per page and copied again to
 // join the pages.
 
-// flatVariable enables readFlatVariable (tests compare both paths);
-// flatVariableRuns counts the runs it read.
-var (
-	flatVariable     = true
-	flatVariableRuns atomic.Int64
-)
+// flatVariableRuns counts the runs readFlatVariable read (tests check it).
+var flatVariableRuns atomic.Int64
 
 // readFlatVariable reads pages (each covered whole) of a flat string or
 // binary column of type dt, or returns ok false when a page is not a dense
@@ -35,7 +31,7 @@ var (
 // then decodes page by page).
 func (f *File) readFlatVariable(dt arrow.DataType, path []structural.Step, pages []*page) (arrow.Array, bool, error) {
 	ow := offsetWidth(dt)
-	if ow == 0 || !flatVariable || len(pages) < 2 || len(path) != 1 {
+	if ow == 0 || f.paths.noFlatVariable || len(pages) < 2 || len(path) != 1 {
 		return nil, false, nil
 	}
 	type part struct {

@@ -68,7 +68,7 @@ func TestFlatStringRuns(t *testing.T) {
 			t.Errorf("%s: no FSST page; the test means to cover one", format)
 		}
 		for _, on := range []bool{true, false} {
-			prev := reader.SetFlatVariable(on)
+			prev := f.SetFlatVariable(on)
 			before := reader.FlatVariableRuns()
 			got, err := f.ReadAll()
 			if err != nil {
@@ -95,7 +95,7 @@ func TestFlatStringRuns(t *testing.T) {
 				want.Release()
 			}
 			part.Release()
-			reader.SetFlatVariable(prev)
+			f.SetFlatVariable(prev)
 		}
 	}
 }

@@ -18,12 +18,8 @@ import (
 // buffer: no page buffer, no second copy to join the pages. Embedding
 // columns written with a page budget are such runs of pages.
 
-// rawPages enables readRawPages (tests compare both paths); rawPageRuns
-// counts the runs it read.
-var (
-	rawPages    = true
-	rawPageRuns atomic.Int64
-)
+// rawPageRuns counts the runs readRawPages read (tests check it).
+var rawPageRuns atomic.Int64
 
 // rawRowBytes returns the bytes of one row of dt when its Arrow layout
 // is one contiguous buffer of fixed-width rows (byte-aligned fixed-width
@@ -64,7 +60,7 @@ func rawPage(p *page, rowBytes int) bool {
 // caller then decodes page by page).
 func (f *File) readRawPages(dt arrow.DataType, pages []*page) (out arrow.Array, ok bool, err error) {
 	rowBytes := rawRowBytes(dt)
-	if !rawPages || rowBytes == 0 || len(pages) < 2 {
+	if f.paths.noRawPages || rowBytes == 0 || len(pages) < 2 {
 		return nil, false, nil
 	}
 	var rows uint64

@@ -78,11 +78,11 @@ func TestRawPageRuns(t *testing.T) {
 				}
 			}
 			for _, raw := range []bool{false, true} {
-				prev := reader.SetRawPages(raw)
+				prev := f.SetRawPages(raw)
 				before := reader.RawPageRuns()
 				got, err := f.ReadAll()
 				runs := reader.RawPageRuns() - before
-				reader.SetRawPages(prev)
+				f.SetRawPages(prev)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -273,7 +273,7 @@ func (f *File) readLeaf(top arrow.DataType, path []structural.Step, ci int, star
 		}
 		// The elements of the page the read covers.
 		a, b := max(es, p.firstRow)-p.firstRow, min(ee, p.firstRow+p.rows)-p.firstRow
-		if p.windowed() || p.denseWindowed() && (a != 0 || b != p.rows) {
+		if p.windowed() || f.denseWindowed(p) && (a != 0 || b != p.rows) {
 			part, err := f.decodePageArray(p, types, path, leafType, a, b, cache)
 			if err != nil {
 				return nil, fmt.Errorf("page %d: %w", pi, err)
@@ -373,7 +373,7 @@ func (f *File) decodePageArray(p *page, types []arrow.DataType, path []structura
 			if bufs, err = f.pageBuffers(p); err == nil {
 				pd, err = decodeDense(p, bufs)
 			}
-		case p.denseWindowed():
+		case f.denseWindowed(p):
 			// Only the chunks or records of the window.
 			pd, err = f.decodeDenseWindow(p, a, b, cache)
 		default:

@@ -34,12 +34,7 @@ const (
 // of a few rows reads only their chunks.
 const minWholeWindows = 32
 
-// sparseJoin enables decodeSparseWindows for takes (tests compare both).
-var sparseJoin = true
 
-// wholePageTake chooses how takes read dense chunked pages: 0 by the
-// number of windows (gatherMode), 1 always by gathering, -1 never (tests).
-var wholePageTake = 0
 
 // gatherMode returns how a take of wins windows reads chunked page p of a
 // column with path: by gathering when the windows are at least half as
@@ -49,10 +44,10 @@ var wholePageTake = 0
 // low-cardinality strings 12.4 -> 5.2; 100 rows stay on windows.)
 func (f *File) gatherMode(p *page, path []structural.Step, wins int, dims uint64) int {
 	mb := p.layout.GetMiniBlockLayout()
-	if dims != 1 || mb == nil || wholePageTake < 0 || !rowLevels(path) {
+	if dims != 1 || mb == nil || f.paths.wholePageTake < 0 || !rowLevels(path) {
 		return gatherWindows
 	}
-	if wholePageTake == 0 {
+	if f.paths.wholePageTake == 0 {
 		m, err := f.denseMetaFor(p)
 		if wins < minWholeWindows || err != nil || m.mb == nil || 2*wins < len(m.refs) {
 			return gatherWindows

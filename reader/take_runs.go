@@ -71,7 +71,7 @@ func (f *File) takeLeaf(top arrow.DataType, path []structural.Step, ci int, runs
 			return nil
 		}
 		p := pages[pi]
-		if ee > p.firstRow+p.rows || !p.denseWindowed() || p.firstRow%dims != 0 {
+		if ee > p.firstRow+p.rows || !f.denseWindowed(p) || p.firstRow%dims != 0 {
 			return nil
 		}
 		return p
@@ -86,7 +86,7 @@ func (f *File) takeLeaf(top arrow.DataType, path []structural.Step, ci int, runs
 		return pages[pi]
 	}
 	for i := 0; i < len(runs); {
-		if sp := inSparse(runs[i]); sp != nil && sparseJoin {
+		if sp := inSparse(runs[i]); sp != nil && !f.paths.noSparseJoin {
 			var wins [][2]uint64
 			first := i
 			for ; i < len(runs) && inSparse(runs[i]) == sp; i++ {
