@@ -34,8 +34,6 @@ const (
 // of a few rows reads only their chunks.
 const minWholeWindows = 32
 
-
-
 // gatherMode returns how a take of wins windows reads chunked page p of a
 // column with path: by gathering when the windows are at least half as
 // many as the chunks (most chunks are decoded anyway), else by windows.
