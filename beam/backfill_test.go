@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -106,7 +107,22 @@ const (
 func makeTable(t *testing.T) string {
 	t.Helper()
 	ctx := context.Background()
-	uri := filepath.Join(t.TempDir(), "t.lance")
+	// Not t.TempDir: when a pipeline fails, Prism returns while other
+	// bundles may still be writing their fragments' files, and TempDir's
+	// cleanup fails on a directory that is still filling.
+	dir, err := os.MkdirTemp("", "planarbeam")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		for range 50 {
+			if os.RemoveAll(dir) == nil {
+				return
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	})
+	uri := filepath.Join(dir, "t.lance")
 	w, err := dataset.Create(ctx, uri, tableSchema, dataset.WithMaxRowsPerFile(fragRows))
 	if err != nil {
 		t.Fatal(err)
