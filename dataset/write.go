@@ -269,9 +269,17 @@ func (w *Writer) Write(rec arrow.RecordBatch) error {
 	}
 	defer rec.Release()
 	// A bad batch is refused whole, before any of it is written; the
-	// writer stays usable.
-	if err := writer.CheckBatch(w.schema, rec); err != nil {
-		return err
+	// writer stays usable. A batch that fits the current file is checked
+	// by the file writer itself (a refusal of the first part writes
+	// nothing); one that spans files is checked first, once.
+	room := w.opts.maxRows
+	if w.cur != nil {
+		room -= w.cur.rows
+	}
+	if rec.NumRows() > room {
+		if err := writer.CheckBatch(w.schema, rec); err != nil {
+			return err
+		}
 	}
 	for off := int64(0); off < rec.NumRows(); {
 		if w.cur == nil {

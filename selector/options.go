@@ -142,6 +142,10 @@ func (o Options) generalScheme() values.Scheme {
 	return 0
 }
 
+// compressionNames are the metadata values of the compression modes
+// ("" for CompressionAuto).
+var compressionNames = [...]string{CompressionNone: "none", CompressionLZ4: "lz4", CompressionZstd: "zstd", CompressionFsst: "fsst"}
+
 // Asked lists the knobs a column's metadata set (as "key=value", the
 // lance-encoding: prefix left out), "" when it set none: the report's
 // reasons start with them, so that what was asked and what was done read
@@ -156,14 +160,13 @@ func (o Options) Asked() string {
 	case StructuralSparse:
 		a = append(a, "structural-encoding=sparse")
 	}
-	comp := map[CompressionMode]string{CompressionNone: "none", CompressionLZ4: "lz4", CompressionZstd: "zstd", CompressionFsst: "fsst"}
-	if c, ok := comp[o.Compression]; ok {
+	if c := compressionNames[o.Compression]; c != "" {
 		a = append(a, "compression="+c)
 	}
 	if o.Level != 0 {
 		a = append(a, fmt.Sprintf("compression-level=%d", o.Level))
 	}
-	if c, ok := comp[o.DictItems]; ok {
+	if c := compressionNames[o.DictItems]; c != "" {
 		a = append(a, "dict-values-compression="+c)
 	}
 	switch o.BSS {

@@ -213,13 +213,9 @@ func decodeRangeBlock(c *enc21pb.Range, n int) (Block, error) {
 	out := make([]byte, 0, n*bits/8)
 	v := c.Start
 	for i := 0; i < n; i++ {
-		if bits == 32 {
-			if v > 0xFFFFFFFF {
-				return Block{}, fmt.Errorf("range overflows u32: %w", ErrCorrupt)
-			}
-			out = binary.LittleEndian.AppendUint32(out, uint32(v))
-		} else {
-			out = binary.LittleEndian.AppendUint64(out, v)
+		var ok bool
+		if out, ok = appendWord(out, v, bits); !ok {
+			return Block{}, fmt.Errorf("range overflows u32: %w", ErrCorrupt)
 		}
 		v += c.Step
 	}
@@ -246,25 +242,28 @@ func decodeDeltaBlock(c *enc21pb.Delta, buf []byte, n, depth int) (Block, error)
 	v := c.Base
 	for i := 0; i < n; i++ {
 		if i > 0 {
-			var dv uint64
-			if bits == 32 {
-				dv = uint64(binary.LittleEndian.Uint32(d.Data[4*(i-1):]))
-			} else {
-				dv = binary.LittleEndian.Uint64(d.Data[8*(i-1):])
-			}
+			dv := loadWord(d.Data, bits, i-1)
 			if v+dv < v {
 				return Block{}, fmt.Errorf("delta overflows: %w", ErrCorrupt)
 			}
 			v += dv
 		}
-		if bits == 32 {
-			if v > 0xFFFFFFFF {
-				return Block{}, fmt.Errorf("delta overflows u32: %w", ErrCorrupt)
-			}
-			out = binary.LittleEndian.AppendUint32(out, uint32(v))
-		} else {
-			out = binary.LittleEndian.AppendUint64(out, v)
+		var ok bool
+		if out, ok = appendWord(out, v, bits); !ok {
+			return Block{}, fmt.Errorf("delta overflows u32: %w", ErrCorrupt)
 		}
 	}
 	return Block{Bits: bits, N: n, Data: out}, nil
+}
+
+// appendWord appends v as a little-endian word of bits (32 or 64); false
+// when it does not fit 32 bits.
+func appendWord(out []byte, v uint64, bits int) ([]byte, bool) {
+	if bits == 32 {
+		if v > 0xFFFFFFFF {
+			return out, false
+		}
+		return binary.LittleEndian.AppendUint32(out, uint32(v)), true
+	}
+	return binary.LittleEndian.AppendUint64(out, v), true
 }

@@ -40,27 +40,26 @@ func (c FlatCodec) Encoding() *enc21pb.CompressiveEncoding { return FlatEncoding
 
 // decodeFlatChunk decodes a chunk's flat values.
 func decodeFlatChunk(f *enc21pb.Flat, buf []byte, n int) (Block, error) {
-	bits := int(f.BitsPerValue)
-	if bits <= 0 || bits > 1<<16 {
-		return Block{}, fmt.Errorf("flat width %d: %w", bits, ErrCorrupt)
-	}
-	if f.Data != nil {
+	if f.Data != nil && f.BitsPerValue > 0 && f.BitsPerValue <= 1<<16 {
 		return Block{}, fmt.Errorf("flat with buffer compression: %w", ErrUnsupported)
 	}
-	if want := fixedLen(bits, n); len(buf) < want {
-		return Block{}, fmt.Errorf("flat chunk has %d bytes, %d values of %d bits need %d: %w", len(buf), n, bits, want, ErrCorrupt)
-	}
-	return Block{Bits: bits, N: n, Data: buf[:fixedLen(bits, n)]}, nil
+	return flatValues(f, buf, n, "chunk")
 }
 
 // decodeFlatBlock decodes a block's flat values.
 func decodeFlatBlock(f *enc21pb.Flat, buf []byte, n int) (Block, error) {
+	return flatValues(f, buf, n, "block")
+}
+
+// flatValues is the n values of f's width at the start of buf.
+func flatValues(f *enc21pb.Flat, buf []byte, n int, what string) (Block, error) {
 	bits := int(f.BitsPerValue)
 	if bits <= 0 || bits > 1<<16 {
 		return Block{}, fmt.Errorf("flat width %d: %w", bits, ErrCorrupt)
 	}
-	if want := fixedLen(bits, n); len(buf) < want {
-		return Block{}, fmt.Errorf("flat block has %d bytes, want %d: %w", len(buf), want, ErrCorrupt)
+	want := fixedLen(bits, n)
+	if len(buf) < want {
+		return Block{}, fmt.Errorf("flat %s has %d bytes, %d values of %d bits need %d: %w", what, len(buf), n, bits, want, ErrCorrupt)
 	}
-	return Block{Bits: bits, N: n, Data: buf[:fixedLen(bits, n)]}, nil
+	return Block{Bits: bits, N: n, Data: buf[:want]}, nil
 }
