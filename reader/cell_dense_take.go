@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/bitutil"
 
 	"github.com/planarlance/planar/proto/enc21pb"
@@ -66,6 +67,56 @@ func (f *File) decodeDenseWindow(p *page, a, b uint64, cache pageCache) (*pageDa
 		return f.chunkedWindowDense(p, m, a, b, cache)
 	}
 	return f.zippedWindowDense(p, m, a, b, cache)
+}
+
+// decodeWindows decodes element windows of a dense chunked or zipped page,
+// in order, into one projected array: their levels and values are cut from
+// the page's decoded chunks (or records) and joined, then unravelled and
+// built once, so that a take of many scattered rows builds one array per
+// page rather than one per row. It returns errNoJoin when the windows'
+// values cannot be joined.
+func (f *File) decodeWindows(p *page, lr *leafRead, wins [][2]uint64) (arrow.Array, error) {
+	cache := lr.cache
+	m, err := f.denseMetaFor(p)
+	if err != nil {
+		return nil, err
+	}
+	var all *pageData
+	var blocks []values.Block
+	elems := uint64(0)
+	for _, w := range wins {
+		var pd *pageData
+		if m.mb != nil {
+			pd, err = f.chunkedWindowDense(p, m, w[0], w[1], cache)
+		} else {
+			pd, err = f.zippedWindowDense(p, m, w[0], w[1], cache)
+		}
+		if err != nil {
+			return nil, err
+		}
+		if len(wins) > 1 && (pd.vals.NullItems || pd.vals.Children != nil) {
+			return nil, errNoJoin
+		}
+		elems += w[1] - w[0]
+		if all == nil {
+			all = pd
+			blocks = append(blocks, pd.vals)
+			continue
+		}
+		all.rep = append(all.rep, pd.rep...)
+		all.def = append(all.def, pd.def...)
+		all.numVisible += pd.numVisible
+		blocks = append(blocks, pd.vals)
+	}
+	for _, b := range blocks[1:] {
+		if !joinable(blocks[0], b) {
+			return nil, errNoJoin
+		}
+	}
+	if all.vals, err = concatBlocks(blocks); err != nil {
+		return nil, err
+	}
+	return lr.build(all, int(elems))
 }
 
 // chunk returns decoded chunk c of a chunked page.

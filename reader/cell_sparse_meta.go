@@ -127,7 +127,7 @@ func (f *File) loadSparseMeta(p *page, path []structural.Step) (*sparseMeta, err
 		m.bytes += uint64(len(ld.Valid)) + 4*uint64(len(ld.Offsets))
 		if ld.Dim > 0 {
 			// Page lengths count elements: rows times every structural
-			// fixed-size-list dimension of the path (see readLeaf).
+			// fixed-size-list dimension of the path (see readRuns).
 			m.scale *= uint64(ld.Dim)
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"sort"
 
 	"github.com/apache/arrow-go/v18/arrow"
+
 	"github.com/planarlance/planar/proto/enc23pb"
 	"github.com/planarlance/planar/structural"
 	"github.com/planarlance/planar/values"
@@ -15,9 +16,6 @@ import (
 // and fetched once, one request per run of adjacent ordinals: two rows whose
 // values are neighbours in the page cost one request even when null rows lie
 // between them.
-
-// rowRun is rows [start, end) of a take.
-type rowRun struct{ start, end int64 }
 
 // valueSpan holds the stored bytes of value ordinals [k0, k1) of a sparse
 // zipped page.

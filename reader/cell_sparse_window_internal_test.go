@@ -144,10 +144,12 @@ func TestSparseWindowMatchesFullDecode(t *testing.T) {
 						if it%2 == 0 {
 							hi = min(lo+rng.Int64N(4), rows)
 						}
-						got, err := f.decodePageArray(p, types, path, types[len(types)-1], uint64(lo)*dims, uint64(hi)*dims, newPageCache())
+						lr := &leafRead{f: f, ci: ci, at: pi, path: path, types: types, leafType: types[len(types)-1], dims: dims, pages: f.columns[ci], cache: newPageCache()}
+						parts, err := sparseCell{}.read(lr, p, [][2]uint64{{uint64(lo) * dims, uint64(hi) * dims}}, nil)
 						if err != nil {
 							t.Fatalf("%s column %d page %d rows [%d, %d): %v", name, ci, pi, lo, hi, err)
 						}
+						got := parts[0]
 						want := array.NewSlice(full, lo, hi)
 						if !array.Equal(got, want) {
 							t.Fatalf("%s column %d page %d (%s) rows [%d, %d):\n got %v\nwant %v", name, ci, pi, p.cell(), lo, hi, got, want)

@@ -18,13 +18,18 @@
 // where they appear), never panics on any input bytes, and allocates no
 // more than the file's size or the rows asked for warrant.
 //
-// Internally, dense pages, whether they arrived as pb21 metadata
-// (lance.encodings21.PageLayout) or as planar metadata
-// (lance.encodings23.PlanarLayout), are normalized into one description and
-// decoded into levels plus visible values; sparse planar pages are decoded
-// straight into per-layer structure. Either way every page ends as the same
-// per-layer structure (structural.LayerData) and leaf array, which are then
-// assembled into the field's Arrow array.
+// Internally, every read (ReadAll, ReadRange, the stream, Take) goes
+// through one pipeline (read.go readRuns, cell.go): a leaf column's rows
+// are cut into element windows per page, each page's windows are read by
+// the reader of its cell (sparse, dense chunked or zipped, constant, or a
+// page decoded whole), and the leaf's arrays are joined once; the leaves of
+// a field are then assembled into its Arrow array. Dense pages, whether they
+// arrived as pb21 metadata (lance.encodings21.PageLayout) or as planar
+// metadata (lance.encodings23.PlanarLayout), are normalized into one
+// description and decoded into levels plus visible values; sparse planar
+// pages are decoded straight into per-layer structure. Either way every
+// page ends as the same per-layer structure (structural.LayerData) and leaf
+// array.
 //
 // Sparse pages are read by row window: the first read of a page loads its
 // structural buffers and its value codec's addressing data (offset index,

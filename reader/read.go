@@ -43,7 +43,7 @@ func (f *File) ReadRange(start, n int64) (arrow.RecordBatch, error) {
 // items of sparse pages the call fetched, so that it fetches each once
 // (and, for a take, the values it prefetched).
 type pageCache struct {
-	arrays  map[[2]int]arrow.Array
+	arrays  map[[2]int]arrow.Array // whole pages by column and page index
 	fetched map[fetchKey][]byte
 	spans   map[*page][]valueSpan // values a take prefetched (prefetchSparse)
 	raw     *rawCache             // byte ranges of dense pages fetched by window
@@ -101,8 +101,8 @@ func (f *File) take(indices []int64, columns []string) (arrow.RecordBatch, error
 			return nil, fmt.Errorf("row %d of %d: %w", i, f.numRows, ErrOutOfRange)
 		}
 	}
-	// Read each maximal run of consecutive indices once, column by column
-	// (take_runs.go).
+	// Read each maximal run of consecutive indices once, column by column,
+	// through the read pipeline (readRuns).
 	var runs []rowRun
 	for _, i := range indices {
 		if k := len(runs) - 1; k >= 0 && runs[k].end == i {
@@ -127,6 +127,31 @@ func (f *File) take(indices []int64, columns []string) (arrow.RecordBatch, error
 		return nil, err
 	}
 	return f.takeRuns(schema, layout, runs, int64(len(indices)), cache)
+}
+
+// takeRuns reads the rows of runs (n rows in all) of the fields of layout,
+// as a batch of schema.
+func (f *File) takeRuns(schema *arrow.Schema, layout []fieldColumns, runs []rowRun, n int64, cache pageCache) (arrow.RecordBatch, error) {
+	cols := make([]arrow.Array, 0, len(layout))
+	defer func() {
+		for _, c := range cols {
+			c.Release()
+		}
+	}()
+	for _, fc := range layout {
+		a, err := f.takeField(fc, runs, n, cache)
+		if err != nil {
+			return nil, fmt.Errorf("field %q: %w", fc.field.Name, err)
+		}
+		cols = append(cols, a)
+	}
+	return array.NewRecordBatch(schema, cols, n), nil
+}
+
+func (f *File) takeField(fc fieldColumns, runs []rowRun, n int64, cache pageCache) (arrow.Array, error) {
+	return f.assembleField(fc, func(k, ci int) (arrow.Array, error) {
+		return f.readRuns(fc.field.Type, fc.paths[k], ci, runs, n, cache)
+	})
 }
 
 // projection returns the schema and layout of the named top-level fields,
@@ -238,88 +263,110 @@ func retype(d arrow.ArrayData, dt arrow.DataType) arrow.ArrayData {
 // readLeaf reads rows [start, end) of one physical column as the projected
 // array of its path.
 func (f *File) readLeaf(top arrow.DataType, path []structural.Step, ci int, start, end int64, cache pageCache) (arrow.Array, error) {
+	if start == end {
+		return f.readRuns(top, path, ci, nil, 0, cache)
+	}
+	return f.readRuns(top, path, ci, []rowRun{{start, end}}, end-start, cache)
+}
+
+// readRuns is the read pipeline every read of a leaf column goes through:
+// the rows of runs (n in all, in order) are cut into element windows per
+// page, each page's windows are read by the reader of its cell (cell.go),
+// and the arrays are joined once.
+func (f *File) readRuns(top arrow.DataType, path []structural.Step, ci int, runs []rowRun, n int64, cache pageCache) (arrow.Array, error) {
 	types, err := pathTypes(top, path)
 	if err != nil {
 		return nil, err
 	}
-	leafType := types[len(types)-1]
-	pages := f.columns[ci]
-	dims := int64(f.dims[ci])
-	// Page lengths count elements: rows times structural FSL dimensions.
-	es, ee := uint64(start*dims), uint64(end*dims)
-	first := sort.Search(len(pages), func(k int) bool { return pages[k].firstRow+pages[k].rows > es })
-	var chunks []arrow.Array
+	lr := &leafRead{f: f, ci: ci, path: path, types: types, leafType: types[len(types)-1], dims: uint64(f.dims[ci]), pages: f.columns[ci], cache: cache}
+	if len(runs) == 0 {
+		// No rows: an empty array of the projected type.
+		return emptyProjected(types, path, lr.leafType)
+	}
+	if len(runs) == 1 {
+		if out, ok, err := lr.wholePages(runs[0]); err != nil || ok {
+			return out, err
+		}
+	}
+	var parts []arrow.Array
 	defer func() {
-		for _, c := range chunks {
-			c.Release()
+		for _, a := range parts {
+			a.Release()
 		}
 	}()
-	ud := uint64(dims)
-	if last := sort.Search(len(pages), func(k int) bool { return pages[k].firstRow >= ee }); len(types) == 1 && ud == 1 &&
-		last-first > 1 && pages[first].firstRow == es && pages[last-1].firstRow+pages[last-1].rows == ee {
-		// Whole pages of a flat column: raw pages go straight to one
-		// buffer, strings are expanded straight into one.
-		if out, ok, err := f.readRawPages(leafType, pages[first:last]); err != nil || ok {
-			return out, err
+	// Consecutive windows in one page are read together.
+	pi := -1
+	var wins [][2]uint64
+	flush := func() error {
+		if pi < 0 {
+			return nil
 		}
-		if out, ok, err := f.readFlatVariable(leafType, path, pages[first:last]); err != nil || ok {
-			return out, err
+		p := lr.pages[pi]
+		lr.at = pi
+		var err error
+		if parts, err = f.cellFor(p).read(lr, p, wins, parts); err != nil {
+			return fmt.Errorf("page %d: %w", pi, err)
+		}
+		wins = wins[:0]
+		return nil
+	}
+	for _, r := range runs {
+		es, ee := uint64(r.start)*lr.dims, uint64(r.end)*lr.dims
+		for es < ee {
+			k := sortSearchPages(lr.pages, es)
+			if k >= len(lr.pages) {
+				return nil, fmt.Errorf("element %d beyond the column's %d pages: %w", es, len(lr.pages), ErrCorrupt)
+			}
+			p := lr.pages[k]
+			if p.firstRow%lr.dims != 0 || p.rows%lr.dims != 0 {
+				return nil, fmt.Errorf("page %d of %d elements at %d does not hold whole rows of %d: %w", k, p.rows, p.firstRow, lr.dims, ErrCorrupt)
+			}
+			e := min(ee, p.firstRow+p.rows)
+			if k != pi {
+				if err := flush(); err != nil {
+					return nil, err
+				}
+				pi = k
+			}
+			wins = append(wins, [2]uint64{es - p.firstRow, e - p.firstRow})
+			es = e
 		}
 	}
-	for pi := first; pi < len(pages) && pages[pi].firstRow < ee; pi++ {
-		p := pages[pi]
-		if p.firstRow%ud != 0 || p.rows%ud != 0 {
-			return nil, fmt.Errorf("page %d of %d elements at %d does not hold whole rows of %d: %w", pi, p.rows, p.firstRow, dims, ErrCorrupt)
-		}
-		// The elements of the page the read covers.
-		a, b := max(es, p.firstRow)-p.firstRow, min(ee, p.firstRow+p.rows)-p.firstRow
-		if p.windowed() || f.denseWindowed(p) && (a != 0 || b != p.rows) {
-			part, err := f.decodePageArray(p, types, path, leafType, a, b, cache)
-			if err != nil {
-				return nil, fmt.Errorf("page %d: %w", pi, err)
-			}
-			chunks = append(chunks, part)
-			continue
-		}
-		whole, ok := cache.arrays[[2]int{ci, pi}]
-		if !ok {
-			var err error
-			if whole, err = f.decodePageArray(p, types, path, leafType, 0, p.rows, cache); err != nil {
-				return nil, fmt.Errorf("page %d: %w", pi, err)
-			}
-			cache.arrays[[2]int{ci, pi}] = whole
-		}
-		if uint64(whole.Len()) != p.rows/ud {
-			return nil, fmt.Errorf("page %d decoded to %d rows, holds %d: %w", pi, whole.Len(), p.rows/ud, ErrCorrupt)
-		}
-		chunks = append(chunks, array.NewSlice(whole, int64(a/ud), int64(b/ud)))
+	if err := flush(); err != nil {
+		return nil, err
 	}
 	var out arrow.Array
-	switch len(chunks) {
-	case 0:
-		// No rows: an empty array of the projected type.
-		return emptyProjected(types, path, leafType)
-	case 1:
-		if noOffsets(chunks[0].DataType()) && chunks[0].Data().Offset() == 0 {
-			// One page, no offsets to normalize: no copy.
-			chunks[0].Retain()
-			out = chunks[0]
-			break
-		}
-		fallthrough
-	default:
-		// Concatenate also normalizes offsets, so that every leaf of a
-		// field lines up.
-		var err error
-		if out, err = joinArrays(chunks); err != nil {
-			return nil, fmt.Errorf("%v: %w", err, ErrCorrupt)
-		}
+	if len(parts) == 1 && parts[0].Data().Offset() == 0 && (!lr.sliced || noOffsets(parts[0].DataType())) {
+		// One part that owns its buffers: no copy.
+		parts[0].Retain()
+		out = parts[0]
+	} else if out, err = joinArrays(parts); err != nil {
+		// Joining also normalizes offsets, so that every leaf of a field
+		// lines up.
+		return nil, fmt.Errorf("%v: %w", err, ErrCorrupt)
 	}
-	if int64(out.Len()) != end-start {
+	if int64(out.Len()) != n {
 		out.Release()
-		return nil, fmt.Errorf("pages hold %d rows, %d needed: %w", out.Len(), end-start, ErrCorrupt)
+		return nil, fmt.Errorf("pages gave %d rows, %d asked: %w", out.Len(), n, ErrCorrupt)
 	}
 	return out, nil
+}
+
+// wholePages reads a run covering two or more whole pages of a flat column
+// straight into one buffer when their pages allow it: raw fixed-width pages
+// (raw_pages.go) and strings expanded in place (flat_strings.go).
+func (lr *leafRead) wholePages(r rowRun) (arrow.Array, bool, error) {
+	pages := lr.pages
+	es, ee := uint64(r.start)*lr.dims, uint64(r.end)*lr.dims
+	first := sortSearchPages(pages, es)
+	last := sort.Search(len(pages), func(k int) bool { return pages[k].firstRow >= ee })
+	if len(lr.types) != 1 || lr.dims != 1 || last-first < 2 || pages[first].firstRow != es || pages[last-1].firstRow+pages[last-1].rows != ee {
+		return nil, false, nil
+	}
+	if out, ok, err := lr.f.readRawPages(lr.leafType, pages[first:last]); err != nil || ok {
+		return out, ok, err
+	}
+	return lr.f.readFlatVariable(lr.leafType, lr.path, pages[first:last])
 }
 
 func emptyProjected(types []arrow.DataType, path []structural.Step, leafType arrow.DataType) (arrow.Array, error) {
@@ -344,52 +391,6 @@ func emptyProjected(types []arrow.DataType, path []structural.Step, leafType arr
 	}
 	defer d.Release()
 	return array.MakeFromData(d), nil
-}
-
-// decodePageArray decodes elements [a, b) of one page of a leaf column
-// into the projected array of its path (divided by FSL dimensions). Only
-// windowed pages (see page.windowed) decode part of a page; others need
-// [0, rows). Sparse pages read their structure once (sparseMetaFor) and
-// then only the value bytes of the window.
-func (f *File) decodePageArray(p *page, types []arrow.DataType, path []structural.Step, leafType arrow.DataType, a, b uint64, cache pageCache) (arrow.Array, error) {
-	var pd *pageData
-	var lds []structural.LayerData
-	var err error
-	switch {
-	case p.sparse != nil:
-		// Cached structure, and only the value bytes of the window.
-		if lds, pd, err = f.decodeSparseWindow(p, path, a, b, cache); err != nil {
-			return nil, err
-		}
-	default:
-		switch c := p.layout.GetConstantLayout(); {
-		case c != nil:
-			var bufs [][]byte
-			if bufs, err = f.pageBuffers(p); err == nil {
-				pd, err = decodeConstantWindow(c, bufs, p.rows, a, b)
-			}
-		case a == 0 && b == p.rows:
-			var bufs [][]byte
-			if bufs, err = f.pageBuffers(p); err == nil {
-				pd, err = decodeDense(p, bufs)
-			}
-		case f.denseWindowed(p):
-			// Only the chunks or records of the window.
-			pd, err = f.decodeDenseWindow(p, a, b, cache)
-		default:
-			err = fmt.Errorf("partial decode of a %s page: %w", p.cell(), ErrUnsupported)
-		}
-		if err != nil {
-			return nil, err
-		}
-		if len(pd.layers) != len(path) {
-			return nil, fmt.Errorf("page has %d layers, column path %d: %w", len(pd.layers), len(path), ErrCorrupt)
-		}
-		if lds, err = structural.UnravelPath(pd.layers, path, pd.rep, pd.def, int(b-a), pd.numVisible); err != nil {
-			return nil, err
-		}
-	}
-	return buildLeafArray(types, path, leafType, pd, lds)
 }
 
 // buildLeafArray builds the projected array of a column's path from decoded
