@@ -7,9 +7,11 @@
 // OptionError (a bad key or value). The rest serves the writer.
 //
 // The selector chooses, for each page, the cell of the planar matrix
-// (structural codec x value codec) and the compressive codec tree of the
-// values, from what the stats pass measured and the field's options. The
-// writer executes the plan it returns and makes no choice of its own.
+// (structural codec x value codec), the compressive codec tree of the
+// values and, once the writer has cut a dense page into chunks, the codecs
+// of its level streams (levels.go), from what the stats pass measured and
+// the field's options. The writer executes the plan it returns and makes
+// no choice of its own.
 package selector
 
 import (
@@ -106,6 +108,9 @@ type Plan struct {
 	LevelComp  Compression // codec of the def/rep streams inside chunks
 	Candidates []Candidate // every chunked candidate with its estimate, winner first
 	Reason     string      // why this plan won, for reports
+	// RepCodec and DefCodec are the level streams' codecs of a dense
+	// chunked page (WithLevelCodecs, once the page is cut into chunks).
+	RepCodec, DefCodec values.Codec
 	// TrySparse (cost policy, dense plans only): the page's structure is
 	// not trivial and sparse structure may be cheaper; the writer encodes
 	// both and keeps the one Cheaper prefers.

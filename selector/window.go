@@ -12,11 +12,6 @@ import (
 // at level 1 (issue 12 asks the cost policy to stay within 0.9×).
 const WindowZstdLevel = 1
 
-// LevelZstdWork is the cost, in stored bytes per packed level byte, of
-// Zstd over a window chunk's level streams: λ·1.5 (decode) + μ·1.5 (encode,
-// level 1 over large inputs) at the default weights.
-const LevelZstdWork = DefaultLambda*1.5 + DefaultMu*1.5
-
 // windowCandidates adds, for the cost policy, general compression over
 // large chunks: Zstd over windows of about WindowBytes of raw values (up to
 // 2^15 values, the most a chunk's 4-bit log2 count can say), over the plain

@@ -3,7 +3,6 @@ package values
 import (
 	"encoding/binary"
 	"fmt"
-	"slices"
 
 	"github.com/planarlance/planar/proto/enc21pb"
 )
@@ -211,32 +210,6 @@ func decodeBlock(enc *enc21pb.CompressiveEncoding, buf []byte, n int, depth int)
 	default:
 		return Block{}, fmt.Errorf("block encoding %T: %w", c, ErrUnsupported)
 	}
-}
-
-// DecodeLevels decodes a block of n u16 levels.
-func DecodeLevels(enc *enc21pb.CompressiveEncoding, buf []byte, n int, dst []uint16) ([]uint16, error) {
-	f, err := DecodeBlock(enc, buf, n)
-	if err != nil {
-		return dst, err
-	}
-	if f.Bits != 16 || len(f.Data) < 2*n {
-		return dst, fmt.Errorf("levels decoded to %d-bit values: %w", f.Bits, ErrCorrupt)
-	}
-	at := len(dst)
-	dst = slices.Grow(dst, n)[:at+n]
-	out, data := dst[at:], f.Data[:2*n]
-	for i := range out {
-		out[i] = binary.LittleEndian.Uint16(data[2*i:])
-	}
-	return dst, nil
-}
-
-// AppendFlatLevels appends raw u16 levels (the Flat{16} block layout).
-func AppendFlatLevels(dst []byte, levels []uint16) []byte {
-	for _, l := range levels {
-		dst = binary.LittleEndian.AppendUint16(dst, l)
-	}
-	return dst
 }
 
 // FlatEncoding returns the Flat{bits} encoding descriptor.

@@ -16,5 +16,7 @@
 // fsst.go, fslrows.go (fixed-size lists), packed.go (packed structs) and
 // arith.go (constant, range and delta, stored in metadata). decode.go
 // dispatches a CompressiveEncoding to the decoders; chunked.go and zipped.go
-// are the chunked and zipped value cells' framing.
+// are the chunked and zipped value cells' framing; levels.go runs a dense
+// page's level streams through the codec the selector chose for them and
+// reads them back.
 package values

@@ -8,7 +8,6 @@ import (
 
 	"github.com/planarlance/planar/proto/enc21pb"
 	"github.com/planarlance/planar/selector"
-	"github.com/planarlance/planar/stats"
 	"github.com/planarlance/planar/structural"
 	"github.com/planarlance/planar/values"
 )
@@ -28,9 +27,11 @@ func (c *pageEnc) encodeChunked(d structural.Dense, pv pageValues, enc *encoded)
 	}
 	nbuf := codec.NumBuffers()
 	counts := c.chunkCounts(pv, codec)
-	f23 := c.cfg.format.planarMetadata()
-	repEnc, repPack := levelCodec(d.Rep, d.NumItems, len(counts), plan, f23)
-	defEnc, defPack := levelCodec(d.Def, d.NumItems, len(counts), plan, f23)
+	// The level codecs depend on the chunk count: the selector chooses
+	// them now.
+	plan = selector.WithLevelCodecs(plan, d.Rep, d.Def, len(counts), c.cfg.format.planarMetadata())
+	enc.plan = plan
+	c.repEnc.Codec, c.defEnc.Codec = plan.RepCodec, plan.DefCodec
 	R := structural.NumLists(d.Layers)
 	maxVis := structural.MaxVisibleDef(d.Layers)
 	visible := func(i int) bool { return R == 0 || int(d.Def[i]) <= maxVis }
@@ -80,13 +81,13 @@ func (c *pageEnc) encodeChunked(d structural.Dense, pv pageValues, enc *encoded)
 		}
 		var err error
 		if d.Rep != nil {
-			if c.rep, err = repPack(c.rep[:0], d.Rep[lstart:level]); err != nil {
+			if c.rep, err = c.repEnc.Append(c.rep[:0], d.Rep[lstart:level]); err != nil {
 				return err
 			}
 			parts.Rep = c.rep
 		}
 		if d.Def != nil {
-			if c.def, err = defPack(c.def[:0], d.Def[lstart:level]); err != nil {
+			if c.def, err = c.defEnc.Append(c.def[:0], d.Def[lstart:level]); err != nil {
 				return err
 			}
 			parts.Def = c.def
@@ -115,7 +116,9 @@ func (c *pageEnc) encodeChunked(d structural.Dense, pv pageValues, enc *encoded)
 		NumItems:         uint64(d.NumVisible),
 		HasLargeChunk:    true,
 	}
+	var repEnc, defEnc *enc21pb.CompressiveEncoding
 	if d.Def != nil {
+		defEnc = plan.DefCodec.Encoding()
 		mb.DefCompression = defEnc
 	}
 	bufs := [][]byte{c.meta, c.data}
@@ -125,6 +128,7 @@ func (c *pageEnc) encodeChunked(d structural.Dense, pv pageValues, enc *encoded)
 		bufs = append(bufs, pv.dict.items)
 	}
 	if d.Rep != nil {
+		repEnc = plan.RepCodec.Encoding()
 		mb.RepCompression = repEnc
 		mb.RepetitionIndexDepth = 1
 		bufs = append(bufs, repIndex)
@@ -194,120 +198,6 @@ func rleChunkCounts(data []byte, bits, n int, codec values.RleCodec) []int {
 		start += p
 	}
 	return counts
-}
-
-// levelCodec returns the page's codec for one level stream and the function
-// that encodes a chunk's slice of it: flat u16, inline bit packing when the
-// whole stream fits one 1024-level block, else out-of-line bit packing at the
-// stream's width.
-func levelCodec(levels []uint16, n, chunks int, plan selector.Plan, rleLevels bool) (*enc21pb.CompressiveEncoding, levelPacker) {
-	flat := func(dst []byte, l []uint16) ([]byte, error) { return values.AppendFlatLevels(dst, l), nil }
-	if levels == nil || plan.LevelComp != selector.Bitpacked {
-		return values.FlatEncoding(16), flat
-	}
-	var raw []byte
-	ls := stats.Levels(levels)
-	w := ls.BitWidth
-	// Keep flat levels when packing would not shrink them (tiny pages).
-	packed := (n*w + 7) / 8
-	if n <= 1024 {
-		packed = (1 + 64*w) * 2
-	}
-	// Long runs of one level (leading or trailing nulls): u16 runs, as
-	// Lance 2.3 writes them, when smaller than packing (Lance 2.2 readers
-	// accept only u8 run lengths over flat values).
-	if rle := (ls.Runs+chunks)*4 + 8*chunks; rleLevels && rle < packed && rle < 2*n {
-		// Run lengths of one or two bytes, whichever stores the runs in
-		// fewer bytes (Lance's choice; runs longer than the width allows
-		// are cut).
-		lenBits := 16
-		if e8, e16 := runEntries(levels); 3*e8 <= 4*e16 {
-			lenBits = 8
-		}
-		codec := values.RleCodec{Bits: 16, LenBits: lenBits}
-		return codec.Encoding(), func(dst []byte, l []uint16) ([]byte, error) {
-			raw = values.AppendFlatLevels(raw[:0], l)
-			return codec.AppendBlock(dst, values.Block{Bits: 16, N: len(l), Data: raw})
-		}
-	}
-	if packed >= 2*n {
-		return values.FlatEncoding(16), flat
-	}
-	if n <= 1024 {
-		e := &enc21pb.CompressiveEncoding{Compression: &enc21pb.CompressiveEncoding_InlineBitpacking{InlineBitpacking: &enc21pb.InlineBitpacking{UncompressedBitsPerValue: 16}}}
-		return e, func(dst []byte, l []uint16) ([]byte, error) {
-			raw = values.AppendFlatLevels(raw[:0], l)
-			return values.AppendInlineBitpacked(dst, 16, raw, len(l))
-		}
-	}
-	e := &enc21pb.CompressiveEncoding{Compression: &enc21pb.CompressiveEncoding_OutOfLineBitpacking{OutOfLineBitpacking: &enc21pb.OutOfLineBitpacking{
-		UncompressedBitsPerValue: 16, Values: values.FlatEncoding(w)}}}
-	pack := func(dst []byte, l []uint16) ([]byte, error) {
-		raw = values.AppendFlatLevels(raw[:0], l)
-		return values.AppendOutOfLineBitpacked(dst, 16, w, raw, len(l))
-	}
-	if ze, zpack, ok := zstdLevels(levels, n, chunks, w, plan); ok {
-		return ze, zpack
-	}
-	return e, pack
-}
-
-// minZstdLevelChunk is the average levels per chunk from which general
-// compression of the level streams is tried (window chunks): below it the
-// per-chunk frame and table overheads eat the gain.
-const minZstdLevelChunk = 8192
-
-// zstdLevels decides, for the cost policy's window chunks, whether a level
-// stream is stored as General{Zstd, OutOfLineBitpacking} instead of bit
-// packed alone, by the cost model's terms: compressing the packed stream
-// (one trial over the page) must save more than λ·read + μ·write of Zstd
-// over those bytes. Skewed definition levels (few nulls, lists mostly of
-// one shape) have entropy well under their bit width, which Zstd's entropy
-// coder takes.
-func zstdLevels(levels []uint16, n, chunks, w int, plan selector.Plan) (*enc21pb.CompressiveEncoding, levelPacker, bool) {
-	g, ok := plan.Codec.(values.GeneralCodec)
-	if !ok || g.ChunkValues <= 4096 || chunks == 0 || n/chunks < minZstdLevelChunk {
-		return nil, nil, false
-	}
-	raw := values.AppendFlatLevels(nil, levels)
-	packed, err := values.AppendOutOfLineBitpacked(nil, 16, w, raw, len(levels))
-	if err != nil {
-		return nil, nil, false
-	}
-	z, err := values.AppendCompressed(nil, values.SchemeZstd, selector.WindowZstdLevel, packed)
-	if err != nil {
-		return nil, nil, false
-	}
-	// Zstd's work over the packed bytes, read and write, at the cost
-	// model's default weights and large-window factors.
-	if float64(len(z))+selector.LevelZstdWork*float64(len(packed)) >= float64(len(packed)) {
-		return nil, nil, false
-	}
-	gc := values.GeneralCodec{Scheme: values.SchemeZstd, Level: selector.WindowZstdLevel, Inner: values.OutOfLineCodec{Bits: 16, Width: w}}
-	var buf []byte
-	return gc.Encoding(), func(dst []byte, l []uint16) ([]byte, error) {
-		raw = values.AppendFlatLevels(raw[:0], l)
-		var err error
-		if buf, err = values.AppendOutOfLineBitpacked(buf[:0], 16, w, raw, len(l)); err != nil {
-			return dst, err
-		}
-		return values.AppendCompressed(dst, values.SchemeZstd, selector.WindowZstdLevel, buf)
-	}, true
-}
-
-// runEntries counts the RLE entries of levels with one- and two-byte run
-// lengths (a run longer than the largest length takes several entries).
-func runEntries(levels []uint16) (e8, e16 int) {
-	for i := 0; i < len(levels); {
-		j := i + 1
-		for j < len(levels) && levels[j] == levels[i] {
-			j++
-		}
-		e8 += (j - i + 254) / 255
-		e16 += (j - i + 65534) / 65535
-		i = j
-	}
-	return e8, e16
 }
 
 // chunkValues encodes values [start, start+cnt) with the page's codec.

@@ -76,6 +76,7 @@ type pageEnc struct {
 	vals, meta, data, rep, def []byte
 	offsets                    []uint64
 	chunkBufs                  [][]byte
+	repEnc, defEnc             values.LevelEncoder // the level streams of a dense chunked page
 	sampleData                 []byte
 	sampleOffs                 []uint64
 	zvals                      []byte

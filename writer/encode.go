@@ -721,8 +721,6 @@ func (l leafInfo) packBits() int {
 	return 0
 }
 
-type levelPacker func(dst []byte, levels []uint16) ([]byte, error)
-
 // fillNullIndices gives every null slot the u32 index of the slot before it
 // (the first slots, if null, that of the first valid slot), in place.
 func fillNullIndices(idx []byte, nulls []bool) []byte {
