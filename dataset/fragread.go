@@ -43,17 +43,14 @@ type topField struct {
 // topFields groups the schema's leaves by top-level field.
 func topFields(s *arrow.Schema, cols []format.Column) ([]topField, error) {
 	out := make([]topField, s.NumFields())
-	k := 0
 	for i, f := range s.Fields() {
-		n := len(structural.LeafPathsField(f))
-		if k+n > len(cols) {
-			return nil, fmt.Errorf("schema field %q has more leaves than the schema's %d columns: %w", f.Name, len(cols), ErrCorrupt)
+		out[i].field = f
+	}
+	for _, c := range cols {
+		if c.Top >= len(out) {
+			return nil, fmt.Errorf("column %q of no schema field: %w", c.Path, ErrCorrupt)
 		}
-		out[i] = topField{field: f, leaves: make([]int32, n)}
-		for j := range n {
-			out[i].leaves[j] = cols[k+j].ID
-		}
-		k += n
+		out[c.Top].leaves = append(out[c.Top].leaves, c.ID)
 	}
 	return out, nil
 }

@@ -18,22 +18,17 @@ type fieldColumns struct {
 }
 
 func (f *File) fieldLayout() ([]fieldColumns, error) {
-	var out []fieldColumns
-	ci := 0
-	for _, fld := range f.schema.Fields() {
-		paths := structural.LeafPathsField(fld)
-		fc := fieldColumns{field: fld, paths: paths}
-		for range paths {
-			if ci >= len(f.columns) {
-				return nil, fmt.Errorf("schema has more leaves than the file's %d columns: %w", len(f.columns), ErrCorrupt)
-			}
-			fc.cols = append(fc.cols, ci)
-			ci++
-		}
-		out = append(out, fc)
+	if len(f.leaves) != len(f.columns) {
+		return nil, fmt.Errorf("schema has %d leaves, file %d columns: %w", len(f.leaves), len(f.columns), ErrCorrupt)
 	}
-	if ci != len(f.columns) {
-		return nil, fmt.Errorf("schema has %d leaves, file %d columns: %w", ci, len(f.columns), ErrCorrupt)
+	out := make([]fieldColumns, f.schema.NumFields())
+	for i := range out {
+		out[i].field = f.schema.Field(i)
+	}
+	for ci, c := range f.leaves {
+		fc := &out[c.Top]
+		fc.cols = append(fc.cols, ci)
+		fc.paths = append(fc.paths, c.Steps)
 	}
 	return out, nil
 }

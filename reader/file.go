@@ -16,7 +16,6 @@ import (
 	"github.com/planarlance/planar/proto/enc23pb"
 	"github.com/planarlance/planar/proto/file2pb"
 	"github.com/planarlance/planar/proto/filepb"
-	"github.com/planarlance/planar/structural"
 	"github.com/planarlance/planar/values"
 )
 
@@ -241,13 +240,8 @@ func (f *File) open() error {
 	// Pages of leaves below a structural fixed-size list count elements
 	// (rows times the dimensions).
 	dims := make([]uint64, 0, n)
-	for _, fld := range f.schema.Fields() {
-		for _, path := range structural.LeafPathsField(fld) {
-			dims = append(dims, uint64(structural.ElementsPerRow(path)))
-		}
-	}
-	if uint64(len(dims)) != n {
-		return fmt.Errorf("schema has %d leaf paths, footer %d columns: %w", len(dims), n, ErrCorrupt)
+	for _, c := range f.leaves {
+		dims = append(dims, uint64(c.ElementsPerRow()))
 	}
 	f.columns = make([][]*page, n)
 	for i, r := range cmo {

@@ -15,7 +15,6 @@ import (
 	"github.com/planarlance/planar/proto/enc20pb"
 	"github.com/planarlance/planar/proto/file2pb"
 	"github.com/planarlance/planar/proto/filepb"
-	"github.com/planarlance/planar/structural"
 )
 
 // Writer writes one Lance file. It is not safe for concurrent use.
@@ -57,22 +56,12 @@ func New(dst io.Writer, schema *arrow.Schema, opts ...Option) (*Writer, error) {
 		return nil, err
 	}
 	w := &Writer{cfg: cfg, schema: schema, lschema: ls, sink: sink{w: dst}, pipe: newPipeline(cfg.concurrency, cfg.pagesInFlight)}
-	li := 0
-	for ti, f := range schema.Fields() {
-		for _, path := range structural.LeafPathsField(f) {
-			if li >= len(leaves) {
-				return nil, fmt.Errorf("field %q: leaf columns disagree with the schema: %w", f.Name, ErrUnsupportedType)
-			}
-			c, err := newColumn(leaves[li], f, ti, path, &w.cfg)
-			if err != nil {
-				return nil, err
-			}
-			w.cols = append(w.cols, c)
-			li++
+	for _, leaf := range leaves {
+		c, err := newColumn(leaf, schema.Field(leaf.Top), leaf.Top, leaf.Steps, &w.cfg)
+		if err != nil {
+			return nil, err
 		}
-	}
-	if li != len(leaves) {
-		return nil, fmt.Errorf("schema has %d leaf columns, %d paths: %w", len(leaves), li, ErrUnsupportedType)
+		w.cols = append(w.cols, c)
 	}
 	for _, co := range cfg.columnOpts {
 		found := false

@@ -3,13 +3,13 @@ package format
 import (
 	"errors"
 	"fmt"
-	"github.com/planarlance/planar/structural"
 	"strconv"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 
 	"github.com/planarlance/planar/proto/filepb"
+	"github.com/planarlance/planar/structural"
 )
 
 // ErrUnsupportedType is wrapped when an Arrow type has no Lance logical type
@@ -21,6 +21,40 @@ type Column struct {
 	Path  string      // dotted path from the top-level field, e.g. "a.b.item"
 	Field arrow.Field // the leaf's Arrow field
 	ID    int32       // Lance field id
+	// Top is the index of the column's top-level field, Steps the
+	// structural path from it to the leaf (as structural.LeafPathsField
+	// gives it), and Leaf, Leaves the column's place among that field's
+	// columns.
+	Top, Leaf, Leaves int
+	Steps             []structural.Step
+}
+
+// ElementsPerRow is how many elements a page of the column counts per
+// row: the product of the structural fixed-size-list dimensions on its
+// path.
+func (c Column) ElementsPerRow() int { return structural.ElementsPerRow(c.Steps) }
+
+// placeColumns fills in each column's structural path (cols come from a
+// walk of the Lance field tree, with Top set).
+// The Lance field tree and the structural plane must see the same leaves
+// in the same order; this is the one place that holds them side by side,
+// and a schema on which they differ is refused here.
+func placeColumns(fields []arrow.Field, cols []Column) error {
+	k := 0
+	for ti, f := range fields {
+		paths := structural.LeafPathsField(f)
+		for j, p := range paths {
+			if k >= len(cols) || cols[k].Top != ti {
+				return fmt.Errorf("field %q: its %d structural leaves are not its Lance leaf columns: %w", f.Name, len(paths), ErrUnsupportedType)
+			}
+			cols[k].Top, cols[k].Leaf, cols[k].Leaves, cols[k].Steps = ti, j, len(paths), p
+			k++
+		}
+	}
+	if k != len(cols) {
+		return fmt.Errorf("schema has %d leaf columns, %d structural leaves: %w", len(cols), k, ErrUnsupportedType)
+	}
+	return nil
 }
 
 // SchemaToLance converts an Arrow schema to Lance's flattened field list
@@ -36,6 +70,7 @@ func SchemaToLance(s *arrow.Schema) (*filepb.Schema, []Column, error) {
 	}
 	var cols []Column
 	var next int32
+	top := 0
 	var walk func(f arrow.Field, parent int32, path string) error
 	walk = func(f arrow.Field, parent int32, path string) error {
 		lt, err := LogicalType(f.Type)
@@ -65,7 +100,7 @@ func SchemaToLance(s *arrow.Schema) (*filepb.Schema, []Column, error) {
 		if structural.Packed(f) {
 			// One column holds the whole struct; its children are fields
 			// of the schema without columns of their own.
-			cols = append(cols, Column{Path: path, Field: f, ID: pf.Id})
+			cols = append(cols, Column{Path: path, Field: f, ID: pf.Id, Top: top})
 			saved := len(cols)
 			for _, c := range children {
 				if err := walk(c, pf.Id, path+"."+c.Name); err != nil {
@@ -76,7 +111,7 @@ func SchemaToLance(s *arrow.Schema) (*filepb.Schema, []Column, error) {
 			return nil
 		}
 		if len(children) == 0 {
-			cols = append(cols, Column{Path: path, Field: f, ID: pf.Id})
+			cols = append(cols, Column{Path: path, Field: f, ID: pf.Id, Top: top})
 			return nil
 		}
 		for _, c := range children {
@@ -86,13 +121,17 @@ func SchemaToLance(s *arrow.Schema) (*filepb.Schema, []Column, error) {
 		}
 		return nil
 	}
-	for _, f := range s.Fields() {
+	for ti, f := range s.Fields() {
+		top = ti
 		if strings.Contains(f.Name, ".") {
 			return nil, nil, fmt.Errorf("top-level field name %q contains '.': %w", f.Name, ErrUnsupportedType)
 		}
 		if err := walk(f, -1, f.Name); err != nil {
 			return nil, nil, err
 		}
+	}
+	if err := placeColumns(s.Fields(), cols); err != nil {
+		return nil, nil, err
 	}
 	return out, cols, nil
 }
@@ -400,6 +439,7 @@ func SchemaFromLance(ps *filepb.Schema) (*arrow.Schema, []Column, error) {
 		p.children = append(p.children, n)
 	}
 	var cols []Column
+	top := 0
 	var build func(n *node, path string, depth int) (arrow.Field, error)
 	build = func(n *node, path string, depth int) (arrow.Field, error) {
 		if depth > 64 {
@@ -432,12 +472,13 @@ func SchemaFromLance(ps *filepb.Schema) (*arrow.Schema, []Column, error) {
 		f := arrow.Field{Name: n.f.Name, Type: dt, Nullable: n.f.Nullable, Metadata: md}
 		if len(n.children) == 0 || structural.Packed(f) {
 			// A packed struct is one column: drop its children's.
-			cols = append(cols[:at], Column{Path: path, Field: f, ID: n.f.Id})
+			cols = append(cols[:at], Column{Path: path, Field: f, ID: n.f.Id, Top: top})
 		}
 		return f, nil
 	}
 	fields := make([]arrow.Field, 0, len(roots))
-	for _, r := range roots {
+	for ti, r := range roots {
+		top = ti
 		f, err := build(r, r.f.Name, 0)
 		if err != nil {
 			return nil, nil, err
@@ -452,6 +493,9 @@ func SchemaFromLance(ps *filepb.Schema) (*arrow.Schema, []Column, error) {
 		}
 		mm := arrow.MetadataFrom(m)
 		md = &mm
+	}
+	if err := placeColumns(fields, cols); err != nil {
+		return nil, nil, fmt.Errorf("%w (%w)", err, ErrCorruptFile)
 	}
 	return arrow.NewSchema(fields, md), cols, nil
 }
