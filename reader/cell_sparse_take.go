@@ -166,7 +166,7 @@ func (f *File) decodeSparseWindows(p *page, types []arrow.DataType, path []struc
 		}
 		if zipped {
 			// Stored values only; they are scattered once, below.
-			vals, err := f.zippedWindow(p, m, s0, s1, cache)
+			vals, err := f.zippedSlots(p, m, s0, s1, cache)
 			if err != nil {
 				return nil, err
 			}
@@ -178,7 +178,7 @@ func (f *File) decodeSparseWindows(p *page, types []arrow.DataType, path []struc
 			kind = 0
 			continue
 		}
-		pd, err := f.windowValues(p, m, s0, s1, cache)
+		pd, err := f.slotValues(p, m, s0, s1, cache)
 		if err != nil {
 			return nil, err
 		}

@@ -23,7 +23,7 @@ func (f *File) decodeSparseWindow(p *page, path []structural.Step, a, b uint64, 
 	if err != nil {
 		return nil, nil, err
 	}
-	pd, err := f.windowValues(p, m, s0, s1, cache)
+	pd, err := f.slotValues(p, m, s0, s1, cache)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -66,8 +66,8 @@ func windowLayers(all []structural.LayerData, lo, hi int) ([]structural.LayerDat
 	return out, lo, hi
 }
 
-// windowValues decodes the values of leaf slots [s0, s1) of a sparse page.
-func (f *File) windowValues(p *page, m *sparseMeta, s0, s1 int, cache pageCache) (*pageData, error) {
+// slotValues decodes the values of leaf slots [s0, s1) of a sparse page.
+func (f *File) slotValues(p *page, m *sparseMeta, s0, s1 int, cache pageCache) (*pageData, error) {
 	pd := &pageData{numVisible: s1 - s0}
 	var err error
 	switch c := p.sparse.GetValues().GetCodec().(type) {
@@ -76,7 +76,7 @@ func (f *File) windowValues(p *page, m *sparseMeta, s0, s1 int, cache pageCache)
 	case *enc23pb.ValuePlane_Constant:
 		pd.constant = c.Constant.Scalar
 	case *enc23pb.ValuePlane_Zipped:
-		vals, err := f.zippedWindow(p, m, s0, s1, cache)
+		vals, err := f.zippedSlots(p, m, s0, s1, cache)
 		if err != nil {
 			return nil, err
 		}
@@ -88,11 +88,11 @@ func (f *File) windowValues(p *page, m *sparseMeta, s0, s1 int, cache pageCache)
 			pd.allNull = true
 			break
 		}
-		if pd.vals, pd.dict, err = f.chunkedWindow(p, c.Chunked, m, s0, s1, cache); err != nil {
+		if pd.vals, pd.dict, err = f.chunkedSlots(p, c.Chunked, m, s0, s1, cache); err != nil {
 			return nil, err
 		}
 	case *enc23pb.ValuePlane_Indexed:
-		if pd.vals, pd.dict, err = f.indexedWindow(p, m, s0, s1, cache); err != nil {
+		if pd.vals, pd.dict, err = f.indexedSlots(p, m, s0, s1, cache); err != nil {
 			return nil, err
 		}
 	default:
@@ -101,10 +101,10 @@ func (f *File) windowValues(p *page, m *sparseMeta, s0, s1 int, cache pageCache)
 	return pd, nil
 }
 
-// zippedWindow fetches and decodes the stored values of the materialized
+// zippedSlots fetches and decodes the stored values of the materialized
 // slots among leaf slots [s0, s1): value ordinals [k0, k1), one contiguous
 // byte range of buffer 0 (taken from what a take prefetched when it can).
-func (f *File) zippedWindow(p *page, m *sparseMeta, s0, s1 int, cache pageCache) (values.Block, error) {
+func (f *File) zippedSlots(p *page, m *sparseMeta, s0, s1 int, cache pageCache) (values.Block, error) {
 	k0, k1 := m.ordinal(s0), m.ordinal(s1)
 	data, ok := cache.prefetched(p, m, k0, k1)
 	if !ok {
@@ -148,11 +148,11 @@ type sparseChunk struct {
 	dict *values.Block
 }
 
-// chunkedWindow fetches the chunks holding leaf slots [s0, s1), decodes
+// chunkedSlots fetches the chunks holding leaf slots [s0, s1), decodes
 // them and keeps those slots. Chunks the call has not fetched yet are read
 // with one request per contiguous run; the call keeps them (cache), so a
 // take of many rows reads each chunk once.
-func (f *File) chunkedWindow(p *page, ch *enc23pb.ChunkedValues, m *sparseMeta, s0, s1 int, cache pageCache) (values.Block, *values.Block, error) {
+func (f *File) chunkedSlots(p *page, ch *enc23pb.ChunkedValues, m *sparseMeta, s0, s1 int, cache pageCache) (values.Block, *values.Block, error) {
 	first := func(c values.ChunkRef, s int) int { return c.FirstValue - s }
 	c0, found := slices.BinarySearchFunc(m.chunks, s0, first)
 	if !found {
@@ -223,12 +223,12 @@ func (f *File) chunkedWindow(p *page, ch *enc23pb.ChunkedValues, m *sparseMeta, 
 	return vals, dp.dict, nil
 }
 
-// indexedWindow returns the indices of leaf slots [s0, s1) and a
+// indexedSlots returns the indices of leaf slots [s0, s1) and a
 // dictionary of just the items their materialized slots name, behind an
 // empty item 0 that the other slots name. Items the call has not fetched
 // yet are read with one request per run of consecutive items; the call
 // keeps them decoded (cache).
-func (f *File) indexedWindow(p *page, m *sparseMeta, s0, s1 int, cache pageCache) (values.Block, *values.Block, error) {
+func (f *File) indexedSlots(p *page, m *sparseMeta, s0, s1 int, cache pageCache) (values.Block, *values.Block, error) {
 	var need []uint32
 	for s := s0; s < s1; s++ {
 		if m.alive[s] {
