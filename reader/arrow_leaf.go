@@ -129,6 +129,78 @@ func expandDict(idx values.Block, dict *values.Block, valid []bool) (values.Bloc
 	return out, nil
 }
 
+// isSmallVariable reports whether dt is a string or binary type with
+// 32-bit offsets.
+func isSmallVariable(dt arrow.DataType) bool {
+	switch dt.(type) {
+	case *arrow.StringType, *arrow.BinaryType:
+		return true
+	}
+	return false
+}
+
+// dictStrings builds a string or binary array (32-bit offsets) straight
+// from u32 indices into a variable-width dictionary: one pass sizes each
+// piece of the slots, one writes their Arrow offsets and copies their
+// items, the pieces side by side. Null slots stay empty, whatever item they
+// name.
+func dictStrings(dt arrow.DataType, idx values.Block, dict *values.Block, valid []bool, vb *memory.Buffer, nulls int) (arrow.ArrayData, error) {
+	n := idx.N
+	if len(idx.Data) < 4*n || len(dict.Offsets) != dict.N+1 {
+		return nil, fmt.Errorf("%d dictionary indices in %d bytes, %d items: %w", n, len(idx.Data), dict.N, ErrCorrupt)
+	}
+	for k := 0; k < dict.N; k++ {
+		if dict.Offsets[k] > dict.Offsets[k+1] {
+			return nil, fmt.Errorf("dictionary item %d ends before it starts: %w", k, ErrCorrupt)
+		}
+	}
+	if dict.Offsets[dict.N] > uint64(len(dict.Data)) {
+		return nil, fmt.Errorf("dictionary items end at %d of %d bytes: %w", dict.Offsets[dict.N], len(dict.Data), ErrCorrupt)
+	}
+	keys := idx.Data[:4*n]
+	items := uint32(dict.N)
+	cuts := pieces(n, minParallelValues)
+	sizes := make([]uint64, len(cuts))
+	err := eachPiece(cuts, func(j, lo, hi int) error {
+		total := uint64(0)
+		for i := lo; i < hi; i++ {
+			if valid != nil && !valid[i] {
+				continue
+			}
+			k := binary.LittleEndian.Uint32(keys[4*i:])
+			if k >= items {
+				return fmt.Errorf("dictionary index %d of %d items: %w", k, items, ErrCorrupt)
+			}
+			total += dict.Offsets[k+1] - dict.Offsets[k]
+		}
+		sizes[j+1] = total
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	for j := 1; j < len(sizes); j++ {
+		sizes[j] += sizes[j-1] // sizes[j]: bytes before piece j
+	}
+	if total := sizes[len(sizes)-1]; total > 1<<31-1 {
+		return nil, fmt.Errorf("dictionary expands to %d bytes: %w", total, ErrUnsupported)
+	}
+	offs := make([]byte, 4*(n+1))
+	data := make([]byte, sizes[len(sizes)-1])
+	_ = eachPiece(cuts, func(j, lo, hi int) error {
+		at := uint32(sizes[j])
+		for i := lo; i < hi; i++ {
+			if valid == nil || valid[i] {
+				k := binary.LittleEndian.Uint32(keys[4*i:])
+				at += uint32(copy(data[at:], dict.Data[dict.Offsets[k]:dict.Offsets[k+1]]))
+			}
+			binary.LittleEndian.PutUint32(offs[4*(i+1):], at)
+		}
+		return nil
+	})
+	return array.NewData(dt, n, []*memory.Buffer{vb, memory.NewBufferBytes(offs), memory.NewBufferBytes(data)}, nil, nulls, 0), nil
+}
+
 // leafArray builds the Arrow leaf array of n visible values of type dt.
 func leafArray(dt arrow.DataType, pd *pageData, valid []bool) (arrow.ArrayData, error) {
 	n := pd.numVisible
@@ -163,6 +235,9 @@ func leafArray(dt arrow.DataType, pd *pageData, valid []bool) (arrow.ArrayData, 
 			return nil, err
 		}
 	case pd.dict != nil:
+		if small := isSmallVariable(dt); small && pd.dict.Variable() && pd.vals.Bits == 32 && pd.vals.N == n {
+			return dictStrings(dt, pd.vals, pd.dict, valid, vb, nulls)
+		}
 		var err error
 		if vals, err = expandDict(pd.vals, pd.dict, valid); err != nil {
 			return nil, err

@@ -204,3 +204,53 @@ func TestNullItemsBounded(t *testing.T) {
 		t.Errorf("2^90 items: no error")
 	}
 }
+
+// TestDictStrings: the direct string path gives what expanding the
+// dictionary gives, on one piece and on several (side by side), with null
+// slots naming any index; a valid slot naming no item and damaged
+// dictionary offsets are ErrCorrupt.
+func TestDictStrings(t *testing.T) {
+	dict := &values.Block{N: 3, Offsets: []uint64{0, 3, 3, 8}, Data: []byte("abcdefgh")}
+	for _, n := range []int{1, 7, 3*minParallelValues + 5} {
+		idx := values.Block{N: n, Bits: 32, Data: make([]byte, 4*n)}
+		valid := make([]bool, n)
+		for i := range n {
+			k := uint32(i % 3)
+			valid[i] = i%5 != 0
+			if !valid[i] {
+				k = 1000 + uint32(i) // anything under a null
+			}
+			binary.LittleEndian.PutUint32(idx.Data[4*i:], k)
+		}
+		vb, nulls := bitmapFrom(valid)
+		got, err := dictStrings(arrow.BinaryTypes.String, idx, dict, valid, vb, nulls)
+		if err != nil {
+			t.Fatalf("n=%d: %v", n, err)
+		}
+		want, err := expandDict(idx, dict, valid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ga := array.NewStringData(got)
+		for i := range n {
+			w := string(want.Data[want.Offsets[i]:want.Offsets[i+1]])
+			if ga.IsValid(i) != valid[i] || ga.Value(i) != w {
+				t.Fatalf("n=%d slot %d: %q valid %v, want %q valid %v", n, i, ga.Value(i), ga.IsValid(i), w, valid[i])
+			}
+		}
+		ga.Release()
+		got.Release()
+	}
+	idx := values.Block{N: 2, Bits: 32, Data: []byte{0, 0, 0, 0, 3, 0, 0, 0}}
+	if _, err := dictStrings(arrow.BinaryTypes.String, idx, dict, nil, nil, 0); !errors.Is(err, ErrCorrupt) {
+		t.Errorf("valid slot naming item 3 of 3: %v, want ErrCorrupt", err)
+	}
+	bad := &values.Block{N: 2, Offsets: []uint64{0, 5, 2}, Data: []byte("abcde")}
+	if _, err := dictStrings(arrow.BinaryTypes.String, values.Block{N: 1, Bits: 32, Data: make([]byte, 4)}, bad, nil, nil, 0); !errors.Is(err, ErrCorrupt) {
+		t.Errorf("offsets going back: %v, want ErrCorrupt", err)
+	}
+	short := &values.Block{N: 1, Offsets: []uint64{0, 9}, Data: []byte("abc")}
+	if _, err := dictStrings(arrow.BinaryTypes.String, values.Block{N: 1, Bits: 32, Data: make([]byte, 4)}, short, nil, nil, 0); !errors.Is(err, ErrCorrupt) {
+		t.Errorf("items past the data: %v, want ErrCorrupt", err)
+	}
+}

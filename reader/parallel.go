@@ -1,0 +1,46 @@
+package reader
+
+import (
+	"runtime"
+	"sync"
+)
+
+// minParallelValues is the fewest values a piece of a split loop handles:
+// below it a goroutine costs more than it saves.
+const minParallelValues = 1 << 16
+
+// pieces cuts [0, n) into up to GOMAXPROCS pieces of at least `least` values
+// each (one piece when n is small): cuts[j], cuts[j+1] bound piece j.
+func pieces(n, least int) []int {
+	k := max(1, min(runtime.GOMAXPROCS(0), n/max(least, 1)))
+	cuts := make([]int, k+1)
+	for j := range cuts {
+		cuts[j] = j * n / k
+	}
+	return cuts
+}
+
+// eachPiece runs fn over the pieces of cuts, side by side when there are
+// several, and returns the first piece's error in piece order.
+func eachPiece(cuts []int, fn func(j, lo, hi int) error) error {
+	k := len(cuts) - 1
+	if k == 1 {
+		return fn(0, cuts[0], cuts[1])
+	}
+	errs := make([]error, k)
+	var wg sync.WaitGroup
+	for j := range k {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[j] = fn(j, cuts[j], cuts[j+1])
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
