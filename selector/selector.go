@@ -10,8 +10,12 @@
 // (structural codec x value codec), the compressive codec tree of the
 // values and, once the writer has cut a dense page into chunks, the codecs
 // of its level streams (levels.go), from what the stats pass measured and
-// the field's options. The writer executes the plan it returns and makes
-// no choice of its own.
+// the field's options. Choices made by encoding are the selector's too:
+// it lists the trials of a page and picks among what they measured
+// (trials.go: dense against sparse, fallbacks when levels do not fit a
+// chunk), and says which page dictionary to try and where it goes
+// (dictionary.go). The writer executes the plans it returns and makes no
+// choice of its own.
 package selector
 
 import (

@@ -161,46 +161,10 @@ func ForceSparse(p Page, o Options) Plan {
 	return withAsked(sparsePlan(p, o, why), p, o)
 }
 
-// Measured is an encoded page as the cost policy compares them.
-type Measured struct {
-	Bytes int // page buffer bytes
-	// TakeBytes is the expected value bytes a take of one random row reads
-	// (0 for a null row of a sparse page).
-	TakeBytes float64
-}
-
-// Cheaper reports whether a (sparse) costs less than b (dense) under the
-// options' weights: stored bytes plus Lambda times the bytes a random
-// one-row take reads. Ties go to b.
-func Cheaper(a, b Measured, o Options) bool {
-	l := o.Weights.lambda()
-	return float64(a.Bytes)+l*a.TakeBytes < float64(b.Bytes)+l*b.TakeBytes
-}
-
-// IndexedMinItemBytes is the dictionary item size from which Lance 14
-// stores a sparse page's dictionary indexed (64 KiB).
-const IndexedMinItemBytes = 64 << 10
-
-// Dictionary places a page dictionary found for a sparse page: indexed
-// (u32 indices per leaf slot, items zipped) when the items are variable
-// width, at least IndexedMinItemBytes and no smaller than the indices;
-// chunked indices with a page dictionary otherwise (Lance 14's rule).
-func Dictionary(plan Plan, variable bool, itemBytes, indexBytes int) Plan {
-	if plan.Structure != Sparse {
-		return plan
-	}
-	if variable && itemBytes >= IndexedMinItemBytes && itemBytes >= indexBytes {
-		plan.Values, plan.Codec, plan.Candidates = Indexed, nil, nil
-		plan.Reason += fmt.Sprintf("; dictionary items %d B >= 64 KiB and >= indices %d B: indexed", itemBytes, indexBytes)
-		return plan
-	}
-	return plan
-}
-
-// SparseZipped is the plan storing a sparse page's stored values zipped
+// sparseZipped is the plan storing a sparse page's stored values zipped
 // (the alternative the cost policy measures against a page dictionary
 // over every slot).
-func SparseZipped(p Page, o Options, why string) Plan {
+func sparseZipped(p Page, o Options, why string) Plan {
 	return Plan{Structure: Sparse, Values: Zipped, Codec: sparseZippedCodec(p, o), Reason: "sparse: " + why + "; stored values zipped"}
 }
 

@@ -291,29 +291,6 @@ func indexBlock(idx []byte, n, items int, better bool) (*enc21pb.CompressiveEnco
 	return best.Encoding(), bestBuf
 }
 
-// takeBytes estimates the value bytes a take of one random row reads from
-// an encoded page: a chunk for chunked values, a record for zipped values
-// (on a sparse page, only when the row holds one).
-func takeBytes(enc encoded, rows, stored int) float64 {
-	vb, nv := 0, 1
-	if len(enc.bufs) > 0 {
-		vb = len(enc.bufs[0])
-	}
-	if z := enc.planar.GetValues().GetZipped(); z != nil {
-		nv = max(1, int(z.NumItems))
-	}
-	switch enc.plan.Values {
-	case selector.Zipped:
-		if enc.plan.Structure == selector.Sparse {
-			return float64(vb) / float64(nv) * float64(stored) / float64(max(rows, 1))
-		}
-		return float64(vb) / float64(max(rows, 1))
-	case selector.Chunked, selector.Indexed:
-		return min(float64(vb), 8192)
-	}
-	return 0
-}
-
 // allSet reports whether the first n bits of bm are all set.
 func allSet(bm []byte, n int) bool {
 	for i := 0; i < n/8; i++ {

@@ -295,25 +295,6 @@ func (c *pageEnc) compressDictItems(pd *pageDict) {
 	}
 }
 
-// tooManyDistinct reports whether the stats pass already shows more
-// distinct values than a page dictionary may hold (the HyperLogLog estimate
-// is within a few percent; 10% of slack keeps borderline pages for the exact
-// count in autoDict).
-func tooManyDistinct(p *values.Profile, o selector.Options) bool {
-	divisor, _ := o.DictLimits()
-	limit := float64(min(p.N/divisor, 100000))
-	var d uint64
-	switch {
-	case p.Fixed != nil:
-		d = p.Fixed.Distinct
-	case p.Var != nil:
-		d = p.Var.Distinct
-	default:
-		return false
-	}
-	return float64(d) > 1.1*limit
-}
-
 // fslSampleBlocks, fslSampleMax and fslSampleMin shape Lance's sample of a
 // page's rows before a dictionary is built: up to 4096 rows in 32 evenly
 // spread runs, used when it has at least 1024 rows.

@@ -16,6 +16,9 @@
 // (stats), planned (selector), encoded as a structural plane (structural) and
 // a value plane (values), and the page buffers, column metadata, schema,
 // offset tables and footer are laid out exactly as Lance's container requires.
+// Where a choice needs an encoding to measure, the writer runs the trials
+// the selector lists (selector.Ladder, selector.Fallback) and keeps the one
+// it picks.
 //
 // Three output formats exist (WithFormat): Format2_2 (the default, as in
 // Lance and LanceDB; footer 2.2 and the pb21 page metadata every current

@@ -266,86 +266,77 @@ func scrubMasked(pv *pageValues, masked []int) {
 	}
 }
 
+// encode runs the page's trials as the selector lists them (a
+// selector.Ladder) and returns the one it picks.
 func (c *pageEnc) encode(d structural.Dense, segs []structural.Segment, f Format) (encoded, error) {
 	pv := c.gather(segs, d.NumVisible, len(d.Layers) == 1)
 	if pv.err != nil {
 		return encoded{}, pv.err
 	}
 	maskAncestorNulls(&pv, d)
-	sp := c.page(d, pv, f)
-	plan := selector.Choose(sp, c.opts)
-	if enc, ok := c.settledSparse(d, pv, sp, plan, f); ok {
-		return enc, nil
-	}
 	if pv.compact {
-		// Only the valid rows were gathered, for a plan that did not
-		// come: gather every slot.
-		pv = c.gather(segs, d.NumVisible, false)
-		sp = c.page(d, pv, f)
-		plan = selector.Choose(sp, c.opts)
-		if enc, ok := c.settledSparse(d, pv, sp, plan, f); ok {
-			return enc, nil
-		}
-	}
-	enc, err := c.encodePlan(d, pv, sp, plan, f, true)
-	if errors.Is(err, errTooManyLevels) && !plan.TrySparse && (pv.info.kind == kindVariable || pv.info.kind == kindFixed) {
-		// A value behind more than 65535 null or empty lists cannot be
-		// chunked dense (2.2 has no sparse structure, or chunks were
-		// asked for): its values zipped plain, without a dictionary or
-		// FSST coding, have no per-chunk limit.
-		zp := selector.Plan{Structure: selector.Dense, Values: selector.Zipped, Reason: "over 65535 levels in one chunk: zipped"}
-		enc, err = c.encodePlan(d, pv, sp, zp, f, false)
-	}
-	if !plan.TrySparse || (err != nil && !errors.Is(err, errTooManyLevels)) {
-		return enc, err
-	}
-	// The cost policy measures the page under sparse structure too.
-	if err == nil {
-		for i, b := range enc.bufs {
-			enc.bufs[i] = slices.Clone(b)
-		}
-	}
-	alt, aerr := c.encodePlan(d, pv, sp, selector.ForceSparse(sp, c.opts), f, true)
-	if aerr != nil {
-		if err != nil {
+		sp := c.page(d, pv, f)
+		if enc, ok, err := c.runLadder(d, pv, sp, selector.NewLadder(sp, c.opts, true), f); ok {
 			return enc, err
 		}
-		return enc, nil
+		// Only the valid rows were gathered, for a plan that did not
+		// come (or did not encode): gather every slot.
+		pv = c.gather(segs, d.NumVisible, false)
+		maskAncestorNulls(&pv, d)
 	}
-	rows := max(d.NumVisible, 1)
-	a := selector.Measured{Bytes: storedBytes(alt), TakeBytes: takeBytes(alt, rows, sp.ValidLeaves)}
-	if err != nil {
-		alt.plan.Reason += "; dense levels do not fit chunks"
-		return alt, nil
-	}
-	b := selector.Measured{Bytes: storedBytes(enc), TakeBytes: takeBytes(enc, rows, sp.ValidLeaves)}
-	if selector.Cheaper(a, b, c.opts) {
-		alt.plan.Reason += fmt.Sprintf("; cost: sparse %d B < dense %d B", a.Bytes, b.Bytes)
-		return alt, nil
-	}
-	enc.plan.Reason += fmt.Sprintf("; cost: dense %d B <= sparse %d B", b.Bytes, a.Bytes)
-	return enc, nil
+	sp := c.page(d, pv, f)
+	enc, _, err := c.runLadder(d, pv, sp, selector.NewLadder(sp, c.opts, false), f)
+	return enc, err
 }
 
-// settledSparse encodes a page with nearly every slot null sparse without
-// measuring it dense (selector.SparseSettled); ok is false when the counts
-// do not settle it, or when its values were gathered compact and the plan
-// does not zip them.
-func (c *pageEnc) settledSparse(d structural.Dense, pv pageValues, sp selector.Page, plan selector.Plan, f Format) (encoded, bool) {
-	if !plan.TrySparse || !selector.SparseSettled(sp) {
-		return encoded{}, false
+// runLadder encodes each trial the ladder lists and returns the one it
+// picks, its reason completed; ok is false when it picks none.
+func (c *pageEnc) runLadder(d structural.Dense, pv pageValues, sp selector.Page, l *selector.Ladder, f Format) (encoded, bool, error) {
+	var encs []encoded
+	var errs []error
+	kept := 0
+	for t, ok := l.Next(); ok; t, ok = l.Next() {
+		// The trials before point into the scratch this one reuses.
+		for ; kept < len(encs); kept++ {
+			if errs[kept] == nil {
+				keepBuffers(&encs[kept])
+			}
+		}
+		enc, err := c.encodePlan(d, pv, sp, t.Plan, f, t.Dict)
+		encs, errs = append(encs, enc), append(errs, err)
+		l.Record(measure(enc, err, d.NumVisible, sp.ValidLeaves))
 	}
-	fp := selector.ForceSparse(sp, c.opts)
-	if pv.compact && fp.Values != selector.Zipped {
-		return encoded{}, false
+	i, why := l.Pick()
+	if i < 0 {
+		return encoded{}, false, nil
 	}
-	// A compact page has no dictionary trial: its values are not per slot.
-	enc, err := c.encodePlan(d, pv, sp, fp, f, !pv.compact)
-	if err != nil {
-		return encoded{}, false
+	encs[i].plan.Reason += why
+	return encs[i], true, errs[i]
+}
+
+// keepBuffers copies an encoded page's buffers out of the scratch memory.
+func keepBuffers(enc *encoded) {
+	for i, b := range enc.bufs {
+		enc.bufs[i] = slices.Clone(b)
 	}
-	enc.plan.Reason += fmt.Sprintf("; cost: %d of %d slots valid settles sparse", sp.ValidLeaves, sp.NumVisible)
-	return enc, true
+}
+
+// measure is what the selector compares of an encoded page (rows: its leaf
+// slots, stored: those holding a value).
+func measure(enc encoded, err error, rows, stored int) selector.Measured {
+	vb, records := 0, 0
+	if len(enc.bufs) > 0 {
+		vb = len(enc.bufs[0])
+	}
+	if z := enc.planar.GetValues().GetZipped(); z != nil {
+		records = int(z.NumItems)
+	}
+	return selector.Measured{
+		Bytes:         storedBytes(enc),
+		TakeBytes:     selector.TakeBytes(enc.plan, vb, records, rows, stored),
+		Failed:        err != nil,
+		TooManyLevels: errors.Is(err, errTooManyLevels),
+	}
 }
 
 // storedBytes is what an encoded page adds to the file: its buffers and
@@ -410,63 +401,56 @@ func (c *pageEnc) page(d structural.Dense, pv pageValues, f Format) selector.Pag
 	return sp
 }
 
-// encodePlan executes a plan: page dictionaries and FSST coding first when
-// the plan's values admit them, then the cell.
+// encodePlan executes a plan: the page dictionary the selector admits
+// first (dict: one may be built), then the cell.
 func (c *pageEnc) encodePlan(d structural.Dense, pv pageValues, sp selector.Page, plan selector.Plan, f Format, dict bool) (encoded, error) {
-	dictCandidate := pv.info.kind == kindVariable || (pv.info.kind == kindFixed && (pv.info.bits == 64 || pv.info.bits == 128))
-	sparse := plan.Structure == selector.Sparse
-	tryDict := plan.Values == selector.Chunked || (sparse && plan.Values == selector.Zipped && pv.info.kind == kindVariable)
-	if dict && f.planarMetadata() && pv.info.kind == kindFSL && (plan.Values == selector.Chunked || plan.Values == selector.Zipped) {
-		// Lance 2.3's whole-row dictionaries of fixed-size lists; a sparse
-		// page that zips its rows would store only the valid ones.
-		fallback := pv.n
-		if sparse && sp.MaxValueBytes >= selector.WideValueBytes {
-			fallback = sp.ValidLeaves
-		}
-		if pd, idx, ok := c.autoDictFSL(pv, fallback); ok {
-			return c.encodeDictPage(d, pv, sp, pd, idx, sparse, f)
-		}
+	if !dict {
+		return c.encodeCell(d, pv, sp, plan, f)
 	}
-	if dict && tryDict && dictCandidate && c.opts.Compression != selector.CompressionFsst && !tooManyDistinct(sp.Profile, c.opts) {
+	switch kind, rows := selector.PageDictionary(sp, plan, c.opts); kind {
+	case selector.RowDict:
+		if pd, idx, ok := c.autoDictFSL(pv, rows); ok {
+			return c.encodeDictPage(d, pv, sp, plan, pd, idx, f)
+		}
+	case selector.ValueDict:
 		if pd, idx, ok := c.autoDict(pv); ok {
-			if sparse {
-				ip := selector.Dictionary(plan, pv.info.kind == kindVariable, len(pd.raw), len(idx))
-				if ip.Values == selector.Indexed {
-					enc := encoded{plan: ip}
-					return enc, c.encodeSparseIndexed(d, idx, pd, &enc)
-				}
-				if sp.CanZip && pv.info.kind == kindVariable && c.opts.Policy == selector.PolicyCost {
-					// The cost policy measures the stored values zipped
-					// against the dictionary over every slot.
-					zp := plan
-					if zp.Values != selector.Zipped {
-						zp = selector.SparseZipped(sp, c.opts, "trial")
-					}
-					z, err := c.encodePlan(d, pv, sp, zp, f, false)
-					if err != nil {
-						return z, err
-					}
-					for i, b := range z.bufs {
-						z.bufs[i] = slices.Clone(b)
-					}
-					ch, err := c.encodeDictPage(d, pv, sp, pd, idx, sparse, f)
-					if err != nil || storedBytes(ch) >= storedBytes(z) {
-						z.plan.Reason += fmt.Sprintf("; zipped %d B <= dictionary chunks %d B", storedBytes(z), storedBytes(ch))
-						return z, nil
-					}
-					return ch, nil
-				}
-			}
-			return c.encodeDictPage(d, pv, sp, pd, idx, sparse, f)
+			return c.encodeValueDict(d, pv, sp, plan, pd, idx, f)
 		}
 	}
 	return c.encodeCell(d, pv, sp, plan, f)
 }
 
+// encodeValueDict encodes a page through the value dictionary it was
+// found to have, where the selector places it: indexed, or chunked indices
+// (measured, when the selector asks, against the stored values zipped).
+func (c *pageEnc) encodeValueDict(d structural.Dense, pv pageValues, sp selector.Page, plan selector.Plan, pd *pageDict, idx []byte, f Format) (encoded, error) {
+	placed, rival := selector.PlaceDictionary(sp, plan, c.opts, len(pd.raw), len(idx))
+	if placed.Values == selector.Indexed {
+		enc := encoded{plan: placed}
+		return enc, c.encodeSparseIndexed(d, idx, pd, &enc)
+	}
+	if rival == nil {
+		return c.encodeDictPage(d, pv, sp, placed, pd, idx, f)
+	}
+	z, err := c.encodePlan(d, pv, sp, *rival, f, false)
+	if err != nil {
+		return z, err
+	}
+	keepBuffers(&z)
+	ch, err := c.encodeDictPage(d, pv, sp, placed, pd, idx, f)
+	rows := d.NumVisible
+	won, why := selector.PickDictionary(measure(z, nil, rows, sp.ValidLeaves), measure(ch, err, rows, sp.ValidLeaves))
+	if !won {
+		z.plan.Reason += why
+		return z, nil
+	}
+	return ch, nil
+}
+
 // encodeDictPage encodes a page through its page dictionary: the chunks
 // hold u32 indices, the page dictionary the distinct values. The column's
 // leaf info is switched to the dictionary form for this page only.
-func (c *pageEnc) encodeDictPage(d structural.Dense, pv pageValues, sp selector.Page, pd *pageDict, idx []byte, sparse bool, f Format) (encoded, error) {
+func (c *pageEnc) encodeDictPage(d structural.Dense, pv pageValues, sp selector.Page, plan selector.Plan, pd *pageDict, idx []byte, f Format) (encoded, error) {
 	saved := pv.info
 	pv.info = leafInfo{kind: kindDict, bits: 32, dict: &saved}
 	if c.opts.Policy == selector.PolicyCost {
@@ -477,18 +461,12 @@ func (c *pageEnc) encodeDictPage(d structural.Dense, pv pageValues, sp selector.
 	pv.fixed, pv.dict, pv.offsets = idx, pd, nil
 	c.describeValues(&sp, pv)
 	sp.MaxValueBytes, sp.CanZip = 4, false
-	var plan selector.Plan
-	if sparse {
-		plan = selector.ForceSparse(sp, c.opts)
-	} else {
-		plan = selector.Choose(sp, c.opts)
-	}
-	plan.Reason += fmt.Sprintf("; dictionary of %d values", pd.n)
-	return c.encodeCell(d, pv, sp, plan, f)
+	return c.encodeCell(d, pv, sp, selector.IndexPlan(sp, plan, c.opts, pd.n), f)
 }
 
 // encodeCell executes a plan's cell over the page's values (FSST coding
-// them first when the plan's codec asks for it).
+// them first when the plan's codec asks for it). Dense chunks holding too
+// many levels are encoded again as selector.Fallback says.
 func (c *pageEnc) encodeCell(d structural.Dense, pv pageValues, sp selector.Page, plan selector.Plan, f Format) (encoded, error) {
 	sparse := plan.Structure == selector.Sparse
 	if fc, ok := fsstOf(plan.Codec); ok {
@@ -529,18 +507,17 @@ func (c *pageEnc) encodeCell(d structural.Dense, pv pageValues, sp selector.Page
 			break
 		}
 		err = c.encodeChunked(d, pv, &enc)
-		for g, ok := enc.plan.Codec.(values.GeneralCodec); ok && g.ChunkValues > 1024 && errors.Is(err, errTooManyLevels); g, ok = enc.plan.Codec.(values.GeneralCodec) {
-			// A window chunk holding too many levels: smaller windows.
-			g.ChunkValues /= 4
-			enc = encoded{plan: enc.plan}
-			enc.plan.Codec = g
-			err = c.encodeChunked(d, pv, &enc)
-		}
-		if errors.Is(err, errTooManyLevels) && pv.info.kind != kindDict && pv.info.kind != kindBool && !pv.fsst && !plan.TrySparse {
-			// A value preceded by more than 65535 invisible entries cannot be
-			// chunked; zipped pages have no per-chunk limit.
-			enc.plan.Values, enc.plan.Reason = selector.Zipped, "over 65535 levels in one chunk"
-			err = c.encodeZipped(d, pv, &enc)
+		for errors.Is(err, errTooManyLevels) {
+			next, ok := selector.Fallback(enc.plan, sp)
+			if !ok {
+				break
+			}
+			enc = encoded{plan: next}
+			if next.Values == selector.Zipped {
+				err = c.encodeZipped(d, pv, &enc)
+			} else {
+				err = c.encodeChunked(d, pv, &enc)
+			}
 		}
 	}
 	return enc, err
@@ -587,8 +564,7 @@ func (c *pageEnc) describeValues(sp *selector.Page, pv pageValues) {
 		st := stats.Variable(pv.offsets, pv.fixed, pv.nulls)
 		prof.Var = &st
 		prof.Sample = c.spreadSample(pv, sample)
-		if pv.info.utf8 && st.MaxLen >= selector.FsstMinMaxLen && (c.opts.Compression == selector.CompressionFsst ||
-			(c.opts.Compression == selector.CompressionAuto && prof.RawBytes() >= selector.FsstMinBytes && !c.dictSure(st, pv))) {
+		if selector.TrainFsst(prof, pv.info.utf8, c.opts) {
 			sp.Fsst = c.trainFsst(pv)
 		}
 	}
@@ -637,29 +613,6 @@ func (c *pageEnc) spreadSample(pv pageValues, n int) values.Block {
 // trainFsst builds a symbol table from values spread over the page, up to
 // the trainer's byte budget (runs of consecutive values from evenly spaced
 // places, so both local and page-wide repetition is seen).
-// dictSure reports whether a variable-width page will certainly be
-// dictionary encoded (under either policy), so that no FSST table need be
-// trained for it: a few short distinct values (counted exactly), whose
-// dictionary and indices, sized at their worst, are well under the size
-// limit of autoDict (both policies' estimates: the lance one is the
-// larger).
-func (c *pageEnc) dictSure(st stats.VarStats, pv pageValues) bool {
-	if st.Distinct > 256 || pv.n < 100 || st.MaxLen > 64 || c.opts.Structural != selector.StructuralAuto || 4*st.Nulls >= pv.n {
-		// (Pages a quarter null may go sparse, where zipped values, FSST
-		// coded, are weighed against the dictionary.)
-		return false
-	}
-	divisor, ratio := c.opts.DictLimits()
-	d := int(st.Distinct) + 1 // null slots add the empty value
-	if d > min(pv.n/divisor, 100000) {
-		return false
-	}
-	items := d * st.MaxLen
-	raw := st.Bytes + 4*(pv.n+1)
-	est := items + 4*pv.n + 4*(d+1) + 16 // the lance policy's estimate, the larger
-	return float64(est) < 0.9*ratio*float64(raw)
-}
-
 func (c *pageEnc) trainFsst(pv pageValues) *values.FsstTable {
 	n := pv.n
 	total := int(pv.offsets[n] - pv.offsets[0])

@@ -1,0 +1,141 @@
+package selector
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/planarlance/planar/stats"
+	"github.com/planarlance/planar/values"
+)
+
+// strPage is a page of n strings with the given stats.
+func strPage(n int, st stats.VarStats, f func(*Page)) Page {
+	p := trialPage(n, n-st.Nulls, func(p *Page) {
+		p.Kind, p.Bits, p.MaxValueBytes = KindVariable, 0, st.MaxLen
+		p.Profile = &values.Profile{N: n, OffBits: 32, Var: &st}
+	})
+	if f != nil {
+		f(&p)
+	}
+	return p
+}
+
+// TestPageDictionary: which page dictionary the writer tries for a plan.
+func TestPageDictionary(t *testing.T) {
+	chunked, zipped := Plan{Values: Chunked}, Plan{Values: Zipped}
+	sparseZip := Plan{Structure: Sparse, Values: Zipped}
+	fsl := func(valid int) Page {
+		return trialPage(1000, valid, func(p *Page) { p.Kind, p.Bits, p.Dims, p.MaxValueBytes = KindFSL, 32, []int{768}, 3072 })
+	}
+	few := strPage(1000, stats.VarStats{N: 1000, Bytes: 8000, MaxLen: 8, Distinct: 20}, nil)
+	many := strPage(1000, stats.VarStats{N: 1000, Bytes: 8000, MaxLen: 8, Distinct: 900}, nil)
+	for _, tc := range []struct {
+		name string
+		page Page
+		plan Plan
+		opts Options
+		want PageDict
+		rows int
+	}{
+		{"fixed-size-list rows, chunked", fsl(400), chunked, Options{}, RowDict, 1000},
+		{"fixed-size-list rows, dense zipped", fsl(400), zipped, Options{}, RowDict, 1000},
+		{"wide rows zipped sparse: the valid rows", fsl(400), sparseZip, Options{}, RowDict, 400},
+		{"fixed-size-list rows before 2.3", func() Page { p := fsl(400); p.Format23 = false; return p }(), chunked, Options{}, NoDict, 0},
+		{"strings, chunked", few, chunked, Options{}, ValueDict, 0},
+		{"strings, sparse zipped", few, sparseZip, Options{}, ValueDict, 0},
+		{"strings, dense zipped", few, zipped, Options{}, NoDict, 0},
+		{"strings, FSST asked", few, chunked, Options{Compression: CompressionFsst}, NoDict, 0},
+		{"strings, too many distinct", many, chunked, Options{}, NoDict, 0},
+		{"strings, a divisor that admits them", many, chunked, Options{DictDivisor: 1}, ValueDict, 0},
+		{"64-bit values", trialPage(1000, 1000, nil), chunked, Options{}, ValueDict, 0},
+		{"128-bit values", trialPage(1000, 1000, func(p *Page) { p.Bits = 128 }), chunked, Options{}, ValueDict, 0},
+		{"32-bit values", trialPage(1000, 1000, func(p *Page) { p.Bits = 32 }), chunked, Options{}, NoDict, 0},
+		{"Arrow dictionary indices", trialPage(1000, 1000, func(p *Page) { p.DictIndices = true }), chunked, Options{}, NoDict, 0},
+	} {
+		if got, rows := PageDictionary(tc.page, tc.plan, tc.opts); got != tc.want || rows != tc.rows {
+			t.Errorf("%s: %v, %d rows; want %v, %d", tc.name, got, rows, tc.want, tc.rows)
+		}
+	}
+}
+
+// TestPlaceDictionary: indexed when the items are large; else, for the
+// cost policy's sparse strings, the stored values zipped as the rival.
+func TestPlaceDictionary(t *testing.T) {
+	p := strPage(1000, stats.VarStats{N: 1000, Bytes: 8000, MaxLen: 8, Distinct: 20, Nulls: 500}, nil)
+	sparseChunks := Plan{Structure: Sparse, Values: Chunked, Reason: "sparse"}
+	sparseZip := Plan{Structure: Sparse, Values: Zipped, Reason: "sparse zipped"}
+	for _, tc := range []struct {
+		name   string
+		plan   Plan
+		opts   Options
+		items  int
+		values ValueCodec
+		rival  string // the rival's reason, "" for none
+	}{
+		{"large items: indexed", sparseChunks, Options{}, 1 << 20, Indexed, ""},
+		{"small items: chunks against zipped", sparseChunks, Options{}, 100, Chunked, "sparse: trial; stored values zipped"},
+		{"a zipped plan is its own rival", sparseZip, Options{}, 100, Zipped, "sparse zipped"},
+		{"lance policy: no rival", sparseChunks, Options{Policy: PolicyLance}, 100, Chunked, ""},
+		{"dense: no rival", Plan{Values: Chunked}, Options{}, 1 << 20, Chunked, ""},
+	} {
+		placed, rival := PlaceDictionary(p, tc.plan, tc.opts, tc.items, 4000)
+		r := ""
+		if rival != nil {
+			r = rival.Reason
+		}
+		if placed.Values != tc.values || r != tc.rival {
+			t.Errorf("%s: %v, rival %q; want %v, %q", tc.name, placed.Values, r, tc.values, tc.rival)
+		}
+	}
+	if won, why := PickDictionary(Measured{Bytes: 100}, Measured{Bytes: 99}); !won || why != "" {
+		t.Errorf("smaller chunks: %v %q", won, why)
+	}
+	if won, why := PickDictionary(Measured{Bytes: 100}, Measured{Bytes: 100}); won || why != "; zipped 100 B <= dictionary chunks 100 B" {
+		t.Errorf("a tie: %v %q", won, why)
+	}
+	if won, _ := PickDictionary(Measured{Bytes: 100}, Measured{Bytes: 1, Failed: true}); won {
+		t.Error("failed chunks won")
+	}
+}
+
+// TestIndexPlan: the indices keep the structure of the plan that found
+// the dictionary.
+func TestIndexPlan(t *testing.T) {
+	idx := trialPage(1000, 300, func(p *Page) { p.Bits, p.DictIndices, p.MaxValueBytes, p.CanZip = 32, true, 4, false })
+	if ip := IndexPlan(idx, Plan{Structure: Sparse}, Options{}, 7); ip.Structure != Sparse || !strings.HasSuffix(ip.Reason, "; dictionary of 7 values") {
+		t.Errorf("sparse: %v %q", ip.Structure, ip.Reason)
+	}
+	if ip := IndexPlan(idx, Plan{}, Options{Policy: PolicyLance}, 7); ip.Structure != Dense || ip.Values != Chunked {
+		t.Errorf("dense: %v x %v", ip.Structure, ip.Values)
+	}
+}
+
+// TestTrainFsst: a table is trained for UTF-8 pages FSST may take, not for
+// a page sure to get a dictionary.
+func TestTrainFsst(t *testing.T) {
+	big := stats.VarStats{N: 10000, Bytes: 200000, MaxLen: 40, Distinct: 5000}
+	sure := stats.VarStats{N: 10000, Bytes: 200000, MaxLen: 40, Distinct: 10}
+	prof := func(st stats.VarStats) *values.Profile {
+		return &values.Profile{N: st.N, OffBits: 32, Var: &st}
+	}
+	for _, tc := range []struct {
+		name string
+		st   stats.VarStats
+		utf8 bool
+		opts Options
+		want bool
+	}{
+		{"large varied strings", big, true, Options{}, true},
+		{"binary", big, false, Options{}, false},
+		{"short values", stats.VarStats{N: 10000, Bytes: 40000, MaxLen: 4, Distinct: 5000}, true, Options{}, false},
+		{"a small page", stats.VarStats{N: 100, Bytes: 2000, MaxLen: 40, Distinct: 50}, true, Options{}, false},
+		{"a small page, FSST asked", stats.VarStats{N: 100, Bytes: 2000, MaxLen: 40, Distinct: 50}, true, Options{Compression: CompressionFsst}, true},
+		{"sure to get a dictionary", sure, true, Options{}, false},
+		{"a quarter null: may go sparse", stats.VarStats{N: 10000, Bytes: 200000, MaxLen: 40, Distinct: 10, Nulls: 2500}, true, Options{}, true},
+		{"other compression asked", big, true, Options{Compression: CompressionZstd}, false},
+	} {
+		if got := TrainFsst(prof(tc.st), tc.utf8, tc.opts); got != tc.want {
+			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
