@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 )
 
 // ErrCorruptLevels reports repetition/definition levels (or the counts that
@@ -150,6 +151,10 @@ func UnravelPath(layers []Layer, path []Step, rep, def []uint16, numRows, numVis
 		// validity (the common case, without the walk).
 		return unravelFlat(u.out, u.condLayer, def, numRows, numVisible)
 	}
+	if R <= 1 && !HasStep(path, StepFSL) && flatUnravel {
+		// Structs and at most one list: one pass over the entries.
+		return u.chain(numRows, numVisible)
+	}
 
 	rows := 0
 	for u.pos < u.n {
@@ -208,6 +213,125 @@ func unravelFlat(out []LayerData, condLayer []int, def []uint16, numRows, numVis
 	out[0].Len = n
 	out[0].Valid = valid
 	return out, nil
+}
+
+// chain unravels a path of struct layers and at most one list layer (no
+// structural FSL) in one pass, giving what the walk gives. An entry's
+// condition layer c (len(path): none) makes every slot it opens above c
+// valid and the slots at and below c null; with a list at depth k, an entry
+// of repetition 1 starts a row and one of repetition 0 adds a child to the
+// row's list, which must have children (c > k).
+func (u *unraveler) chain(numRows, numVisible int) ([]LayerData, error) {
+	L := len(u.path)
+	k := L // depth of the list layer (L: none)
+	for d, st := range u.path {
+		if st.Kind == StepList {
+			k = d
+		}
+	}
+	// Slots above the list open once a row, those below once an entry.
+	rowCap := u.n
+	if k < L {
+		rowCap = 0
+		for _, r := range u.rep {
+			if r == 1 {
+				rowCap++
+			}
+		}
+		if rowCap > math.MaxInt32 || u.n > math.MaxInt32 {
+			return nil, corrupt("page of %d entries has more than 2^31-1 slots", u.n)
+		}
+		u.out[k].Offsets = slices.Grow(u.out[k].Offsets, rowCap)
+	}
+	for d := range u.out {
+		c := u.n
+		if d <= k {
+			c = rowCap
+		}
+		u.out[d].Valid = make([]bool, 0, c)
+	}
+	cond := func(i int) (int, bool, error) {
+		if u.def == nil {
+			return L, false, nil
+		}
+		v := int(u.def[i])
+		if v >= len(u.condLayer) {
+			return 0, false, corrupt("entry %d has definition %d, maximum is %d", i, v, len(u.condLayer)-1)
+		}
+		return u.condLayer[v], u.condEmpty[v], nil
+	}
+	// push opens the slots of depths [from, to) for an entry of condition c.
+	push := func(from, to, c int) {
+		for d := from; d < to; d++ {
+			o := &u.out[d]
+			o.Valid = append(o.Valid, c > d)
+			o.Len++
+			if c <= d {
+				u.anyNull[d] = true
+			}
+		}
+	}
+	rows, open := 0, false
+	for i := 0; i < u.n; i++ {
+		c, empty, err := cond(i)
+		if err != nil {
+			return nil, err
+		}
+		if k == L {
+			push(0, L, c)
+			rows++
+			u.visible++ // every entry reaches the leaf
+			continue
+		}
+		switch r := u.rep[i]; {
+		case r == 1:
+			if open {
+				u.out[k].Offsets = append(u.out[k].Offsets, int32(u.out[k+1].Len))
+			}
+			rows++
+			push(0, k, c)
+			if c <= k {
+				// A list without children: null, empty or under a null.
+				o := &u.out[k]
+				valid := c == k && empty
+				o.Valid = append(o.Valid, valid)
+				o.Len++
+				if !valid {
+					u.anyNull[k] = true
+				}
+				open = false
+				u.out[k].Offsets = append(u.out[k].Offsets, int32(u.out[k+1].Len))
+				continue
+			}
+			push(k, L, c)
+			open = true
+		case r == 0 && open:
+			if c <= k {
+				return nil, corrupt("entry %d has the condition of layer %d inside a valid slot of it", i, c)
+			}
+			push(k+1, L, c)
+		case r == 0:
+			return nil, corrupt("entry %d has repetition 0, a new slot of layer 0 needs 1", i)
+		default:
+			return nil, corrupt("entry %d has repetition %d, at most 1 for one list layer", i, r)
+		}
+		u.visible++ // a child of the list reaches the leaf
+	}
+	if open {
+		u.out[k].Offsets = append(u.out[k].Offsets, int32(u.out[k+1].Len))
+	}
+	if u.visible != numVisible {
+		return nil, corrupt("levels give %d visible items, page has %d", u.visible, numVisible)
+	}
+	if rows != numRows {
+		return nil, corrupt("levels give %d rows (×1), page has %d", rows, numRows)
+	}
+	for d := range u.out {
+		if !u.anyNull[d] {
+			u.out[d].Valid = nil
+		}
+	}
+	return u.out, nil
 }
 
 func corrupt(format string, args ...any) error {
