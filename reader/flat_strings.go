@@ -1,7 +1,6 @@
 package reader
 
 import (
-	"fmt"
 	"math"
 	"sync/atomic"
 
@@ -18,9 +17,9 @@ import (
 // Flat string runs: a read of several whole dense chunked pages of a flat
 // string or binary column sizes the column's value bytes first (FSST-coded
 // pages by their codes, without expanding them), then expands or copies
-// each page's values straight into one buffer: the values are written
-// once, where page by page they were written per page and copied again to
-// join the pages.
+// each page's values straight into its part of one buffer: the values are
+// written once, where page by page they were written per page and copied
+// again to join the pages. Both steps run pages side by side.
 
 // flatVariableRuns counts the runs readFlatVariable read (tests check it).
 var flatVariableRuns atomic.Int64
@@ -35,92 +34,111 @@ func (f *File) readFlatVariable(dt arrow.DataType, path []structural.Step, pages
 		return nil, false, nil
 	}
 	type part struct {
-		vals  values.Block
-		fsst  *values.FsstTable
-		valid []bool
-		size  int
+		vals       values.Block
+		fsst       *values.FsstTable
+		valid      []bool
+		size       int
+		at, row    int // where the page's values and rows start
+		flat, null bool
 	}
-	parts := make([]part, 0, len(pages))
-	rows, total, nulls := 0, 0, 0
-	for _, p := range pages {
+	// Pages are decoded and sized side by side, then expanded side by
+	// side into their own parts of one buffer.
+	parts := make([]part, len(pages))
+	err := eachIndex(len(pages), func(i int) error {
+		p := pages[i]
 		mb := p.layout.GetMiniBlockLayout()
 		if p.sparse != nil || mb == nil || mb.Dictionary != nil {
-			return nil, false, nil
+			return nil
 		}
 		bufs, err := f.pageBuffers(p)
 		if err != nil {
-			return nil, false, err
+			return err
 		}
 		pd, t, err := decodeChunkedCoded(mb, bufs, int(p.rows), true)
 		if err != nil {
-			return nil, false, err
+			return err
 		}
 		v := pd.vals
 		if !v.Variable() || pd.rep != nil || pd.dict != nil || len(pd.layers) != 1 || v.N != int(p.rows) || pd.numVisible != v.N || len(v.Offsets) != v.N+1 {
-			return nil, false, nil
+			return nil
 		}
 		lds, err := structural.UnravelPath(pd.layers, path, nil, pd.def, v.N, v.N)
 		if err != nil {
-			return nil, false, err
+			return err
 		}
-		valid := lds[len(lds)-1].Valid
-		for _, ok := range valid {
+		pt := part{vals: v, fsst: t, valid: lds[len(lds)-1].Valid, flat: true}
+		pt.size = int(v.Offsets[v.N] - v.Offsets[0])
+		if t != nil {
+			pt.size = t.DecodedLen(v)
+		}
+		parts[i] = pt
+		return nil
+	})
+	if err != nil {
+		return nil, false, err
+	}
+	rows, total, nulls := 0, 0, 0
+	for i := range parts {
+		pt := &parts[i]
+		if !pt.flat {
+			return nil, false, nil
+		}
+		for _, ok := range pt.valid {
 			if !ok {
 				nulls++
 			}
 		}
-		size := int(v.Offsets[v.N] - v.Offsets[0])
-		if t != nil {
-			size = t.DecodedLen(v)
-		}
-		parts = append(parts, part{v, t, valid, size})
-		rows += v.N
-		total += size
+		pt.at, pt.row = total, rows
+		rows += pt.vals.N
+		total += pt.size
 	}
 	if ow == 4 && total > math.MaxInt32 || total > math.MaxInt-8 {
 		return nil, false, nil // Arrow's join reports the overflow
 	}
-	data := make([]byte, total+8) // 8 bytes of slack for FSST's word writes
+	data := make([]byte, total)
 	offs := make([]byte, (rows+1)*ow)
-	var bm []byte
-	if nulls > 0 {
-		bm = make([]byte, bitutil.BytesForBits(int64(rows)))
-	}
-	at, row := 0, 0
-	for _, pt := range parts {
+	err = eachIndex(len(parts), func(i int) error {
+		pt := parts[i]
 		v := pt.vals
 		base := -int(v.Offsets[0])
 		if pt.fsst != nil {
-			dec, err := pt.fsst.DecodeBlockInto(data[at:], v)
+			dec, err := pt.fsst.DecodeBlockExact(data[pt.at:pt.at+pt.size], v)
 			if err != nil {
-				return nil, false, err
+				return err
 			}
 			v, base = dec, 0
 		} else {
-			bulk.Copy(data[at:at+pt.size], v.Data[v.Offsets[0]:v.Offsets[v.N]])
+			bulk.Copy(data[pt.at:pt.at+pt.size], v.Data[v.Offsets[0]:v.Offsets[v.N]])
 		}
-		if len(v.Offsets) != v.N+1 || int(v.Offsets[v.N])+base != pt.size {
-			return nil, false, fmt.Errorf("page of %d values expanded to %d bytes, sized %d: %w", v.N, int(v.Offsets[v.N])+base, pt.size, ErrCorrupt)
-		}
-		putOffsets(offs, row, v.Offsets[:v.N], at+base, ow)
-		for i, ok := range pt.valid {
-			if ok && bm != nil {
-				bitutil.SetBit(bm, row+i)
+		putOffsets(offs, pt.row, v.Offsets[:v.N], pt.at+base, ow)
+		return nil
+	})
+	if err != nil {
+		return nil, false, err
+	}
+	var bm []byte
+	if nulls > 0 {
+		bm = make([]byte, bitutil.BytesForBits(int64(rows)))
+		for _, pt := range parts {
+			if pt.valid == nil {
+				bitutil.SetBitsTo(bm, int64(pt.row), int64(pt.vals.N), true)
+				continue
+			}
+			for i, ok := range pt.valid {
+				if ok {
+					bitutil.SetBit(bm, pt.row+i)
+				}
 			}
 		}
-		if pt.valid == nil && bm != nil {
-			bitutil.SetBitsTo(bm, int64(row), int64(v.N), true)
-		}
-		at += pt.size
-		row += v.N
 	}
+	at := total
 	putOffsets(offs, rows, []uint64{0}, at, ow)
 	var vb *memory.Buffer
 	if bm != nil {
 		vb = memory.NewBufferBytes(bm)
 	}
 	flatVariableRuns.Add(1)
-	d := array.NewData(dt, rows, []*memory.Buffer{vb, memory.NewBufferBytes(offs), memory.NewBufferBytes(data[:total])}, nil, nulls, 0)
+	d := array.NewData(dt, rows, []*memory.Buffer{vb, memory.NewBufferBytes(offs), memory.NewBufferBytes(data)}, nil, nulls, 0)
 	defer d.Release()
 	return array.MakeFromData(d), true, nil
 }

@@ -3,6 +3,7 @@ package reader
 import (
 	"runtime"
 	"sync"
+	"sync/atomic"
 )
 
 // minParallelValues is the fewest values a piece of a split loop handles:
@@ -34,6 +35,40 @@ func eachPiece(cuts []int, fn func(j, lo, hi int) error) error {
 		go func() {
 			defer wg.Done()
 			errs[j] = fn(j, cuts[j], cuts[j+1])
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// eachIndex runs fn(i) for i in [0, n) on up to GOMAXPROCS goroutines, each
+// taking the next index when done with one, and returns the error of the
+// lowest index that failed.
+func eachIndex(n int, fn func(i int) error) error {
+	workers := min(runtime.GOMAXPROCS(0), n)
+	if workers <= 1 {
+		for i := range n {
+			if err := fn(i); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	errs := make([]error, n)
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
+				errs[i] = fn(i)
+			}
 		}()
 	}
 	wg.Wait()

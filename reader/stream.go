@@ -3,8 +3,6 @@ package reader
 import (
 	"errors"
 	"fmt"
-	"runtime"
-	"sync"
 	"sync/atomic"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -214,19 +212,8 @@ func (f *File) readFields(schema *arrow.Schema, fields []fieldColumns, start, n 
 		}
 		cols[i] = a
 	}
-	if workers := min(runtime.GOMAXPROCS(0), len(fields)); parallel && workers > 1 {
-		var next atomic.Int64
-		var wg sync.WaitGroup
-		for range workers {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for i := int(next.Add(1) - 1); i < len(fields); i = int(next.Add(1) - 1) {
-					read(i)
-				}
-			}()
-		}
-		wg.Wait()
+	if parallel {
+		_ = eachIndex(len(fields), func(i int) error { read(i); return errs[i] })
 	} else {
 		for i := range fields {
 			if read(i); errs[i] != nil {

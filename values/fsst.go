@@ -596,13 +596,8 @@ func (t *FsstTable) DecodedLen(in Block) int {
 // buf's start. Several blocks decoded in order into one buffer, each after
 // the last one's values, lie back to back.
 func (t *FsstTable) DecodeBlockInto(buf []byte, in Block) (Block, error) {
-	if !in.Variable() {
-		return Block{}, fmt.Errorf("fsst over a fixed-width block: %w", ErrCorrupt)
-	}
-	for i := 0; i < in.N; i++ {
-		if a, b := in.Offsets[i], in.Offsets[i+1]; a > b || b > uint64(len(in.Data)) {
-			return Block{}, fmt.Errorf("fsst value %d range [%d, %d): %w", i, a, b, ErrCorrupt)
-		}
+	if err := checkCodes(in); err != nil {
+		return Block{}, err
 	}
 	if in.N == 0 {
 		return Block{Offsets: []uint64{0}}, nil
@@ -619,6 +614,81 @@ func (t *FsstTable) DecodeBlockInto(buf []byte, in Block) (Block, error) {
 		return out, nil
 	}
 	return t.decodeInto(buf, in)
+}
+
+// checkCodes checks that a block of FSST codes is variable width with
+// every value's range inside its data.
+func checkCodes(in Block) error {
+	if !in.Variable() || len(in.Offsets) <= in.N {
+		return fmt.Errorf("fsst over a block that is not variable width: %w", ErrCorrupt)
+	}
+	for i := 0; i < in.N; i++ {
+		if a, b := in.Offsets[i], in.Offsets[i+1]; a > b || b > uint64(len(in.Data)) {
+			return fmt.Errorf("fsst value %d range [%d, %d): %w", i, a, b, ErrCorrupt)
+		}
+	}
+	return nil
+}
+
+// DecodeBlockExact is DecodeBlockInto for a buf of exactly the values'
+// decoded size (DecodedLen): nothing is written past buf, so blocks decoded
+// side by side into neighbouring parts of one buffer never touch each other.
+// Values that do not fill buf exactly are ErrCorrupt.
+func (t *FsstTable) DecodeBlockExact(buf []byte, in Block) (Block, error) {
+	if err := checkCodes(in); err != nil {
+		return Block{}, err
+	}
+	out := Block{N: in.N, Offsets: make([]uint64, 1, in.N+1)}
+	if !t.coded || in.N == 0 {
+		base := in.Offsets[0]
+		if int(in.Offsets[in.N]-base) != len(buf) {
+			return Block{}, fmt.Errorf("fsst values of %d bytes for a %d-byte buffer: %w", in.Offsets[in.N]-base, len(buf), ErrCorrupt)
+		}
+		out.Data = buf[:copy(buf, in.Data[base:in.Offsets[in.N]])]
+		for i := 1; i <= in.N; i++ {
+			out.Offsets = append(out.Offsets, in.Offsets[i]-base)
+		}
+		return out, nil
+	}
+	pos, i := 0, int(in.Offsets[0])
+	data, n, room := in.Data, t.n, len(buf)
+	for v := 0; v < in.N; v++ {
+		end := int(in.Offsets[v+1])
+		for i < end {
+			c := data[i]
+			if c == fsstEscape {
+				if i+1 >= end || pos >= room {
+					return Block{}, fmt.Errorf("values: fsst value %d ends with an escape or overruns its %d bytes: %w", v, room, ErrCorrupt)
+				}
+				buf[pos] = data[i+1]
+				pos++
+				i += 2
+				continue
+			}
+			if int(c) >= n {
+				return Block{}, fmt.Errorf("values: fsst code %d in value %d but the table has %d symbols: %w", c, v, n, ErrCorrupt)
+			}
+			l := int(t.lens[c])
+			if pos+8 <= room {
+				binary.LittleEndian.PutUint64(buf[pos:], t.sym[c])
+			} else {
+				if pos+l > room {
+					return Block{}, fmt.Errorf("values: fsst value %d overruns its %d bytes: %w", v, room, ErrCorrupt)
+				}
+				for k := range l {
+					buf[pos+k] = byte(t.sym[c] >> (8 * k))
+				}
+			}
+			pos += l
+			i++
+		}
+		out.Offsets = append(out.Offsets, uint64(pos))
+	}
+	if pos != room {
+		return Block{}, fmt.Errorf("values: fsst values expand to %d bytes, sized %d: %w", pos, room, ErrCorrupt)
+	}
+	out.Data = buf
+	return out, nil
 }
 
 // decodeInto expands the checked, non-empty coded block in into buf (sized
@@ -656,13 +726,8 @@ func (t *FsstTable) decodeInto(buf []byte, in Block) (Block, error) {
 // DecodeBlock decodes every value of a variable-width block of FSST codes
 // with the table (parsed once by the caller, for many blocks).
 func (t *FsstTable) DecodeBlock(in Block) (Block, error) {
-	if !in.Variable() {
-		return Block{}, fmt.Errorf("fsst over a fixed-width block: %w", ErrCorrupt)
-	}
-	for i := 0; i < in.N; i++ {
-		if a, b := in.Offsets[i], in.Offsets[i+1]; a > b || b > uint64(len(in.Data)) {
-			return Block{}, fmt.Errorf("fsst value %d range [%d, %d): %w", i, a, b, ErrCorrupt)
-		}
+	if err := checkCodes(in); err != nil {
+		return Block{}, err
 	}
 	out := Block{N: in.N, Offsets: make([]uint64, 1, in.N+1)}
 	if in.N == 0 {

@@ -311,3 +311,73 @@ func TestFsstMatchIsLongest(t *testing.T) {
 		}
 	}
 }
+
+// TestFsstDecodeBlockExact: blocks decoded side by side into neighbouring
+// parts of one buffer give DecodeBlock's values and leave each other's
+// bytes alone; a buffer one byte short or long, and an escape at a value's
+// end, are ErrCorrupt; an uncoded table copies.
+func TestFsstDecodeBlockExact(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	strs := fsstSampleStrings(r, 900)
+	tab := BuildFsstTable(strs[:300])
+	blocks := make([]Block, 3)
+	for k := range blocks {
+		b := Block{Offsets: []uint64{0}}
+		for _, s := range strs[300*k : 300*(k+1)] {
+			b.Data = tab.AppendEncoded(b.Data, s)
+			b.Offsets = append(b.Offsets, uint64(len(b.Data)))
+			b.N++
+		}
+		blocks[k] = b
+	}
+	sizes := make([]int, len(blocks))
+	total := 0
+	for k, b := range blocks {
+		sizes[k] = tab.DecodedLen(b)
+		total += sizes[k]
+	}
+	buf := make([]byte, total)
+	// Decode the last block first, so that a word written past a block
+	// would land on a neighbour already decoded.
+	at := total
+	for k := len(blocks) - 1; k >= 0; k-- {
+		at -= sizes[k]
+		got, err := tab.DecodeBlockExact(buf[at:at+sizes[k]], blocks[k])
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := tab.DecodeBlock(blocks[k])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got.Data, want.Data) || fmt.Sprint(got.Offsets) != fmt.Sprint(want.Offsets) {
+			t.Fatalf("block %d decodes differently", k)
+		}
+	}
+	for _, s := range strs[:900] {
+		if !bytes.Contains(buf, s) {
+			t.Fatalf("value %q missing from the joined buffer", s)
+		}
+	}
+	b := blocks[0]
+	for _, n := range []int{sizes[0] - 1, sizes[0] + 1} {
+		if _, err := tab.DecodeBlockExact(make([]byte, n), b); !errors.Is(err, ErrCorrupt) {
+			t.Errorf("buffer of %d bytes for %d: %v, want ErrCorrupt", n, sizes[0], err)
+		}
+	}
+	esc := Block{N: 1, Data: []byte{fsstEscape}, Offsets: []uint64{0, 1}}
+	if _, err := tab.DecodeBlockExact(make([]byte, 8), esc); !errors.Is(err, ErrCorrupt) {
+		t.Errorf("escape at the end: %v, want ErrCorrupt", err)
+	}
+	vraw := fsstExampleTable(t)
+	vraw[3] = 0 // verbatim
+	plain, err := ParseFsstTable(vraw)
+	if err != nil || plain.Coded() {
+		t.Fatalf("verbatim table: %v", err)
+	}
+	raw := Block{N: 2, Data: []byte("xyz"), Offsets: []uint64{0, 1, 3}}
+	got, err := plain.DecodeBlockExact(make([]byte, 3), raw)
+	if err != nil || string(got.Data) != "xyz" || fmt.Sprint(got.Offsets) != "[0 1 3]" {
+		t.Fatalf("uncoded table: %q %v %v", got.Data, got.Offsets, err)
+	}
+}
