@@ -116,13 +116,44 @@ func decodeChunkedBody(m *enc21pb.MiniBlockLayout, bufs [][]byte, rows int) (*pa
 	// FSST-coded chunks are joined still coded (a fraction of the size)
 	// and expanded once, into one buffer of the page's exact size.
 	fs := m.ValueCompression.GetFsst()
-	blocks := make([]values.Block, 0, len(refs))
-	for ci, r := range refs {
-		var v values.Block
-		if pd.rep, pd.def, v, err = decodeOneChunk(m, layout, maxVis, bufs[1][r.Offset:r.Offset+r.Size], r, ci, pd.rep, pd.def, fs != nil); err != nil {
-			return nil, nil, err
+	blocks := make([]values.Block, len(refs))
+	// Pieces of the chunks decode side by side, each into levels of its
+	// own, joined in order after.
+	cuts := []int{0, len(refs)}
+	plain := m.ValueCompression.GetFlat() != nil && !layout.HasDef && !layout.HasRep // decoding is a copy
+	if m.NumItems >= 2*minParallelValues && !plain {
+		cuts = pieces(len(refs), minParallelChunks)
+	}
+	reps, defs := make([][]uint16, len(cuts)-1), make([][]uint16, len(cuts)-1)
+	reps[0], defs[0] = pd.rep, pd.def
+	err = eachPiece(cuts, func(j, lo, hi int) error {
+		rep, def := reps[j], defs[j]
+		if j > 0 {
+			share := int(m.NumItems) / (len(cuts) - 1)
+			if layout.HasRep {
+				rep = make([]uint16, 0, share)
+			}
+			if layout.HasDef {
+				def = make([]uint16, 0, share)
+			}
 		}
-		blocks = append(blocks, v)
+		for ci := lo; ci < hi; ci++ {
+			r := refs[ci]
+			var err error
+			if rep, def, blocks[ci], err = decodeOneChunk(m, layout, maxVis, bufs[1][r.Offset:r.Offset+r.Size], r, ci, rep, def, fs != nil); err != nil {
+				return err
+			}
+		}
+		reps[j], defs[j] = rep, def
+		return nil
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	pd.rep, pd.def = reps[0], defs[0]
+	for j := 1; j < len(reps); j++ {
+		pd.rep = append(pd.rep, reps[j]...)
+		pd.def = append(pd.def, defs[j]...)
 	}
 	if hasRep {
 		rowStarts := 0
@@ -148,6 +179,10 @@ func decodeChunkedBody(m *enc21pb.MiniBlockLayout, bufs [][]byte, rows int) (*pa
 	}
 	return pd, t, nil
 }
+
+// minParallelChunks is the fewest chunks a piece of a page decodes on its
+// own goroutine.
+const minParallelChunks = 8
 
 // decodeOneChunk decodes chunk ci (data, located by r) of a chunked page:
 // its levels are appended to rep and def, its values returned. With
