@@ -102,30 +102,30 @@ func encodeFactor(c values.Codec) float64 {
 	return 0.5
 }
 
-// WindowBytes is the raw size of the large chunks the cost policy offers
-// under general compression ("windows"): Zstd finds matches and builds its
-// entropy tables over the whole chunk, and a call costs less per byte. A
-// one-row take decodes a whole window: 64 KiB keeps nearly all of the size
-// gain of 256 KiB windows (URL class 9.65 against 9.44 MB) at a quarter of
+// LargeChunkBytes is the raw size of the large chunks the cost policy offers
+// under general compression (the public option key calls them "windows"):
+// Zstd finds matches and builds its entropy tables over the whole chunk,
+// and a call costs less per byte. A one-row take decodes a whole large
+// chunk: 64 KiB keeps nearly all of the size gain of 256 KiB chunks (URL class 9.65 against 9.44 MB) at a quarter of
 // the take's work.
-const WindowBytes = 64 << 10
+const LargeChunkBytes = 64 << 10
 
-// largeWindow is the raw chunk size from which a compression call counts
-// as a large window (its per-call cost amortised).
-const largeWindow = 32 << 10
+// largeChunk is the raw chunk size from which a compression call counts
+// as a large chunk (its per-call cost amortised).
+const largeChunk = 32 << 10
 
 // generalFactors are the encode and decode work of general compression per
 // byte it compresses (the child's output), by scheme, level and chunk size.
 // Measured with klauspost/compress on URL text and split numbers (shared
 // 2-core Xeon, noisy): Zstd level 1 encodes ~140 MB/s over 4 KiB chunks but ~500 MB/s
-// over 256 KiB windows, level 3 ~200-450 MB/s, level 7 ~110-300 MB/s;
+// over 256 KiB chunks, level 3 ~200-450 MB/s, level 7 ~110-300 MB/s;
 // decoding runs at ~0.7-1.5 GB/s whatever the level. LZ4 ~400 MB/s and
 // ~2.3 GB/s.
 func generalFactors(g values.GeneralCodec, chunkRaw float64) (enc, dec float64) {
 	if g.Scheme != values.SchemeZstd {
 		return 1.0, 0.5
 	}
-	big := chunkRaw >= largeWindow
+	big := chunkRaw >= largeChunk
 	switch l := g.Level; {
 	case l >= 10:
 		enc = 20
@@ -184,7 +184,7 @@ func writeCost(c values.Codec, innerBytes int, prof *values.Profile) float64 {
 // readCost estimates the read work of a chunked candidate in
 // byte-equivalents (structural.md §7): taking one random row reads one
 // chunk (one IO, priced as 4 KiB, plus its stored bytes) and decodes all of
-// it, which is what large windows make expensive; scanning decodes every
+// it, which is what large chunks make expensive; scanning decodes every
 // value.
 func readCost(c values.Codec, stored, innerBytes int, prof *values.Profile) float64 {
 	_, dec := work(c, innerBytes, prof)

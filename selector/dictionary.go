@@ -31,15 +31,15 @@ const (
 // or the stats pass already counts too many distinct values.
 func PageDictionary(p Page, plan Plan, o Options) (PageDict, int) {
 	sparse := plan.Structure == Sparse
-	if p.Format23 && p.Kind == KindFSL && (plan.Values == Chunked || plan.Values == Zipped) {
+	if p.Format23 && p.Kind == values.KindFSL && (plan.Values == Chunked || plan.Values == Zipped) {
 		rows := p.NumVisible
 		if sparse && p.MaxValueBytes >= WideValueBytes {
 			rows = p.ValidLeaves
 		}
 		return RowDict, rows
 	}
-	admits := plan.Values == Chunked || (sparse && plan.Values == Zipped && p.Kind == KindVariable)
-	candidate := p.Kind == KindVariable || (p.Kind == KindFixed && !p.DictIndices && (p.Bits == 64 || p.Bits == 128))
+	admits := plan.Values == Chunked || (sparse && plan.Values == Zipped && p.Kind == values.KindVariable)
+	candidate := p.Kind == values.KindVariable || (p.Kind == values.KindFixed && !p.DictIndices && (p.Bits == 64 || p.Bits == 128))
 	if admits && candidate && o.Compression != CompressionFsst && !tooManyDistinct(p.Profile, o) {
 		return ValueDict, 0
 	}
@@ -94,8 +94,8 @@ func Dictionary(plan Plan, variable bool, itemBytes, indexBytes int) Plan {
 // strings that are not indexed, their stored values zipped (plan itself
 // when it zips them).
 func PlaceDictionary(p Page, plan Plan, o Options, itemBytes, indexBytes int) (Plan, *Plan) {
-	placed := Dictionary(plan, p.Kind == KindVariable, itemBytes, indexBytes)
-	if plan.Structure != Sparse || placed.Values == Indexed || !p.CanZip || p.Kind != KindVariable || o.Policy != PolicyCost {
+	placed := Dictionary(plan, p.Kind == values.KindVariable, itemBytes, indexBytes)
+	if plan.Structure != Sparse || placed.Values == Indexed || !p.CanZip || p.Kind != values.KindVariable || o.Policy != PolicyCost {
 		return placed, nil
 	}
 	rival := plan

@@ -11,7 +11,7 @@ import (
 // strPage is a page of n strings with the given stats.
 func strPage(n int, st stats.VarStats, f func(*Page)) Page {
 	p := trialPage(n, n-st.Nulls, func(p *Page) {
-		p.Kind, p.Bits, p.MaxValueBytes = KindVariable, 0, st.MaxLen
+		p.Kind, p.Bits, p.MaxValueBytes = values.KindVariable, 0, st.MaxLen
 		p.Profile = &values.Profile{N: n, OffBits: 32, Var: &st}
 	})
 	if f != nil {
@@ -25,7 +25,7 @@ func TestPageDictionary(t *testing.T) {
 	chunked, zipped := Plan{Values: Chunked}, Plan{Values: Zipped}
 	sparseZip := Plan{Structure: Sparse, Values: Zipped}
 	fsl := func(valid int) Page {
-		return trialPage(1000, valid, func(p *Page) { p.Kind, p.Bits, p.Dims, p.MaxValueBytes = KindFSL, 32, []int{768}, 3072 })
+		return trialPage(1000, valid, func(p *Page) { p.Kind, p.Bits, p.Dims, p.MaxValueBytes = values.KindFSL, 32, []int{768}, 3072 })
 	}
 	few := strPage(1000, stats.VarStats{N: 1000, Bytes: 8000, MaxLen: 8, Distinct: 20}, nil)
 	many := strPage(1000, stats.VarStats{N: 1000, Bytes: 8000, MaxLen: 8, Distinct: 900}, nil)
@@ -69,7 +69,7 @@ func TestPlaceDictionary(t *testing.T) {
 		plan   Plan
 		opts   Options
 		items  int
-		values ValueCodec
+		values ValuePlane
 		rival  string // the rival's reason, "" for none
 	}{
 		{"large items: indexed", sparseChunks, Options{}, 1 << 20, Indexed, ""},

@@ -30,7 +30,7 @@ func WithLevelCodecs(plan Plan, rep, def []uint16, chunks int, format23 bool) Pl
 //     one level, as leading or trailing nulls make;
 //   - inline bit packing when the stream fits one 1024-level block;
 //   - else out-of-line bit packing at the stream's width, under Zstd for
-//     the cost policy's window chunks when a trial says it pays
+//     the cost policy's large chunks when a trial says it pays
 //     (zstdLevels).
 func LevelCodec(levels []uint16, chunks int, plan Plan, format23 bool) values.Codec {
 	if levels == nil {
@@ -72,23 +72,23 @@ func LevelCodec(levels []uint16, chunks int, plan Plan, format23 bool) values.Co
 }
 
 // minZstdLevelChunk is the average levels per chunk from which general
-// compression of the level streams is tried (window chunks): below it the
+// compression of the level streams is tried (large chunks): below it the
 // per-chunk frame and table overheads eat the gain.
 const minZstdLevelChunk = 8192
 
 // levelZstdWork is the cost, in stored bytes per packed level byte, of
-// Zstd over a window chunk's level streams: λ·1.5 (decode) + μ·1.5 (encode,
+// Zstd over a large chunk's level streams: λ·1.5 (decode) + μ·1.5 (encode,
 // level 1 over large inputs) at the default weights.
 const levelZstdWork = DefaultLambda*1.5 + DefaultMu*1.5
 
-// zstdLevels decides, for the cost policy's window chunks, whether a level
+// zstdLevels decides, for the cost policy's large chunks, whether a level
 // stream is stored as General{Zstd, ool} instead of bit packed alone, by the
 // cost model's terms: compressing the packed stream (one trial over the
 // page) must save more than λ·read + μ·write of Zstd over those bytes.
 // Skewed definition levels (few nulls, lists mostly of one shape) have
 // entropy well under their bit width, which Zstd's entropy coder takes.
 func zstdLevels(levels []uint16, chunks int, ool values.OutOfLineCodec, plan Plan) (values.GeneralCodec, bool) {
-	gc := values.GeneralCodec{Scheme: values.SchemeZstd, Level: WindowZstdLevel, Inner: ool}
+	gc := values.GeneralCodec{Scheme: values.SchemeZstd, Level: LargeChunkZstdLevel, Inner: ool}
 	g, ok := plan.Codec.(values.GeneralCodec)
 	if !ok || g.ChunkValues <= 4096 || chunks == 0 || len(levels)/chunks < minZstdLevelChunk {
 		return gc, false

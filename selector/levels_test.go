@@ -32,7 +32,7 @@ func levelNoise(n int, seed uint64, pick func(r *rand.Rand) uint16) []uint16 {
 // chunk count, the format and the plan's value codec.
 func TestLevelCodec(t *testing.T) {
 	packed := Plan{LevelComp: Bitpacked}
-	window := Plan{LevelComp: Bitpacked, Codec: values.GeneralCodec{Scheme: values.SchemeZstd, Level: WindowZstdLevel, Inner: values.FlatCodec{Bits: 32}, ChunkValues: 1 << 15}}
+	window := Plan{LevelComp: Bitpacked, Codec: values.GeneralCodec{Scheme: values.SchemeZstd, Level: LargeChunkZstdLevel, Inner: values.FlatCodec{Bits: 32}, ChunkValues: 1 << 15}}
 	small := window
 	small.Codec = values.GeneralCodec{Scheme: values.SchemeZstd, Inner: values.FlatCodec{Bits: 32}, ChunkValues: 4096}
 	uniform := func(r *rand.Rand) uint16 { return uint16(r.IntN(4)) }
@@ -74,7 +74,7 @@ func TestLevelCodec(t *testing.T) {
 		{"runs in a small page: rle beats a block", levelRuns(0, 30, 1, 40), 1, packed, true, values.RleCodec{Bits: 16, LenBits: 8}},
 		{"runs cut by many chunks: packed", alternating(5000, 1000), 500, packed, true, values.OutOfLineCodec{Bits: 16, Width: 1}},
 		{"skewed levels in windows: zstd", levelNoise(40000, 4, skewed), 2, window, false,
-			values.GeneralCodec{Scheme: values.SchemeZstd, Level: WindowZstdLevel, Inner: values.OutOfLineCodec{Bits: 16, Width: 2}}},
+			values.GeneralCodec{Scheme: values.SchemeZstd, Level: LargeChunkZstdLevel, Inner: values.OutOfLineCodec{Bits: 16, Width: 2}}},
 		{"skewed levels, small chunks: packed", levelNoise(40000, 4, skewed), 10, small, false, values.OutOfLineCodec{Bits: 16, Width: 2}},
 		{"skewed levels, few per chunk: packed", levelNoise(40000, 4, skewed), 8, window, false, values.OutOfLineCodec{Bits: 16, Width: 2}},
 		{"skewed levels, no window codec: packed", levelNoise(40000, 4, skewed), 2, packed, false, values.OutOfLineCodec{Bits: 16, Width: 2}},

@@ -54,8 +54,9 @@ const (
 	// fixed-width column: "flat", "bitpack", "rle" or "bss".
 	KeyCodec = "planar:codec"
 	// KeyStringWindows ("on"/"off", default off) lets the cost policy weigh
-	// Zstd over large chunks ("windows") of string values: smaller files,
-	// slower takes (a one-row take decodes a whole 64 KiB window).
+	// Zstd over large chunks (the key says "windows") of string values:
+	// smaller files, slower takes (a one-row take decodes a whole 64 KiB
+	// chunk).
 	KeyStringWindows = "planar:string-windows"
 )
 

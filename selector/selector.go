@@ -27,21 +27,23 @@ import (
 	"github.com/planarlance/planar/values"
 )
 
-// Structure is the structural codec of a plan.
-type Structure int
+// StructuralPlane is the structural plane of a plan: how its rows'
+// nesting and nulls are stored.
+type StructuralPlane int
 
-// Structural codecs.
+// Structural planes.
 const (
-	Dense Structure = iota
+	Dense StructuralPlane = iota
 	Sparse
 )
 
-// ValueCodec is the value codec of a plan.
-type ValueCodec int
+// ValuePlane is the value plane of a plan: how its leaf values are
+// stored.
+type ValuePlane int
 
-// Value codecs.
+// Value planes.
 const (
-	Chunked ValueCodec = iota
+	Chunked ValuePlane = iota
 	Zipped
 	Constant
 	None
@@ -50,11 +52,11 @@ const (
 	Indexed
 )
 
-func (v ValueCodec) String() string {
+func (v ValuePlane) String() string {
 	return [...]string{"chunked", "zipped", "constant", "none", "indexed"}[v]
 }
 
-func (s Structure) String() string {
+func (s StructuralPlane) String() string {
 	return [...]string{"dense", "sparse"}[s]
 }
 
@@ -70,20 +72,6 @@ const (
 )
 
 func (c Compression) String() string { return [...]string{"flat", "bitpacked"}[c] }
-
-// Kind is how a page's visible values are laid out.
-type Kind int
-
-// Value kinds.
-const (
-	KindFixed     Kind = iota // fixed-width values of Bits bits (dictionary indices too)
-	KindVariable              // variable-width values with OffBits-wide offsets
-	KindBool                  // one bit per value
-	KindFSL                   // fixed-size lists of Bits-wide items, Dims outer first
-	KindNull                  // Arrow null type: no values
-	KindPacked                // packed struct rows of PackedBits children
-	KindVarPacked             // packed struct records with variable-width children (zipped only)
-)
 
 // Candidate is one value codec tree the selector considered, with its
 // estimated size.
@@ -104,8 +92,8 @@ func (c Candidate) String() string {
 
 // Plan is the selector's decision for one page.
 type Plan struct {
-	Structure Structure
-	Values    ValueCodec
+	Structure StructuralPlane
+	Values    ValuePlane
 	// Codec is the compressive tree of the chunked values (nil for other
 	// cells; zipped pages derive their per-value codec from the kind).
 	Codec      values.Codec
@@ -133,12 +121,12 @@ type Page struct {
 	NullFree       bool   // no visible value is null (so a scalar needs no leaf validity)
 	HasLevels      bool
 
-	Kind         Kind
-	Bits         int    // KindFixed: value bits; KindFSL: item bits
-	Dims         []int  // KindFSL
-	ItemValidity []bool // KindFSL: per list layer (outer first), whether its children's validity is stored
+	Kind         values.Kind
+	Bits         int    // values.KindFixed: value bits; values.KindFSL: item bits
+	Dims         []int  // values.KindFSL
+	ItemValidity []bool // values.KindFSL: per list layer (outer first), whether its children's validity is stored
 	Float        bool   // floating-point values (byte stream split applies)
-	PackedBits   []int  // KindPacked: the bits of each child
+	PackedBits   []int  // values.KindPacked: the bits of each child
 	// Profile holds the values' statistics and a sample (Fixed for 8..64-bit
 	// fixed values, Var for variable ones).
 	Profile *values.Profile
@@ -275,7 +263,7 @@ func choose(p Page, o Options) Plan {
 	case p.Scalar != nil && (p.NullFree || p.Format23) && o.Structural == StructuralAuto:
 		plan.Structure, plan.Values, plan.Reason = Sparse, Constant, "every value equal under non-trivial structure"
 		return plan
-	case p.Kind == KindVarPacked:
+	case p.Kind == values.KindVarPacked:
 		plan.Values, plan.Reason = Zipped, "packed struct with variable-width children (Lance reads it per value only)"
 		return plan
 	case o.Structural == StructuralFullZip && p.CanZip:
@@ -336,7 +324,7 @@ func candidates(p Page, o Options) []Candidate {
 	// stream split applies: the values are split, then compressed.
 	bssOnly := false
 	switch p.Kind {
-	case KindFixed:
+	case values.KindFixed:
 		base = []values.Codec{values.FlatCodec{Bits: p.Bits}}
 		if o.Compression == CompressionNone || prof.Fixed == nil {
 			break
@@ -382,15 +370,15 @@ func candidates(p Page, o Options) []Candidate {
 		if o.Codec != "" {
 			base = forced(base, o.Codec)
 		}
-	case KindPacked:
+	case values.KindPacked:
 		// Lance stores packed rows as they are (no general compression).
 		return []Candidate{{Codec: values.PackedStructCodec{Bits: p.PackedBits}, Bytes: prof.RawBytes()}}
-	case KindBool:
+	case values.KindBool:
 		base = []values.Codec{values.FlatCodec{Bits: 1}}
 		if lance {
 			g = 0 // Lance leaves booleans uncompressed
 		}
-	case KindFSL:
+	case values.KindFSL:
 		var inner values.Codec = values.FlatCodec{Bits: p.Bits}
 		validity := 0
 		for k := len(p.Dims) - 1; k >= 0; k-- {
@@ -402,7 +390,7 @@ func candidates(p Page, o Options) []Candidate {
 		}
 		// Lance keeps fixed-size lists uncompressed in chunks.
 		return []Candidate{{Codec: inner, Bytes: prof.RawBytes() + validity}}
-	case KindVariable:
+	case values.KindVariable:
 		v := values.VariableCodec{OffBits: prof.OffBits}
 		base = []values.Codec{v}
 		// (The lance policy keeps wide values, forced into chunks, on flat
@@ -485,7 +473,7 @@ func candidates(p Page, o Options) []Candidate {
 		}
 		// Byte stream split is tried for floats, and for other values whose
 		// byte positions are skewed enough to gain from it.
-		if p.Kind == KindFixed && (p.Bits == 32 || p.Bits == 64) && o.BSS != BSSOff && (p.Float || ByteEntropy(prof.Sample) < 5) {
+		if p.Kind == values.KindFixed && (p.Bits == 32 || p.Bits == 64) && o.BSS != BSSOff && (p.Float || ByteEntropy(prof.Sample) < 5) {
 			inner = append(inner, values.BssCodec{Bits: p.Bits})
 		}
 		for _, c := range inner {
@@ -501,7 +489,7 @@ func candidates(p Page, o Options) []Candidate {
 			chunk := 0
 			switch c.(type) {
 			case values.FlatCodec, values.BssCodec:
-				if p.Kind == KindFixed && p.Bits%8 == 0 {
+				if p.Kind == values.KindFixed && p.Bits%8 == 0 {
 					chunk = 4096
 					for chunk*p.Bits/8 > 32<<10 {
 						chunk /= 2
@@ -525,7 +513,7 @@ func candidates(p Page, o Options) []Candidate {
 				out = append(out, Candidate{Codec: zs, Bytes: n, InnerBytes: inner})
 			}
 		}
-		out = append(out, windowCandidates(p, o)...)
+		out = append(out, largeChunkCandidates(p, o)...)
 	}
 	if len(out) == 0 {
 		out = append(out, Candidate{Codec: base[0], Bytes: prof.RawBytes()})
@@ -547,7 +535,7 @@ const ZstdPerValueMinLen = 32 << 10
 // values reach ZstdPerValueMinLen, else plain Variable. Fixed-width zipped
 // pages have no per-value codec choice (nil).
 func zippedCodec(p Page, o Options) values.Codec {
-	if p.Kind != KindVariable || p.Profile == nil || p.Profile.Var == nil {
+	if p.Kind != values.KindVariable || p.Profile == nil || p.Profile.Var == nil {
 		return nil
 	}
 	v := values.VariableCodec{OffBits: p.Profile.OffBits}

@@ -13,8 +13,8 @@ func TestChooseRules(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		page Page
-		want ValueCodec
-		str  Structure
+		want ValuePlane
+		str  StructuralPlane
 	}{
 		{"flat all null", Page{SingleNullable: true, NumVisible: 9, AllNull: true}, None, Sparse},
 		{"nested all null", Page{NumVisible: 9, AllNull: true}, None, Sparse},
@@ -58,7 +58,7 @@ func pageOf(t *testing.T, n int, f func(i int) uint32) Page {
 	if n > values.SampleValues {
 		sample = values.Block{Bits: 32, N: values.SampleValues, Data: data[:4*values.SampleValues]}
 	}
-	return Page{Degenerate: true, NumVisible: n, MaxValueBytes: 4, CanZip: true, Kind: KindFixed, Bits: 32,
+	return Page{Degenerate: true, NumVisible: n, MaxValueBytes: 4, CanZip: true, Kind: values.KindFixed, Bits: 32,
 		Profile: &values.Profile{N: n, Bits: 32, Fixed: &st, Sample: sample, Data: b}}
 }
 

@@ -68,7 +68,7 @@ func sparsePlan(p Page, o Options, why string) Plan {
 	case p.Scalar != nil:
 		plan.Values = Constant
 		return plan
-	case p.Kind == KindVarPacked:
+	case p.Kind == values.KindVarPacked:
 		plan.Values = Zipped
 		return plan
 	}
@@ -85,7 +85,7 @@ func sparsePlan(p Page, o Options, why string) Plan {
 	ch := choose(q, qo)
 	ch.Structure, ch.TrySparse = Sparse, false
 	ch.Reason = plan.Reason + "; every leaf slot chunked" + strings.TrimPrefix(ch.Reason, "structural-encoding=miniblock")
-	if o.Policy == PolicyCost && p.CanZip && p.Kind != KindFSL && len(ch.Candidates) > 0 {
+	if o.Policy == PolicyCost && p.CanZip && p.Kind != values.KindFSL && len(ch.Candidates) > 0 {
 		if z := zippedBytes(p); z < ch.Candidates[0].Bytes {
 			plan.Values, plan.Codec = Zipped, sparseZippedCodec(p, o)
 			plan.Reason += fmt.Sprintf("; stored values zipped (~%d B) < chunks over every slot (~%d B)", z, ch.Candidates[0].Bytes)
@@ -97,7 +97,7 @@ func sparsePlan(p Page, o Options, why string) Plan {
 
 // zippedBytes estimates the zipped size of a page's stored values.
 func zippedBytes(p Page) int {
-	if p.Kind == KindVariable {
+	if p.Kind == values.KindVariable {
 		off := 4
 		if p.Profile != nil && p.Profile.OffBits == 64 {
 			off = 8

@@ -3,14 +3,16 @@ package selector
 import (
 	"strings"
 	"testing"
+
+	"github.com/planarlance/planar/values"
 )
 
 // TestStructureRules: the choice of dense or sparse structure in 2.3, for
 // both policies (Lance 14's rules under lance; the cost policy forces only
 // the rules that do not guess at sizes and measures the rest: TrySparse).
 func TestStructureRules(t *testing.T) {
-	wide := Page{Format23: true, HasLevels: true, NumVisible: 1000, NumLevels: 1000, NumRows: 1000, MaxValueBytes: 3072, CanZip: true, Kind: KindFSL, Bits: 32, Dims: []int{768}}
-	narrow := Page{Format23: true, HasLevels: true, NumVisible: 1000, NumLevels: 1000, NumRows: 1000, MaxValueBytes: 8, CanZip: true, Kind: KindFixed, Bits: 64}
+	wide := Page{Format23: true, HasLevels: true, NumVisible: 1000, NumLevels: 1000, NumRows: 1000, MaxValueBytes: 3072, CanZip: true, Kind: values.KindFSL, Bits: 32, Dims: []int{768}}
+	narrow := Page{Format23: true, HasLevels: true, NumVisible: 1000, NumLevels: 1000, NumRows: 1000, MaxValueBytes: 8, CanZip: true, Kind: values.KindFixed, Bits: 64}
 	with := func(p Page, f func(*Page)) Page {
 		f(&p)
 		if p.ValidLeaves == 0 && !p.AllNull {
@@ -20,8 +22,8 @@ func TestStructureRules(t *testing.T) {
 		return p
 	}
 	type want struct {
-		s   Structure
-		v   ValueCodec
+		s   StructuralPlane
+		v   ValuePlane
 		try bool
 	}
 	for _, tc := range []struct {
@@ -90,7 +92,7 @@ func TestDictionaryPlacement(t *testing.T) {
 	for _, tc := range []struct {
 		variable   bool
 		items, idx int
-		want       ValueCodec
+		want       ValuePlane
 	}{
 		{true, 64 << 10, 80000, Chunked},
 		{true, 100 << 10, 80000, Indexed},
@@ -111,8 +113,8 @@ func TestDictionaryPlacement(t *testing.T) {
 // never shows an option the user did not set (the sparse trial once read
 // "structural-encoding=sparse (trial)" on every column).
 func TestReasonsSayWhatWasAsked(t *testing.T) {
-	narrow := Page{Format23: true, HasLevels: true, NumVisible: 1000, NumLevels: 1000, NumRows: 1000, ValidLeaves: 10, MaxValueBytes: 8, CanZip: true, Kind: KindFixed, Bits: 64}
-	notZippable := Page{Degenerate: true, NumVisible: 1000, NumRows: 1000, ValidLeaves: 1000, MaxValueBytes: 8, Kind: KindFixed, Bits: 64}
+	narrow := Page{Format23: true, HasLevels: true, NumVisible: 1000, NumLevels: 1000, NumRows: 1000, ValidLeaves: 10, MaxValueBytes: 8, CanZip: true, Kind: values.KindFixed, Bits: 64}
+	notZippable := Page{Degenerate: true, NumVisible: 1000, NumRows: 1000, ValidLeaves: 1000, MaxValueBytes: 8, Kind: values.KindFixed, Bits: 64}
 	for _, tc := range []struct {
 		name   string
 		plan   Plan

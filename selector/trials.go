@@ -172,7 +172,7 @@ func (l *Ladder) settles() bool {
 // fall back to (variable-width values and fixed-width ones that are not
 // Arrow dictionary indices).
 func (l *Ladder) zipsPlain() bool {
-	return l.p.Kind == KindVariable || (l.p.Kind == KindFixed && !l.p.DictIndices)
+	return l.p.Kind == values.KindVariable || (l.p.Kind == values.KindFixed && !l.p.DictIndices)
 }
 
 // Record takes what the last trial measured.
@@ -217,7 +217,7 @@ func (l *Ladder) Pick() (int, string) {
 
 // Fallback is the plan to encode after plan's dense chunks failed because
 // one would hold more than 65535 levels (false: none, the page fails with
-// that error): a General window codec's windows a quarter the size, down
+// that error): a General large-chunk codec's chunks a quarter the size, down
 // to 1024 values; then the values zipped with the plan's codec, which has
 // no per-chunk limit, for values that have a zipped form under it (not
 // dictionary indices, booleans or FSST-coded strings) and a plan with no
@@ -231,7 +231,7 @@ func Fallback(plan Plan, p Page) (Plan, bool) {
 		plan.Codec = g
 		return plan, true
 	}
-	if p.DictIndices || p.Kind == KindBool || fsstCoded(plan.Codec) || plan.TrySparse {
+	if p.DictIndices || p.Kind == values.KindBool || fsstCoded(plan.Codec) || plan.TrySparse {
 		return plan, false
 	}
 	plan.Values, plan.Reason = Zipped, "over 65535 levels in one chunk"

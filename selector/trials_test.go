@@ -12,7 +12,7 @@ import (
 // unless changed, with visible slots of which valid hold a value.
 func trialPage(visible, valid int, f func(*Page)) Page {
 	p := Page{Format23: true, HasLevels: true, NumVisible: visible, NumLevels: visible, NumRows: visible,
-		MaxValueBytes: 8, CanZip: true, Kind: KindFixed, Bits: 64, ValidLeaves: valid}
+		MaxValueBytes: 8, CanZip: true, Kind: values.KindFixed, Bits: 64, ValidLeaves: valid}
 	if f != nil {
 		f(&p)
 	}
@@ -50,8 +50,8 @@ func TestLadder(t *testing.T) {
 	mostlyNull := trialPage(1000, 300, nil) // cost policy: TrySparse
 	fewNulls := trialPage(1000, 990, nil)
 	settled := trialPage(8192, 100, nil)
-	wideFSL := func(p *Page) { p.Kind, p.Bits, p.Dims, p.MaxValueBytes = KindFSL, 32, []int{768}, 3072 }
-	narrowFSL := func(p *Page) { p.Kind, p.Bits, p.Dims, p.MaxValueBytes = KindFSL, 32, []int{4}, 16 }
+	wideFSL := func(p *Page) { p.Kind, p.Bits, p.Dims, p.MaxValueBytes = values.KindFSL, 32, []int{768}, 3072 }
+	narrowFSL := func(p *Page) { p.Kind, p.Bits, p.Dims, p.MaxValueBytes = values.KindFSL, 32, []int{4}, 16 }
 	for _, tc := range []struct {
 		name      string
 		page      Page
@@ -70,9 +70,9 @@ func TestLadder(t *testing.T) {
 			[]Measured{tooMany, ok(100)}, []string{"dense x chunked+dict", "dense x zipped"}, 1, ""},
 		{"too many levels, zipped fails too: its error", fewNulls, Options{}, false,
 			[]Measured{tooMany, failed}, []string{"dense x chunked+dict", "dense x zipped"}, 1, ""},
-		{"too many levels, strings zip plain", trialPage(1000, 990, func(p *Page) { p.Kind, p.Bits = KindVariable, 0 }), Options{}, false,
+		{"too many levels, strings zip plain", trialPage(1000, 990, func(p *Page) { p.Kind, p.Bits = values.KindVariable, 0 }), Options{}, false,
 			[]Measured{tooMany, ok(100)}, []string{"dense x chunked+dict", "dense x zipped"}, 1, ""},
-		{"too many levels, booleans: no fallback", trialPage(1000, 990, func(p *Page) { p.Kind, p.Bits, p.CanZip = KindBool, 1, false }), Options{}, false,
+		{"too many levels, booleans: no fallback", trialPage(1000, 990, func(p *Page) { p.Kind, p.Bits, p.CanZip = values.KindBool, 1, false }), Options{}, false,
 			[]Measured{tooMany}, []string{"dense x chunked+dict"}, 0, ""},
 		{"too many levels, Arrow dictionary indices: no fallback", trialPage(1000, 990, func(p *Page) { p.Bits, p.DictIndices = 32, true }), Options{}, false,
 			[]Measured{tooMany}, []string{"dense x chunked+dict"}, 0, ""},
@@ -151,9 +151,9 @@ func TestFallback(t *testing.T) {
 		want bool
 	}{
 		{"plain chunks", Plan{Values: Chunked, Codec: values.FlatCodec{Bits: 64}}, fixed, true},
-		{"booleans", Plan{Values: Chunked}, trialPage(10, 10, func(p *Page) { p.Kind = KindBool }), false},
+		{"booleans", Plan{Values: Chunked}, trialPage(10, 10, func(p *Page) { p.Kind = values.KindBool }), false},
 		{"dictionary indices", Plan{Values: Chunked}, trialPage(10, 10, func(p *Page) { p.DictIndices = true }), false},
-		{"FSST-coded strings", fsst, trialPage(10, 10, func(p *Page) { p.Kind = KindVariable }), false},
+		{"FSST-coded strings", fsst, trialPage(10, 10, func(p *Page) { p.Kind = values.KindVariable }), false},
 		{"a sparse trial follows", Plan{Values: Chunked, TrySparse: true}, fixed, false},
 		{"sparse structure", Plan{Structure: Sparse, Values: Chunked}, fixed, false},
 	} {

@@ -204,11 +204,11 @@ func rleChunkCounts(data []byte, bits, n int, codec values.RleCodec) []int {
 func (c *pageEnc) chunkValues(pv pageValues, start, cnt int, codec values.Codec) ([][]byte, error) {
 	var b values.Block
 	switch pv.info.kind {
-	case kindVariable:
+	case values.KindVariable:
 		b = values.Block{N: cnt, Data: pv.fixed, Offsets: pv.offsets[start : start+cnt+1]}
-	case kindBool:
+	case values.KindBool:
 		b = values.Block{Bits: 1, N: cnt, Data: sliceBits(pv.fixed, start, cnt)}
-	case kindFSL:
+	case values.KindFSL:
 		rb := pv.info.rowBits()
 		b = values.Block{Bits: rb, N: cnt, Dims: pv.info.dims}
 		if pv.itemValid != nil {
@@ -288,7 +288,7 @@ func (c *pageEnc) chunkCounts(pv pageValues, codec values.Codec) []int {
 	case values.RleCodec:
 		return rleChunkCounts(pv.fixed, pv.info.bits, n, codec.(values.RleCodec))
 	}
-	if pv.info.kind == kindVariable {
+	if pv.info.kind == values.KindVariable {
 		// Offset bits per value: the offset width, or what the offsets
 		// codec packs them to.
 		wbits := pv.info.offBits

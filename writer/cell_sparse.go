@@ -172,7 +172,7 @@ func compactValues(pv pageValues) pageValues {
 	}
 	out := pageValues{info: pv.info, n: k, fsst: pv.fsst, nulls: make([]bool, k)}
 	switch pv.info.kind {
-	case kindVariable, kindVarPacked:
+	case values.KindVariable, values.KindVarPacked:
 		out.offsets = make([]uint64, 1, k+1)
 		var size uint64
 		for i, null := range pv.nulls[:pv.n] {
@@ -241,7 +241,7 @@ func (c *pageEnc) encodeSparseIndexed(d structural.Dense, idx []byte, pd *pageDi
 	n := len(idx) / 4
 	idxEnc, payload := indexBlock(idx, n, pd.n, c.opts.Policy == selector.PolicyCost)
 	items := pageValues{
-		info: leafInfo{kind: kindVariable, offBits: c.info.offBits, utf8: c.info.utf8},
+		info: leafInfo{kind: values.KindVariable, offBits: c.info.offBits, utf8: c.info.utf8},
 		n:    pd.n, fixed: pd.raw, offsets: pd.rawOffsets, nulls: make([]bool, pd.n),
 	}
 	// Lance compresses dictionary items it stores per value with Zstd.

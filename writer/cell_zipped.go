@@ -45,7 +45,7 @@ func (c *pageEnc) encodeZipped(d structural.Dense, pv pageValues, enc *encoded) 
 	var data, idx []byte
 	var err error
 	switch pv.info.kind {
-	case kindVarPacked:
+	case values.KindVarPacked:
 		ob := values.VariablePackedOffsetBits(pv.offsets)
 		fz.Details = &enc21pb.FullZipLayout_BitsPerOffset{BitsPerOffset: uint32(ob)}
 		fe := make([]values.VarPackedFieldEncoding, len(pv.info.layouts))
@@ -54,7 +54,7 @@ func (c *pageEnc) encodeZipped(d structural.Dense, pv pageValues, enc *encoded) 
 		}
 		fz.ValueCompression = values.VariablePackedStructEncoding(fe)
 		data, idx, err = values.AppendZippedVariable(c.data[:0], lv, d.Rep, d.Def, pv.offsets, pv.fixed, ob)
-	case kindVariable:
+	case values.KindVariable:
 		fz.Details = &enc21pb.FullZipLayout_BitsPerOffset{BitsPerOffset: uint32(pv.info.offBits)}
 		fz.ValueCompression, _ = c.plainEncoding(pv)
 		offs, vals := pv.offsets, pv.fixed
@@ -102,23 +102,23 @@ func (c *pageEnc) encodeZipped(d structural.Dense, pv pageValues, enc *encoded) 
 }
 
 // fixedZip reports whether values of kind are zipped as fixed-width records.
-func fixedZip(k leafKind) bool { return k != kindVarPacked && k != kindVariable }
+func fixedZip(k values.Kind) bool { return k != values.KindVarPacked && k != values.KindVariable }
 
 // zipRecords returns the record width in bytes and the concatenated value
 // records of a fixed-width zipped page (item validity bytes first for
 // fixed-size lists with null items).
 func (c *pageEnc) zipRecords(pv pageValues) (int, []byte) {
 	switch pv.info.kind {
-	case kindNull:
+	case values.KindNull:
 		return 1, make([]byte, pv.n)
-	case kindBool:
+	case values.KindBool:
 		// Zipped booleans are widened to one byte per value.
 		out := make([]byte, pv.n)
 		for i := range out {
 			out[i] = (pv.fixed[i/8] >> (i % 8)) & 1
 		}
 		return 1, out
-	case kindFSL:
+	case values.KindFSL:
 		rb := pv.info.rowBits() / 8
 		if pv.itemValid == nil {
 			return rb, pv.fixed
@@ -153,12 +153,12 @@ func (c *pageEnc) zipRecords(pv pageValues) (int, []byte) {
 
 func (c *pageEnc) zipEncoding(pv pageValues) *enc21pb.CompressiveEncoding {
 	switch pv.info.kind {
-	case kindFSL:
+	case values.KindFSL:
 		e, _ := c.plainEncoding(pv)
 		return e
-	case kindBool, kindNull:
+	case values.KindBool, values.KindNull:
 		return values.FlatEncoding(8)
-	case kindPacked:
+	case values.KindPacked:
 		return values.PackedStructEncoding(pv.info.fields)
 	}
 	return values.FlatEncoding(pv.info.bits)

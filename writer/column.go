@@ -133,7 +133,7 @@ func newColumn(leaf format.Column, top arrow.Field, ti int, path []structural.St
 		return nil, err
 	}
 	c := &column{colSpec: &colSpec{leaf: leaf, top: ti, path: path, keep: structural.KeepNullable(top, path), info: info, opts: opts, cfg: cfg}}
-	if info.kind == kindDict {
+	if info.kind == values.KindDict {
 		c.union = newDictUnion(leaf.Field.Type)
 	}
 	c.fslScale = structural.ElementsPerRow(path)
@@ -277,7 +277,7 @@ func settleNullCounts(a arrow.Array) {
 // nullRowPayload is the payload bytes a null row of a top-level leaf holds
 // in a dense page: its fixed width (0 for other kinds).
 func nullRowPayload(info leafInfo) int {
-	if info.kind != kindFSL && info.kind != kindFixed {
+	if info.kind != values.KindFSL && info.kind != values.KindFixed {
 		return 0
 	}
 	return info.rowBits() / 8
@@ -374,7 +374,7 @@ func (c *column) release() {
 // dictionary would grow past what the column's index type can address (the
 // page's keys are offsets into all its arrays' dictionaries back to back).
 func (c *column) noteDictionary(a arrow.Array, w *Writer) error {
-	if c.info.kind != kindDict {
+	if c.info.kind != values.KindDict {
 		return nil
 	}
 	dict := leafDictionary(a, c.path)

@@ -89,7 +89,7 @@ func (c *pageEnc) gatherDict(segs []structural.Segment) ([]byte, *pageDict) {
 		seg := []structural.Segment{{Arr: d, Start: 0, End: d.Len()}}
 		if merged == nil && b.count == d.Len() {
 			b.base = n
-			if vi.kind == kindVariable {
+			if vi.kind == values.KindVariable {
 				offsets, vdata = gatherVariable(offsets, vdata, seg)
 			} else {
 				fixed = gatherFixed(fixed, seg, vi.bits/8)
@@ -99,7 +99,7 @@ func (c *pageEnc) gatherDict(segs []structural.Segment) ([]byte, *pageDict) {
 		}
 		var ioffs []uint64
 		var idata, ifixed []byte
-		if vi.kind == kindVariable {
+		if vi.kind == values.KindVariable {
 			ioffs, idata = gatherVariable([]uint64{0}, nil, seg)
 		} else {
 			ifixed = gatherFixed(nil, seg, vi.bits/8)
@@ -110,7 +110,7 @@ func (c *pageEnc) gatherDict(segs []structural.Segment) ([]byte, *pageDict) {
 				continue
 			}
 			var v []byte
-			if vi.kind == kindVariable {
+			if vi.kind == values.KindVariable {
 				v = idata[ioffs[j]:ioffs[j+1]]
 			} else {
 				w := vi.bits / 8
@@ -126,7 +126,7 @@ func (c *pageEnc) gatherDict(segs []structural.Segment) ([]byte, *pageDict) {
 					merged[string(v)] = k
 				}
 				n++
-				if vi.kind == kindVariable {
+				if vi.kind == values.KindVariable {
 					vdata = append(vdata, v...)
 					offsets = append(offsets, uint64(len(vdata)))
 				} else {
@@ -164,7 +164,7 @@ func (c *pageEnc) gatherDict(segs []structural.Segment) ([]byte, *pageDict) {
 		}
 	}
 	pd := &pageDict{n: n}
-	if vi.kind == kindVariable {
+	if vi.kind == values.KindVariable {
 		pd.items = values.AppendVariableBlock(nil, vi.offBits, offsets, vdata)
 		pd.encoding = &enc21pb.CompressiveEncoding{Compression: &enc21pb.CompressiveEncoding_Variable{Variable: &enc21pb.Variable{Offsets: values.FlatEncoding(vi.offBits)}}}
 	} else {
@@ -188,7 +188,7 @@ func (c *pageEnc) autoDict(pv pageValues) (*pageDict, []byte, bool) {
 	divisor, ratio := c.opts.DictLimits()
 	limit := min(n/divisor, 100000)
 	bw := 0
-	if pv.info.kind == kindFixed {
+	if pv.info.kind == values.KindFixed {
 		bw = pv.info.bits / 8
 	}
 	tab := newDictTable(limit, bw)
@@ -239,7 +239,7 @@ func (c *pageEnc) autoDict(pv pageValues) (*pageDict, []byte, bool) {
 	var block []byte
 	var venc *enc21pb.CompressiveEncoding
 	switch {
-	case c.opts.Policy == selector.PolicyLance && vi.kind == kindFixed:
+	case c.opts.Policy == selector.PolicyLance && vi.kind == values.KindFixed:
 		// Lance's budget: the items plus 4-byte indices against the raw
 		// values (dict.rs dictionary_encode).
 		raw, est = len(pv.fixed), len(items)+4*n
@@ -250,7 +250,7 @@ func (c *pageEnc) autoDict(pv pageValues) (*pageDict, []byte, bool) {
 		est = len(items) + 4*n + ob*(d+1)
 		block = values.AppendVariableBlock(nil, vi.offBits, offsets, items)
 		venc = &enc21pb.CompressiveEncoding{Compression: &enc21pb.CompressiveEncoding_Variable{Variable: &enc21pb.Variable{Offsets: values.FlatEncoding(vi.offBits)}}}
-	case vi.kind == kindFixed:
+	case vi.kind == values.KindFixed:
 		raw = len(pv.fixed)
 		est = len(items) + (n*w+7)/8 + 4*((n+1023)/1024)
 		block, venc = items, values.FlatEncoding(vi.bits)
@@ -263,11 +263,11 @@ func (c *pageEnc) autoDict(pv pageValues) (*pageDict, []byte, bool) {
 	if lance := c.opts.Policy == selector.PolicyLance; (lance && est > int(float64(raw)*ratio)) || (!lance && float64(est) >= float64(raw)*ratio) {
 		return nil, nil, false
 	}
-	if max := c.opts.DictMaxBytes; vi.kind == kindVariable && len(items) > max && (max != 0 || len(items) > 8<<20) {
+	if max := c.opts.DictMaxBytes; vi.kind == values.KindVariable && len(items) > max && (max != 0 || len(items) > 8<<20) {
 		return nil, nil, false
 	}
 	pd := &pageDict{n: d, items: block, encoding: venc}
-	if vi.kind == kindVariable {
+	if vi.kind == values.KindVariable {
 		pd.raw, pd.rawOffsets = items, offsets
 	}
 	c.compressDictItems(pd)

@@ -21,11 +21,11 @@ import (
 type pageValues struct {
 	info      leafInfo // how this page's values are laid out (the column's, or its dictionary form)
 	n         int
-	fixed     []byte   // kindFixed / kindFSL data, kindBool bitmap
-	offsets   []uint64 // kindVariable: n+1
-	itemValid [][]byte // kindFSL: per list layer (outer first), its children's validity when stored (nil: none stored)
+	fixed     []byte   // values.KindFixed / values.KindFSL data, values.KindBool bitmap
+	offsets   []uint64 // values.KindVariable: n+1
+	itemValid [][]byte // values.KindFSL: per list layer (outer first), its children's validity when stored (nil: none stored)
 	dict      *pageDict
-	fsst      bool   // kindVariable: the values are FSST coded (with the plan's table)
+	fsst      bool   // values.KindVariable: the values are FSST coded (with the plan's table)
 	nulls     []bool // visible leaf slots holding no value: null, or under a null ancestor
 	allNull   bool
 	err       error // gathering failed (records that cannot be encoded)
@@ -67,7 +67,7 @@ func (c *pageEnc) gather(segs []structural.Segment, n int, validOnly bool) pageV
 		}
 	}
 	pv.allNull = nulls == n
-	if validOnly && !pv.allNull && c.info.kind == kindFSL &&
+	if validOnly && !pv.allNull && c.info.kind == values.KindFSL &&
 		selector.SettledZipped(n, n-nulls, c.info.rowBits()/8, c.cfg.format.planarMetadata(), c.opts) {
 		if data, ok := gatherFSLValid(c.vals[:0], segs, c.info, n-nulls); ok {
 			pv.fixed, pv.compact = data, true
@@ -75,7 +75,7 @@ func (c *pageEnc) gather(segs []structural.Segment, n int, validOnly bool) pageV
 			return pv
 		}
 	}
-	if pv.allNull && n > 0 && c.info.kind == kindFSL {
+	if pv.allNull && n > 0 && c.info.kind == values.KindFSL {
 		// No value is stored: an all-null page's payload is never read
 		// (null-run pages are made of it, selector.MinNullRun).
 		pv.fixed = c.vals[:0]
@@ -83,7 +83,7 @@ func (c *pageEnc) gather(segs []structural.Segment, n int, validOnly bool) pageV
 		return pv
 	}
 	switch c.info.kind {
-	case kindFixed:
+	case values.KindFixed:
 		if b, ok := borrowFixed(segs, c.info.bits/8, nulls); ok {
 			pv.fixed, pv.borrowed = b, true
 			break
@@ -92,26 +92,26 @@ func (c *pageEnc) gather(segs []structural.Segment, n int, validOnly bool) pageV
 			c.vals = make([]byte, 0, need)
 		}
 		pv.fixed = gatherFixed(c.vals[:0], segs, c.info.bits/8)
-	case kindBool:
+	case values.KindBool:
 		pv.fixed, _ = gatherBits(c.vals[:0], 0, segs)
-	case kindVariable:
+	case values.KindVariable:
 		pv.offsets = append(c.offsets[:0], 0)
 		pv.offsets, pv.fixed = gatherVariable(pv.offsets, c.vals[:0], segs)
-	case kindFSL:
+	case values.KindFSL:
 		// Lance stores a layer's validity whenever its children have
 		// nulls; the cost policy only when such a null is visible.
 		pv.fixed, pv.itemValid = gatherFSL(c.vals[:0], nil, segs, c.info, c.opts.Policy == selector.PolicyCost)
 		if !slices.ContainsFunc(pv.itemValid, func(b []byte) bool { return b != nil }) {
 			pv.itemValid = nil
 		}
-	case kindDict:
+	case values.KindDict:
 		pv.fixed, pv.dict = c.gatherDict(segs)
-	case kindPacked:
+	case values.KindPacked:
 		if need := n * c.info.bits / 8; cap(c.vals) < need {
 			c.vals = make([]byte, 0, need)
 		}
 		pv.fixed = gatherPacked(c.vals[:0], segs, c.info)
-	case kindVarPacked:
+	case values.KindVarPacked:
 		var err error
 		pv.fixed, pv.offsets, err = gatherVarPacked(c.vals[:0], c.offsets[:0], segs, c.info, n)
 		if err != nil {
@@ -163,7 +163,7 @@ func (c *pageEnc) scalar(pv pageValues) ([]byte, bool) {
 		return nil, nullFree
 	}
 	switch pv.info.kind {
-	case kindFixed:
+	case values.KindFixed:
 		w := pv.info.bits / 8
 		if w > 32 {
 			return nil, nullFree
@@ -175,7 +175,7 @@ func (c *pageEnc) scalar(pv pageValues) ([]byte, bool) {
 			}
 		}
 		return append([]byte(nil), v...), nullFree
-	case kindBool:
+	case values.KindBool:
 		v := (pv.fixed[first/8] >> (first % 8)) & 1
 		for i := first + 1; i < pv.n; i++ {
 			if !pv.nulls[i] && (pv.fixed[i/8]>>(i%8))&1 != v {
@@ -233,19 +233,19 @@ func scrubMasked(pv *pageValues, masked []int) {
 		pv.fixed, pv.borrowed = bytes.Clone(pv.fixed), false
 	}
 	switch pv.info.kind {
-	case kindFixed, kindDict:
+	case values.KindFixed, values.KindDict:
 		if w := pv.info.bits / 8; pv.info.bits%8 == 0 && len(pv.fixed) >= pv.n*w {
 			for _, k := range masked {
 				clear(pv.fixed[k*w : (k+1)*w])
 			}
 		}
-	case kindBool:
+	case values.KindBool:
 		for _, k := range masked {
 			if k/8 < len(pv.fixed) {
 				pv.fixed[k/8] &^= 1 << (k % 8)
 			}
 		}
-	case kindVariable:
+	case values.KindVariable:
 		if len(pv.offsets) != pv.n+1 {
 			return
 		}
@@ -362,15 +362,15 @@ func (c *pageEnc) page(d structural.Dense, pv pageValues, f Format) selector.Pag
 		Degenerate:     structural.IsDegenerate(d.Layers),
 		SingleNullable: len(d.Layers) == 1 && d.Layers[0] == structural.NullableItem,
 		NumVisible:     d.NumVisible,
-		AllNull:        pv.allNull || pv.info.kind == kindNull,
-		CanZip:         pv.info.kind != kindBool && pv.info.kind != kindNull && pv.info.kind != kindDict && pv.info.rowBits()%8 == 0,
+		AllNull:        pv.allNull || pv.info.kind == values.KindNull,
+		CanZip:         pv.info.kind != values.KindBool && pv.info.kind != values.KindNull && pv.info.kind != values.KindDict && pv.info.rowBits()%8 == 0,
 		HasLevels:      d.Rep != nil || d.Def != nil,
 		SparseOnly:     c.sparse,
 		NumRows:        d.NumRows / max(c.fslScale, 1),
 		NumLevels:      d.NumItems,
 		HasLists:       c.hasLists,
 		HasFSLLayer:    c.fslScale > 1,
-		NoLengthStat:   pv.info.kind == kindDict || (pv.info.kind == kindFSL && pv.info.bits%8 != 0),
+		NoLengthStat:   pv.info.kind == values.KindDict || (pv.info.kind == values.KindFSL && pv.info.bits%8 != 0),
 		LanceStructure: c.fslScale > 1,
 	}
 	if sp.HasLists && f.planarMetadata() {
@@ -390,9 +390,9 @@ func (c *pageEnc) page(d structural.Dense, pv pageValues, f Format) selector.Pag
 		}
 	}
 	switch pv.info.kind {
-	case kindVariable, kindVarPacked:
+	case values.KindVariable, values.KindVarPacked:
 		sp.MaxValueBytes = maxLen(pv.offsets)
-	case kindNull, kindDict:
+	case values.KindNull, values.KindDict:
 	default:
 		sp.MaxValueBytes = pv.info.rowBits() / 8
 		sp.Scalar, sp.NullFree = c.scalar(pv)
@@ -452,7 +452,7 @@ func (c *pageEnc) encodeValueDict(d structural.Dense, pv pageValues, sp selector
 // leaf info is switched to the dictionary form for this page only.
 func (c *pageEnc) encodeDictPage(d structural.Dense, pv pageValues, sp selector.Page, plan selector.Plan, pd *pageDict, idx []byte, f Format) (encoded, error) {
 	saved := pv.info
-	pv.info = leafInfo{kind: kindDict, bits: 32, dict: &saved}
+	pv.info = leafInfo{kind: values.KindDict, bits: 32, dict: &saved}
 	if c.opts.Policy == selector.PolicyCost {
 		// A null slot's index is never read: the cost policy repeats the
 		// index before it, so nulls extend runs instead of breaking them.
@@ -537,9 +537,11 @@ func (c *pageEnc) describeValues(sp *selector.Page, pv pageValues) {
 	prof := &values.Profile{N: pv.n, Bits: pv.info.rowBits()}
 	sp.Profile = prof
 	sample := min(pv.n, values.SampleValues)
+	// Dictionary indices are fixed-width values to the selector.
+	sp.Kind, sp.DictIndices = pv.info.kind, pv.info.kind == values.KindDict
 	switch pv.info.kind {
-	case kindFixed, kindDict:
-		sp.Kind, sp.DictIndices = selector.KindFixed, pv.info.kind == kindDict
+	case values.KindFixed, values.KindDict:
+		sp.Kind = values.KindFixed
 		if bits := pv.info.packBits(); bits > 0 {
 			st := stats.Fixed(pv.fixed, bits, pv.n, pv.nulls)
 			prof.Fixed = &st
@@ -547,19 +549,11 @@ func (c *pageEnc) describeValues(sp *selector.Page, pv pageValues) {
 			prof.Data = values.Block{Bits: bits, N: pv.n, Data: pv.fixed}
 		}
 		prof.Sample = c.spreadSample(pv, sample)
-	case kindBool:
-		sp.Kind = selector.KindBool
+	case values.KindBool:
 		prof.Sample = values.Block{Bits: 1, N: sample, Data: pv.fixed[:(sample+7)/8]}
-	case kindFSL:
-		sp.Kind = selector.KindFSL
-	case kindNull:
-		sp.Kind = selector.KindNull
-	case kindPacked:
-		sp.Kind, sp.PackedBits = selector.KindPacked, pv.info.fields
-	case kindVarPacked:
-		sp.Kind = selector.KindVarPacked
-	case kindVariable:
-		sp.Kind = selector.KindVariable
+	case values.KindPacked:
+		sp.PackedBits = pv.info.fields
+	case values.KindVariable:
 		prof.Bits, prof.OffBits = 0, pv.info.offBits
 		st := stats.Variable(pv.offsets, pv.fixed, pv.nulls)
 		prof.Var = &st
@@ -575,7 +569,7 @@ func (c *pageEnc) describeValues(sp *selector.Page, pv pageValues) {
 func (c *pageEnc) spreadSample(pv pageValues, n int) values.Block {
 	const parts = 4
 	if n == pv.n || n < parts {
-		if pv.info.kind == kindVariable {
+		if pv.info.kind == values.KindVariable {
 			return values.Block{N: n, Data: pv.fixed, Offsets: pv.offsets[:n+1]}
 		}
 		return values.Block{Bits: pv.info.bits, N: n, Data: pv.fixed[:n*pv.info.bits/8]}
@@ -584,9 +578,9 @@ func (c *pageEnc) spreadSample(pv pageValues, n int) values.Block {
 	// Dictionary indices count up in first-seen order, so the page's first
 	// values have the smallest: the cost policy samples after them (their
 	// run made trial compressions of float64 indices 20% optimistic).
-	skipFirst := pv.info.kind == kindDict && c.opts.Policy == selector.PolicyCost
+	skipFirst := pv.info.kind == values.KindDict && c.opts.Policy == selector.PolicyCost
 	out := values.Block{Bits: pv.info.bits, N: per * parts}
-	if pv.info.kind == kindVariable {
+	if pv.info.kind == values.KindVariable {
 		out.Bits, out.Offsets = 0, append(c.sampleOffs[:0], 0)
 	}
 	data := c.sampleData[:0]
@@ -595,7 +589,7 @@ func (c *pageEnc) spreadSample(pv pageValues, n int) values.Block {
 		if skipFirst {
 			start = (k + 1) * (pv.n - per) / parts
 		}
-		if pv.info.kind == kindVariable {
+		if pv.info.kind == values.KindVariable {
 			for i := start; i < start+per; i++ {
 				data = append(data, pv.fixed[pv.offsets[i]:pv.offsets[i+1]]...)
 				out.Offsets = append(out.Offsets, uint64(len(data)))
@@ -650,9 +644,9 @@ func constantLayout(layers []structural.Layer, scalar []byte) *enc21pb.PageLayou
 // per-value codec of zipped pages) and its chunk buffer count.
 func (c *pageEnc) plainEncoding(pv pageValues) (*enc21pb.CompressiveEncoding, int) {
 	switch pv.info.kind {
-	case kindVariable:
+	case values.KindVariable:
 		return values.VariableCodec{OffBits: pv.info.offBits}.Encoding(), 1
-	case kindFSL:
+	case values.KindFSL:
 		var inner values.Codec = values.FlatCodec{Bits: pv.info.bits}
 		for k := len(pv.info.dims) - 1; k >= 0; k-- {
 			inner = values.FslCodec{Dim: pv.info.dims[k], HasValidity: pv.itemValid != nil && pv.itemValid[k] != nil, Values: inner}
@@ -665,7 +659,7 @@ func (c *pageEnc) plainEncoding(pv pageValues) (*enc21pb.CompressiveEncoding, in
 // packBits is the value width bit packing applies to (0 if none).
 func (l leafInfo) packBits() int {
 	switch l.kind {
-	case kindFixed, kindDict:
+	case values.KindFixed, values.KindDict:
 		switch l.bits {
 		case 8, 16, 32, 64:
 			return l.bits

@@ -15,32 +15,18 @@ import (
 	"github.com/planarlance/planar/values"
 )
 
-// leafKind is how a leaf's values are laid out.
-type leafKind int
-
-const (
-	kindFixed     leafKind = iota // fixed-width values of bits bits (multiple of 8)
-	kindBool                      // bit-packed booleans
-	kindVariable                  // offsets + bytes
-	kindFSL                       // fixed-size list of fixed-width items (possibly nested)
-	kindNull                      // the null type: no values
-	kindDict                      // dictionary-encoded: indices in chunks, items in a page dictionary
-	kindPacked                    // packed struct: each row the children's fixed-width values back to back
-	kindVarPacked                 // packed struct with variable-width children: one record per row (zipped pages)
-)
-
 // leafInfo describes one leaf type.
 type leafInfo struct {
-	kind     leafKind
+	kind     values.Kind
 	bits     int   // fixed: value bits; FSL: item bits
 	offBits  int   // variable: 32 or 64
 	dims     []int // FSL dimensions, outer first
 	itemType arrow.DataType
-	dict     *leafInfo // kindDict: how the dictionary items are laid out
+	dict     *leafInfo // values.KindDict: how the dictionary items are laid out
 	float    bool      // floating-point values
 	utf8     bool      // strings (FSST applies)
-	fields   []int     // kindPacked: bits of each child (bits is their sum)
-	// layouts: kindVarPacked, each child's record layout (fixed bits, or
+	fields   []int     // values.KindPacked: bits of each child (bits is their sum)
+	// layouts: values.KindVarPacked, each child's record layout (fixed bits, or
 	// variable with a 32/64-bit length prefix).
 	layouts []values.PackedLayout
 }
@@ -48,19 +34,19 @@ type leafInfo struct {
 // packedInfo describes a packed struct column: every child must be a
 // fixed-width value of whole bytes.
 func packedInfo(t *arrow.StructType) (leafInfo, error) {
-	li := leafInfo{kind: kindPacked}
+	li := leafInfo{kind: values.KindPacked}
 	for _, f := range t.Fields() {
 		ci, err := classifyLeaf(f.Type)
 		if err != nil {
 			return leafInfo{}, err
 		}
 		switch ci.kind {
-		case kindFixed:
+		case values.KindFixed:
 			li.fields = append(li.fields, ci.bits)
 			li.layouts = append(li.layouts, values.PackedLayout{Bits: ci.bits})
 			li.bits += ci.bits
-		case kindVariable:
-			li.kind = kindVarPacked
+		case values.KindVariable:
+			li.kind = values.KindVarPacked
 			li.layouts = append(li.layouts, values.PackedLayout{Variable: true, Bits: ci.offBits})
 		default:
 			return leafInfo{}, fmt.Errorf("packed struct child %q of type %s (packed structs hold fixed-width and string/binary children)", f.Name, f.Type)
@@ -179,12 +165,12 @@ func packedNulls(a arrow.Array, path []structural.Step) error {
 // selectorType is what the selector checks column options against.
 func (l leafInfo) selectorType() selector.Type {
 	return selector.Type{
-		Fixed:    l.kind == kindFixed,
+		Fixed:    l.kind == values.KindFixed,
 		Bits:     l.bits,
 		Float:    l.float,
-		Variable: l.kind == kindVariable,
+		Variable: l.kind == values.KindVariable,
 		UTF8:     l.utf8,
-		Bool:     l.kind == kindBool,
+		Bool:     l.kind == values.KindBool,
 	}
 }
 
@@ -201,17 +187,17 @@ func (l leafInfo) rowBits() int {
 func classifyLeaf(dt arrow.DataType) (leafInfo, error) {
 	switch t := dt.(type) {
 	case *arrow.NullType:
-		return leafInfo{kind: kindNull}, nil
+		return leafInfo{kind: values.KindNull}, nil
 	case *arrow.BooleanType:
-		return leafInfo{kind: kindBool, bits: 1}, nil
+		return leafInfo{kind: values.KindBool, bits: 1}, nil
 	case *arrow.StringType:
-		return leafInfo{kind: kindVariable, offBits: 32, utf8: true}, nil
+		return leafInfo{kind: values.KindVariable, offBits: 32, utf8: true}, nil
 	case *arrow.BinaryType:
-		return leafInfo{kind: kindVariable, offBits: 32}, nil
+		return leafInfo{kind: values.KindVariable, offBits: 32}, nil
 	case *arrow.LargeStringType:
-		return leafInfo{kind: kindVariable, offBits: 64, utf8: true}, nil
+		return leafInfo{kind: values.KindVariable, offBits: 64, utf8: true}, nil
 	case *arrow.LargeBinaryType:
-		return leafInfo{kind: kindVariable, offBits: 64}, nil
+		return leafInfo{kind: values.KindVariable, offBits: 64}, nil
 	case *arrow.FixedSizeListType:
 		var dims []int
 		var cur arrow.DataType = t
@@ -230,10 +216,10 @@ func classifyLeaf(dt arrow.DataType) (leafInfo, error) {
 		if err != nil {
 			return leafInfo{}, err
 		}
-		if in.kind != kindFixed && in.kind != kindBool {
+		if in.kind != values.KindFixed && in.kind != values.KindBool {
 			return leafInfo{}, fmt.Errorf("fixed-size list of %s", cur)
 		}
-		return leafInfo{kind: kindFSL, bits: in.bits, dims: dims, itemType: cur}, nil
+		return leafInfo{kind: values.KindFSL, bits: in.bits, dims: dims, itemType: cur}, nil
 	case *arrow.DictionaryType:
 		switch t.IndexType.ID() {
 		case arrow.INT8, arrow.UINT8, arrow.INT16, arrow.UINT16, arrow.INT32, arrow.UINT32, arrow.INT64, arrow.UINT64:
@@ -244,10 +230,10 @@ func classifyLeaf(dt arrow.DataType) (leafInfo, error) {
 		if err != nil {
 			return leafInfo{}, err
 		}
-		if v.kind != kindFixed && v.kind != kindVariable {
+		if v.kind != values.KindFixed && v.kind != values.KindVariable {
 			return leafInfo{}, fmt.Errorf("dictionary of %s", t.ValueType)
 		}
-		return leafInfo{kind: kindDict, bits: t.IndexType.(arrow.FixedWidthDataType).BitWidth(), dict: &v}, nil
+		return leafInfo{kind: values.KindDict, bits: t.IndexType.(arrow.FixedWidthDataType).BitWidth(), dict: &v}, nil
 	case arrow.FixedWidthDataType:
 		bits := t.BitWidth()
 		switch dt.ID() {
@@ -258,7 +244,7 @@ func classifyLeaf(dt arrow.DataType) (leafInfo, error) {
 			return leafInfo{}, fmt.Errorf("%d-bit values", bits)
 		}
 		id := dt.ID()
-		return leafInfo{kind: kindFixed, bits: bits, float: id == arrow.FLOAT16 || id == arrow.FLOAT32 || id == arrow.FLOAT64}, nil
+		return leafInfo{kind: values.KindFixed, bits: bits, float: id == arrow.FLOAT16 || id == arrow.FLOAT32 || id == arrow.FLOAT64}, nil
 	}
 	return leafInfo{}, fmt.Errorf("type %s", dt)
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/planarlance/planar/proto/enc20pb"
 	"github.com/planarlance/planar/proto/file2pb"
 	"github.com/planarlance/planar/proto/filepb"
+	"github.com/planarlance/planar/values"
 )
 
 // Writer writes one Lance file. It is not safe for concurrent use.
@@ -153,7 +154,7 @@ func (w *Writer) WriteBatch(rec arrow.RecordBatch) error {
 		}
 	}
 	for _, c := range w.cols {
-		if c.info.kind == kindPacked {
+		if c.info.kind == values.KindPacked {
 			if err := packedNulls(checked[c.top], c.path); err != nil {
 				return fmt.Errorf("column %q: %v: %w", c.leaf.Path, err, ErrInvalidBatch)
 			}

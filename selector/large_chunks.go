@@ -6,36 +6,36 @@ import (
 	"github.com/planarlance/planar/values"
 )
 
-// WindowZstdLevel is the Zstd level of the large-window candidates: the
+// LargeChunkZstdLevel is the Zstd level of the large-chunk candidates: the
 // fastest. Level 3 makes the URL class 20% smaller again (8.1 against
 // 10.1 MB) but writes it at ~0.7× the lance policy's speed, against ~0.9×
 // at level 1 (issue 12 asks the cost policy to stay within 0.9×).
-const WindowZstdLevel = 1
+const LargeChunkZstdLevel = 1
 
-// windowCandidates adds, for the cost policy, general compression over
-// large chunks: Zstd over windows of about WindowBytes of raw values (up to
+// largeChunkCandidates adds, for the cost policy, general compression over
+// large chunks: Zstd over chunks of about LargeChunkBytes of raw values (up to
 // 2^15 values, the most a chunk's 4-bit log2 count can say), over the plain
 // form of the values (offsets and bytes in one buffer for strings, so both
 // are compressed), over FSST-coded strings, and over byte stream split for
 // 32/64-bit values. The cost model weighs them like any candidate: a take
-// of one row reads and decodes a whole window (readCost), so they win only
+// of one row reads and decodes a whole large chunk (readCost), so they win only
 // where they save more than that.
-func windowCandidates(p Page, o Options) []Candidate {
+func largeChunkCandidates(p Page, o Options) []Candidate {
 	prof := p.Profile
 	if prof == nil || prof.N == 0 || prof.Sample.N == 0 {
 		return nil
 	}
 	raw := prof.RawBytes()
-	if raw < 2*largeWindow {
-		return nil // a page this small gains little from larger windows
+	if raw < 2*largeChunk {
+		return nil // a page this small gains little from larger chunks
 	}
-	per := windowValues(p)
+	per := largeChunkValues(p)
 	if per == 0 {
 		return nil
 	}
 	var inners []values.Codec
 	switch p.Kind {
-	case KindFixed:
+	case values.KindFixed:
 		if p.Bits%8 != 0 || p.Bits < 8 {
 			return nil
 		}
@@ -43,9 +43,9 @@ func windowCandidates(p Page, o Options) []Candidate {
 		if (p.Bits == 32 || p.Bits == 64) && o.BSS != BSSOff && (p.Float || ByteEntropy(prof.Sample) < 5) {
 			inners = append(inners, values.BssCodec{Bits: p.Bits})
 		}
-	case KindVariable:
+	case values.KindVariable:
 		if !o.StringWindows || prof.Var == nil || prof.OffBits == 0 {
-			// Off by default: on the URL class windows made the file
+			// Off by default: on the URL class large chunks made the file
 			// 0.68× but a take of 100 random rows 15× slower (8.2 against
 			// 0.54 ms; pylance 2.9) and of 10,000 rows 4.4× slower. The
 			// cost model weighs one take per page, too little to see it.
@@ -69,7 +69,7 @@ func windowCandidates(p Page, o Options) []Candidate {
 		if !ok {
 			continue
 		}
-		g := values.GeneralCodec{Scheme: values.SchemeZstd, Level: WindowZstdLevel, Inner: c, ChunkValues: per}
+		g := values.GeneralCodec{Scheme: values.SchemeZstd, Level: LargeChunkZstdLevel, Inner: c, ChunkValues: per}
 		if n, ok := g.Estimate(prof); ok && n < inner {
 			out = append(out, Candidate{Codec: g, Bytes: n, InnerBytes: inner})
 		}
@@ -77,16 +77,16 @@ func windowCandidates(p Page, o Options) []Candidate {
 	return out
 }
 
-// windowValues is the value count of a window chunk: the largest power of
-// two whose raw values fit WindowBytes, at most 2^MaxChunkValuesLog2, and
+// largeChunkValues is the value count of a large chunk: the largest power of
+// two whose raw values fit LargeChunkBytes, at most 2^MaxChunkValuesLog2, and
 // small enough that a chunk's levels stay within the 65535 a chunk header
-// can count (with a margin for unevenly spread levels); 0 when windows
+// can count (with a margin for unevenly spread levels); 0 when large chunks
 // would not be larger than ordinary chunks.
-func windowValues(p Page) int {
+func largeChunkValues(p Page) int {
 	prof := p.Profile
 	perValue := max(1, prof.RawBytes()/max(1, prof.N))
 	n := 1 << values.MaxChunkValuesLog2
-	for n > 1 && n*perValue > WindowBytes {
+	for n > 1 && n*perValue > LargeChunkBytes {
 		n /= 2
 	}
 	if p.HasLevels && p.NumLevels > p.NumVisible && p.NumVisible > 0 {
@@ -96,7 +96,7 @@ func windowValues(p Page) int {
 		}
 		n = min(n, 1<<(bits.Len(uint(lim))-1))
 	}
-	if n < 1024 || n*perValue < largeWindow {
+	if n < 1024 || n*perValue < largeChunk {
 		return 0
 	}
 	return n

@@ -8,7 +8,7 @@ import (
 )
 
 // TestWindowCandidates: the cost policy offers Zstd over large chunks on
-// big compressible pages (at most 2^15 values, about WindowBytes raw), the
+// big compressible pages (at most 2^15 values, about LargeChunkBytes raw), the
 // lance policy never does, a window's take reads the whole window, and
 // windows shrink (or vanish) when the page has many levels per value.
 func TestWindowCandidates(t *testing.T) {
@@ -32,8 +32,8 @@ func TestWindowCandidates(t *testing.T) {
 		t.Fatalf("no window candidate: %v", names(cost))
 	}
 	g := w.Codec.(values.GeneralCodec)
-	if g.ChunkValues > 1<<values.MaxChunkValuesLog2 || g.ChunkValues*4 > WindowBytes || g.Scheme != values.SchemeZstd {
-		t.Errorf("window %+v: want Zstd over at most 2^15 values and %d raw bytes", g, WindowBytes)
+	if g.ChunkValues > 1<<values.MaxChunkValuesLog2 || g.ChunkValues*4 > LargeChunkBytes || g.Scheme != values.SchemeZstd {
+		t.Errorf("window %+v: want Zstd over at most 2^15 values and %d raw bytes", g, LargeChunkBytes)
 	}
 	if w.InnerBytes <= w.Bytes {
 		t.Errorf("window compresses %d bytes to %d", w.InnerBytes, w.Bytes)
