@@ -46,6 +46,44 @@ func PageDictionary(p Page, plan Plan, o Options) (PageDict, int) {
 	return NoDict, 0
 }
 
+// DictionaryPays reports whether a value dictionary the writer built over
+// a page of n values (valueBytes of fixed-width values, or of variable-width
+// ones with offBits-wide offsets) pays: its d items (itemBytes) and the
+// indices against the values as they are. The Lance policy budgets 4-byte
+// indices and takes the dictionary unless it exceeds the ratio of the raw
+// values (Lance's dictionary_encode); the cost policy counts the indices
+// bit packed to their width and wants it strictly under. A dictionary of
+// strings over DictMaxBytes (8 MiB when unset) is refused either way.
+func DictionaryPays(o Options, variable bool, n, d, itemBytes, valueBytes, offBits int) bool {
+	_, ratio := o.DictLimits()
+	w := 1
+	for 1<<w < d {
+		w++
+	}
+	var raw, est int
+	switch {
+	case o.Policy == PolicyLance && !variable:
+		raw, est = valueBytes, itemBytes+4*n
+	case o.Policy == PolicyLance:
+		ob := offBits / 8
+		raw = valueBytes + ob*(n+1)
+		est = itemBytes + 4*n + ob*(d+1)
+	case !variable:
+		raw = valueBytes
+		est = itemBytes + (n*w+7)/8 + 4*((n+1023)/1024)
+	default:
+		raw = valueBytes + 4*(n+1)
+		est = itemBytes + 4*(d+1) + 16 + (n*w+7)/8 + 4*((n+1023)/1024)
+	}
+	if lance := o.Policy == PolicyLance; (lance && est > int(float64(raw)*ratio)) || (!lance && float64(est) >= float64(raw)*ratio) {
+		return false
+	}
+	if max := o.DictMaxBytes; variable && itemBytes > max && (max != 0 || itemBytes > 8<<20) {
+		return false
+	}
+	return true
+}
+
 // tooManyDistinct reports whether the stats pass already shows more
 // distinct values than a page dictionary may hold (the HyperLogLog estimate
 // is within a few percent; 10% of slack keeps borderline pages for the exact

@@ -139,3 +139,39 @@ func TestTrainFsst(t *testing.T) {
 		}
 	}
 }
+
+// TestDictionaryPays: each policy's budget at its edge. Lance: 4-byte
+// indices plus items against the raw values, taken up to the ratio (0.8)
+// inclusive; cost: indices bit packed to their width, taken strictly
+// under; a string dictionary over 8 MiB refused unless DictMaxBytes allows.
+func TestDictionaryPays(t *testing.T) {
+	lance := Options{Policy: PolicyLance}
+	cost := Options{}
+	cases := []struct {
+		name                                 string
+		o                                    Options
+		variable                             bool
+		n, d, itemBytes, valueBytes, offBits int
+		want                                 bool
+	}{
+		// Lance fixed: est = items + 4n = 800 + 4000 = 4800; raw 8000·0.8 = 6400.
+		{"lance fixed under", lance, false, 1000, 100, 800, 8000, 0, true},
+		// est 1600+4000 = 5600 ... at 6400 exactly (items 2400) still taken.
+		{"lance fixed at ratio", lance, false, 1000, 300, 2400, 8000, 0, true},
+		{"lance fixed over", lance, false, 1000, 301, 2408, 8000, 0, false},
+		// Lance variable: raw = 10000 + 4·1001 = 14004 → 11203; est = items + 4000 + 4·(d+1).
+		{"lance strings under", lance, true, 1000, 10, 100, 10000, 32, true},
+		{"lance strings over", lance, true, 1000, 500, 8000, 10000, 32, false},
+		// Cost fixed: est = items + n·w/8 + 4·ceil(n/1024); d=256 → w=8: 1000+4 = 1004 + items.
+		{"cost fixed under", cost, false, 1000, 256, 2048, 8000, 0, true},
+		{"cost fixed at ratio", cost, false, 1000, 256, 6400 - 1004, 8000, 0, false},
+		{"cost strings", cost, true, 1000, 10, 100, 10000, 32, true},
+		{"cost strings over 8 MiB", cost, true, 1 << 22, 2, 9 << 20, 64 << 20, 32, false},
+		{"cost strings over max allowed", Options{DictMaxBytes: 10 << 20}, true, 1 << 22, 2, 9 << 20, 64 << 20, 32, true},
+	}
+	for _, tc := range cases {
+		if got := DictionaryPays(tc.o, tc.variable, tc.n, tc.d, tc.itemBytes, tc.valueBytes, tc.offBits); got != tc.want {
+			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}

@@ -26,7 +26,7 @@ func (c *pageEnc) encodeChunked(d structural.Dense, pv pageValues, enc *encoded)
 		codec = withoutFsst(codec, fc) // the page is already coded
 	}
 	nbuf := codec.NumBuffers()
-	counts := c.chunkCounts(pv, codec)
+	counts := selector.ChunkCounts(codec, pv.info.kind, values.Block{Bits: pv.info.rowBits(), N: pv.n, Data: pv.fixed, Offsets: pv.offsets}, pv.info.offBits)
 	// The level codecs depend on the chunk count: the selector chooses
 	// them now.
 	plan = selector.WithLevelCodecs(plan, d.Rep, d.Def, len(counts), c.cfg.format.planarMetadata())
@@ -159,47 +159,6 @@ func withoutFsst(c values.Codec, fc values.FsstCodec) values.Codec {
 	return fc.Values
 }
 
-// rleChunk is the value count of bit-packed chunks: one FastLanes block.
-const rleChunk = 1024
-
-// rleMaxChunkBytes bounds an RLE chunk (Lance's mini-block byte budget).
-const rleMaxChunkBytes = 8186
-
-// rleChunkCounts cuts n values into RLE chunks as Lance does: each chunk the
-// largest power-of-two prefix whose runs fit the byte budget, the last chunk
-// whatever remains when it fits.
-func rleChunkCounts(data []byte, bits, n int, codec values.RleCodec) []int {
-	bw := bits / 8
-	lw, maxRun := 1, 255
-	if codec.LenBits == 16 {
-		lw, maxRun = 2, 65535
-	}
-	vw := bw // stored bytes per run value
-	if codec.ValueWidth > 0 {
-		vw = max(1, (codec.ValueWidth+7)/8) // packed values: budget by packed width
-	}
-	maxVals := codec.MaxChunkValues()
-	size := func(start, cnt int) int {
-		runs := values.RunCount(bits, data[start*bw:(start+cnt)*bw], cnt)
-		return runs*(vw+lw) + cnt/maxRun*(vw+lw)
-	}
-	var counts []int
-	for start := 0; start < n; {
-		rest := n - start
-		if rest <= maxVals && size(start, rest) <= rleMaxChunkBytes {
-			counts = append(counts, rest)
-			break
-		}
-		p := maxVals
-		for p > 1 && (p > rest || size(start, p) > rleMaxChunkBytes) {
-			p /= 2
-		}
-		counts = append(counts, p)
-		start += p
-	}
-	return counts
-}
-
 // chunkValues encodes values [start, start+cnt) with the page's codec.
 func (c *pageEnc) chunkValues(pv pageValues, start, cnt int, codec values.Codec) ([][]byte, error) {
 	var b values.Block
@@ -262,63 +221,6 @@ func describe(vals string, defEnc, repEnc *enc21pb.CompressiveEncoding, d struct
 		s += " rep=" + values.EncodingName(repEnc)
 	}
 	return s
-}
-
-// chunkCounts splits n visible values into chunk value counts: powers of two
-// for every chunk but the last, sized for the codec that stores them.
-func (c *pageEnc) chunkCounts(pv pageValues, codec values.Codec) []int {
-	n := pv.n
-	var counts []int
-	if g, ok := codec.(values.GeneralCodec); ok {
-		if g.ChunkValues > 0 {
-			for start := 0; start < n; start += g.ChunkValues {
-				counts = append(counts, min(g.ChunkValues, n-start))
-			}
-			return counts
-		}
-		codec = g.Inner
-	}
-	switch codec.(type) {
-	case values.BitpackCodec:
-		// One bit-packing block per chunk.
-		for start := 0; start < n; start += rleChunk {
-			counts = append(counts, min(rleChunk, n-start))
-		}
-		return counts
-	case values.RleCodec:
-		return rleChunkCounts(pv.fixed, pv.info.bits, n, codec.(values.RleCodec))
-	}
-	if pv.info.kind == values.KindVariable {
-		// Offset bits per value: the offset width, or what the offsets
-		// codec packs them to.
-		wbits := pv.info.offBits
-		if v, ok := codec.(values.VariableCodec); ok {
-			wbits = v.OffsetBits()
-		}
-		for start := 0; start < n; {
-			cnt := 2
-			for cnt < 4096 {
-				next := cnt * 2
-				end := min(start+next, n)
-				size := (end-start+1)*wbits/8 + int(pv.offsets[end]-pv.offsets[start])
-				if size > values.VariableChunkBytes || start+next > n {
-					break
-				}
-				cnt = next
-			}
-			if start+cnt >= n {
-				cnt = n - start
-			}
-			counts = append(counts, cnt)
-			start += cnt
-		}
-		return counts
-	}
-	per := 1 << values.FlatChunkLog2(pv.info.rowBits())
-	for start := 0; start < n; start += per {
-		counts = append(counts, min(per, n-start))
-	}
-	return counts
 }
 
 func log2(n int) uint8 {

@@ -185,7 +185,7 @@ func (c *pageEnc) autoDict(pv pageValues) (*pageDict, []byte, bool) {
 	if n < 100 {
 		return nil, nil, false
 	}
-	divisor, ratio := c.opts.DictLimits()
+	divisor, _ := c.opts.DictLimits()
 	limit := min(n/divisor, 100000)
 	bw := 0
 	if pv.info.kind == values.KindFixed {
@@ -230,41 +230,19 @@ func (c *pageEnc) autoDict(pv pageValues) (*pageDict, []byte, bool) {
 	if d == 0 {
 		return nil, nil, false
 	}
-	w := 1
-	for 1<<w < d {
-		w++
-	}
 	vi := pv.info
-	var raw, est int
-	var block []byte
-	var venc *enc21pb.CompressiveEncoding
-	switch {
-	case c.opts.Policy == selector.PolicyLance && vi.kind == values.KindFixed:
-		// Lance's budget: the items plus 4-byte indices against the raw
-		// values (dict.rs dictionary_encode).
-		raw, est = len(pv.fixed), len(items)+4*n
-		block, venc = items, values.FlatEncoding(vi.bits)
-	case c.opts.Policy == selector.PolicyLance:
-		ob := vi.offBits / 8
-		raw = int(pv.offsets[n]-pv.offsets[0]) + ob*(n+1)
-		est = len(items) + 4*n + ob*(d+1)
-		block = values.AppendVariableBlock(nil, vi.offBits, offsets, items)
-		venc = &enc21pb.CompressiveEncoding{Compression: &enc21pb.CompressiveEncoding_Variable{Variable: &enc21pb.Variable{Offsets: values.FlatEncoding(vi.offBits)}}}
-	case vi.kind == values.KindFixed:
-		raw = len(pv.fixed)
-		est = len(items) + (n*w+7)/8 + 4*((n+1023)/1024)
-		block, venc = items, values.FlatEncoding(vi.bits)
-	default:
-		raw = int(pv.offsets[n]-pv.offsets[0]) + 4*(n+1)
-		est = len(items) + 4*(d+1) + 16 + (n*w+7)/8 + 4*((n+1023)/1024)
-		block = values.AppendVariableBlock(nil, vi.offBits, offsets, items)
-		venc = &enc21pb.CompressiveEncoding{Compression: &enc21pb.CompressiveEncoding_Variable{Variable: &enc21pb.Variable{Offsets: values.FlatEncoding(vi.offBits)}}}
+	variable := vi.kind == values.KindVariable
+	valueBytes := len(pv.fixed)
+	if variable {
+		valueBytes = int(pv.offsets[n] - pv.offsets[0])
 	}
-	if lance := c.opts.Policy == selector.PolicyLance; (lance && est > int(float64(raw)*ratio)) || (!lance && float64(est) >= float64(raw)*ratio) {
+	if !selector.DictionaryPays(c.opts, variable, n, d, len(items), valueBytes, vi.offBits) {
 		return nil, nil, false
 	}
-	if max := c.opts.DictMaxBytes; vi.kind == values.KindVariable && len(items) > max && (max != 0 || len(items) > 8<<20) {
-		return nil, nil, false
+	block, venc := items, values.FlatEncoding(vi.bits)
+	if variable {
+		block = values.AppendVariableBlock(nil, vi.offBits, offsets, items)
+		venc = &enc21pb.CompressiveEncoding{Compression: &enc21pb.CompressiveEncoding_Variable{Variable: &enc21pb.Variable{Offsets: values.FlatEncoding(vi.offBits)}}}
 	}
 	pd := &pageDict{n: d, items: block, encoding: venc}
 	if vi.kind == values.KindVariable {
