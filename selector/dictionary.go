@@ -84,6 +84,14 @@ func DictionaryPays(o Options, variable bool, n, d, itemBytes, valueBytes, offBi
 	return true
 }
 
+// DistinctNeeded reports whether the stats pass must count a page's
+// distinct fixed-width values: only a value dictionary's rule
+// (tooManyDistinct) reads the count, and of fixed-width values only 64- and
+// 128-bit ones may get one.
+func DistinctNeeded(p Page) bool {
+	return p.Kind == values.KindFixed && !p.DictIndices && (p.Bits == 64 || p.Bits == 128)
+}
+
 // tooManyDistinct reports whether the stats pass already shows more
 // distinct values than a page dictionary may hold (the HyperLogLog estimate
 // is within a few percent; 10% of slack keeps borderline pages for the exact

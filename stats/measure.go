@@ -36,6 +36,7 @@ type FixedStats struct {
 	// Distinct estimates the number of distinct non-null values: exact for
 	// 8- and 16-bit values, for sorted pages and for up to 256 distinct
 	// values; otherwise a HyperLogLog estimate (about 1.6% standard error).
+	// 0 for wider values of an unsorted page measured by FixedOnly.
 	Distinct uint64
 	// Constant: at least one non-null value, and every non-null value equal.
 	Constant bool
@@ -204,6 +205,17 @@ func countNulls(nulls []bool) int {
 // distinct count is its run count; the first descent makes the pass catch
 // up on the windows before it).
 func Fixed(data []byte, bits, n int, nulls []bool) FixedStats {
+	return fixed(data, bits, n, nulls, true)
+}
+
+// FixedOnly is Fixed without the distinct count of 32- and 64-bit values
+// (left 0 unless the page is sorted), for pages whose choices do not use it:
+// it is most of the pass's work on such values.
+func FixedOnly(data []byte, bits, n int, nulls []bool) FixedStats {
+	return fixed(data, bits, n, nulls, false)
+}
+
+func fixed(data []byte, bits, n int, nulls []bool, distinct bool) FixedStats {
 	s := FixedStats{N: n, Bits: bits, Bytes: (n*bits + 7) / 8, Sorted: true}
 	if nulls != nil {
 		if len(nulls) != n {
@@ -216,13 +228,13 @@ func Fixed(data []byte, bits, n int, nulls []bool) FixedStats {
 	}
 	switch bits {
 	case 8:
-		fixedPass[uint8](data, n, nulls, &s)
+		fixedPass[uint8](data, n, nulls, &s, distinct)
 	case 16:
-		fixedPass[uint16](data, n, nulls, &s)
+		fixedPass[uint16](data, n, nulls, &s, distinct)
 	case 32:
-		fixedPass[uint32](data, n, nulls, &s)
+		fixedPass[uint32](data, n, nulls, &s, distinct)
 	case 64:
-		fixedPass[uint64](data, n, nulls, &s)
+		fixedPass[uint64](data, n, nulls, &s, distinct)
 	default:
 		s.Sorted = false
 	}
@@ -244,7 +256,7 @@ type acc[T word] struct {
 	last       T    // last value fed to the distinct counter
 }
 
-func fixedPass[T word](data []byte, n int, nulls []bool, s *FixedStats) {
+func fixedPass[T word](data []byte, n int, nulls []bool, s *FixedStats, distinct bool) {
 	size := int(unsafe.Sizeof(T(0)))
 	if len(data) < n*size {
 		panic(fmt.Sprintf("stats.Fixed: %d bytes for %d %d-bit values", len(data), n, size*8))
@@ -316,7 +328,7 @@ func fixedPass[T word](data []byte, n int, nulls []bool, s *FixedStats) {
 			sc.used16 = true
 			distinct16(v, wnulls, &sc.set16)
 		default:
-			if a.sorted {
+			if a.sorted || !distinct {
 				break
 			}
 			for fed < w { // the first descent: catch up on the sorted windows before it
@@ -355,6 +367,7 @@ func fixedPass[T word](data []byte, n int, nulls []bool, s *FixedStats) {
 		s.Distinct = uint64(a.runs)
 	case a.sorted:
 		s.Distinct = uint64(a.ups + b2i(nn > 0 && a.minU == 0))
+	case !distinct:
 	case sc.small.spilled:
 		s.Distinct = sc.hll.Estimate()
 	default:

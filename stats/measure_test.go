@@ -294,6 +294,18 @@ func TestFixedMatchesReference(t *testing.T) {
 			if !reflect.DeepEqual(got, want) {
 				t.Fatalf("iter %d width %d n %d nulls %v:\n got %+v\nwant %+v", iter, width, n, nulls != nil, got, want)
 			}
+			// FixedOnly: the same measures, without the distinct count
+			// of wide unsorted values.
+			only := FixedOnly(d, width, n, nulls)
+			if width > 16 && !want.Sorted {
+				if only.Distinct != 0 {
+					t.Fatalf("iter %d: FixedOnly counted %d distinct values", iter, only.Distinct)
+				}
+				only.Distinct = got.Distinct
+			}
+			if !reflect.DeepEqual(only, got) {
+				t.Fatalf("iter %d width %d n %d: FixedOnly\n got %+v\nwant %+v", iter, width, n, only, got)
+			}
 		}
 	}
 }

@@ -543,7 +543,11 @@ func (c *pageEnc) describeValues(sp *selector.Page, pv pageValues) {
 	case values.KindFixed, values.KindDict:
 		sp.Kind = values.KindFixed
 		if bits := pv.info.packBits(); bits > 0 {
-			st := stats.Fixed(pv.fixed, bits, pv.n, pv.nulls)
+			measure := stats.FixedOnly
+			if selector.DistinctNeeded(*sp) {
+				measure = stats.Fixed
+			}
+			st := measure(pv.fixed, bits, pv.n, pv.nulls)
 			prof.Fixed = &st
 			// RLE candidates count their entries exactly over the page.
 			prof.Data = values.Block{Bits: bits, N: pv.n, Data: pv.fixed}
