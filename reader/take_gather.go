@@ -121,6 +121,9 @@ func (f *File) gatherChunks(p *page, wins [][2]uint64, cache pageCache) (*pageDa
 		return nil, 0, nil
 	}
 	g := &pageData{layers: m.mb.Layers, dict: m.dict}
+	if mb := m.mb; mb.NumBuffers == 1 && values.CanGather(mb.ValueCompression) && (mb.DefCompression == nil || values.CanGather(mb.DefCompression)) {
+		return f.gatherValues(p, m, g, wins, cache)
+	}
 	// Chunks are decoded one at a time and not kept in the take's cache:
 	// their rows are copied out at once, so a page's decoded chunks are
 	// never all held (the last one serves the windows that follow in it).
@@ -168,6 +171,65 @@ func (f *File) gatherChunks(p *page, wins [][2]uint64, cache pageCache) (*pageDa
 	}
 	g.numVisible = n
 	return g, n, nil
+}
+
+// gatherValues is gatherChunks for chunks whose values and levels can be
+// read one by one (flat or inline bit-packed): only the rows' values and
+// levels are read out of each chunk, not the chunk decoded whole.
+func (f *File) gatherValues(p *page, m *denseMeta, g *pageData, wins [][2]uint64, cache pageCache) (*pageData, int, error) {
+	mb := m.mb
+	layout := values.ChunkLayout{HasDef: mb.DefCompression != nil, NumBuffers: 1, Large: mb.HasLargeChunk}
+	var at []int
+	c := -1
+	flush := func() error {
+		if len(at) == 0 {
+			return nil
+		}
+		r := m.refs[c]
+		data, err := f.fetch(cache.raw, p.buffers[1].Position+uint64(r.Offset), uint64(r.Size))
+		if err != nil {
+			return err
+		}
+		parts, err := values.ParseChunk(data, layout)
+		if err != nil {
+			return fmt.Errorf("chunk %d: %w", c, err)
+		}
+		if layout.HasDef {
+			if parts.NumLevels != r.NumValues {
+				return fmt.Errorf("chunk %d has %d levels for %d values: %w", c, parts.NumLevels, r.NumValues, ErrCorrupt)
+			}
+			if g.def, err = values.GatherLevels(mb.DefCompression, parts.Def, parts.NumLevels, at, g.def); err != nil {
+				return fmt.Errorf("chunk %d def: %w", c, err)
+			}
+		}
+		if len(parts.Values) != 1 {
+			return fmt.Errorf("chunk %d has %d value buffers: %w", c, len(parts.Values), ErrCorrupt)
+		}
+		if g.vals, err = values.GatherMiniBlock(mb.ValueCompression, parts.Values[0], r.NumValues, at, g.vals); err != nil {
+			return fmt.Errorf("chunk %d values: %w", c, err)
+		}
+		at = at[:0]
+		return nil
+	}
+	for _, w := range wins {
+		for r := w[0]; r < w[1]; r++ {
+			if c < 0 || r < m.chunkRow[c] || r >= m.chunkRow[c+1] {
+				if err := flush(); err != nil {
+					return nil, 0, err
+				}
+				c = sort.Search(len(m.refs), func(k int) bool { return m.chunkRow[k+1] > r })
+				if c >= len(m.refs) {
+					return nil, 0, fmt.Errorf("row %d in none of %d chunks: %w", r, len(m.refs), ErrCorrupt)
+				}
+			}
+			at = append(at, int(r-m.chunkRow[c]))
+		}
+	}
+	if err := flush(); err != nil {
+		return nil, 0, err
+	}
+	g.numVisible = g.vals.N
+	return g, g.vals.N, nil
 }
 
 // gatherWhole decodes a page with repetition levels whole and gathers the
