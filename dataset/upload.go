@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"sync"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
@@ -101,9 +103,15 @@ func s3PartSizeFor(n int32) int {
 	return s3PartSize * (1 + int(n-1)/s3PartsPerStep)
 }
 
+// s3Uploads is how many parts of one object are sent at once: a part's
+// round trip overlaps the next ones' and the encoding of what follows, so
+// a writer waits on the store only when that many parts are in flight.
+const s3Uploads = 4
+
 // s3Writer streams an object to S3: one PutObject when it fits in its first
-// part, otherwise a multipart upload whose parts are sent by one background
-// goroutine while the next part fills (two part buffers in all).
+// part, otherwise a multipart upload whose parts are sent by s3Uploads
+// background goroutines while the next part fills (at most s3Uploads+1 part
+// buffers in all).
 type s3Writer struct {
 	ctx    context.Context
 	s      *s3Store
@@ -115,7 +123,8 @@ type s3Writer struct {
 	parts  chan s3Part
 	free   chan []byte
 	done   chan struct{}
-	err    error // set by the uploader before done closes
+	mu     sync.Mutex
+	err    error // the first uploader's error, set before done closes
 	sent   []types.CompletedPart
 	closed bool
 }
@@ -169,17 +178,31 @@ func (w *s3Writer) sendPart() error {
 		}
 		w.id = aws.ToString(out.UploadId)
 		w.parts = make(chan s3Part)
-		w.free = make(chan []byte, 1)
+		w.free = make(chan []byte, s3Uploads)
 		w.done = make(chan struct{})
-		go w.upload()
+		var wg sync.WaitGroup
+		for range s3Uploads {
+			wg.Add(1)
+			go func(parts <-chan s3Part) {
+				defer wg.Done()
+				w.upload(parts)
+			}(w.parts)
+		}
+		go func() {
+			wg.Wait()
+			close(w.done)
+		}()
 	}
 	if w.next > s3MaxParts {
 		return fmt.Errorf("put %s: more than %d parts: %w", w.key, s3MaxParts, ErrInvalidOption)
 	}
+	if err := w.failure(); err != nil {
+		return err // a part failed: stop before encoding more
+	}
 	select {
 	case w.parts <- s3Part{n: w.next, b: w.buf}:
 	case <-w.done:
-		return w.err
+		return w.failure()
 	}
 	w.next++
 	select {
@@ -194,11 +217,13 @@ func (w *s3Writer) sendPart() error {
 	return nil
 }
 
-// upload sends the parts it is given in order until the channel closes or
-// one fails.
-func (w *s3Writer) upload() {
-	defer close(w.done)
-	for p := range w.parts {
+// upload sends parts until the channel closes or one fails; after a
+// failure the other uploaders drain what is left unsent.
+func (w *s3Writer) upload(parts <-chan s3Part) {
+	for p := range parts {
+		if w.failure() != nil {
+			continue
+		}
 		var out *s3.UploadPartOutput
 		err := retry(w.ctx, func() error {
 			var err error
@@ -208,16 +233,26 @@ func (w *s3Writer) upload() {
 			})
 			return err
 		})
-		if err != nil {
+		w.mu.Lock()
+		if err != nil && w.err == nil {
 			w.err = s3Err(fmt.Sprintf("upload part %d of", p.n), w.key, err)
-			return
 		}
-		w.sent = append(w.sent, types.CompletedPart{ETag: out.ETag, PartNumber: aws.Int32(p.n)})
+		if err == nil {
+			w.sent = append(w.sent, types.CompletedPart{ETag: out.ETag, PartNumber: aws.Int32(p.n)})
+		}
+		w.mu.Unlock()
 		select {
 		case w.free <- p.b:
 		default:
 		}
 	}
+}
+
+// failure is the first uploader's error, if any.
+func (w *s3Writer) failure() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.err
 }
 
 // finish stops the uploader and returns its error.
@@ -228,6 +263,8 @@ func (w *s3Writer) finish() error {
 	close(w.parts)
 	w.parts = nil
 	<-w.done
+	// Parts finish in any order; S3 wants them listed in order.
+	slices.SortFunc(w.sent, func(a, b types.CompletedPart) int { return int(aws.ToInt32(a.PartNumber) - aws.ToInt32(b.PartNumber)) })
 	return w.err
 }
 
