@@ -9,6 +9,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/bitutil"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
+	"github.com/planarlance/planar/internal/par"
 	"github.com/planarlance/planar/values"
 )
 
@@ -159,9 +160,9 @@ func dictStrings(dt arrow.DataType, idx values.Block, dict *values.Block, valid 
 	}
 	keys := idx.Data[:4*n]
 	items := uint32(dict.N)
-	cuts := pieces(n, minParallelValues)
+	cuts := par.Pieces(n, par.MinValues)
 	sizes := make([]uint64, len(cuts))
-	err := eachPiece(cuts, func(j, lo, hi int) error {
+	err := par.EachPiece(cuts, func(j, lo, hi int) error {
 		total := uint64(0)
 		for i := lo; i < hi; i++ {
 			if valid != nil && !valid[i] {
@@ -187,7 +188,7 @@ func dictStrings(dt arrow.DataType, idx values.Block, dict *values.Block, valid 
 	}
 	offs := make([]byte, 4*(n+1))
 	data := make([]byte, sizes[len(sizes)-1])
-	_ = eachPiece(cuts, func(j, lo, hi int) error {
+	_ = par.EachPiece(cuts, func(j, lo, hi int) error {
 		at := uint32(sizes[j])
 		for i := lo; i < hi; i++ {
 			if valid == nil || valid[i] {

@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/planarlance/planar/internal/bulk"
+	"github.com/planarlance/planar/internal/par"
 	"github.com/planarlance/planar/proto/enc21pb"
 	"github.com/planarlance/planar/structural"
 	"github.com/planarlance/planar/values"
@@ -121,12 +122,12 @@ func decodeChunkedBody(m *enc21pb.MiniBlockLayout, bufs [][]byte, rows int) (*pa
 	// own, joined in order after.
 	cuts := []int{0, len(refs)}
 	plain := m.ValueCompression.GetFlat() != nil && !layout.HasDef && !layout.HasRep // decoding is a copy
-	if m.NumItems >= 2*minParallelValues && !plain {
-		cuts = pieces(len(refs), minParallelChunks)
+	if m.NumItems >= 2*par.MinValues && !plain {
+		cuts = par.Pieces(len(refs), minParallelChunks)
 	}
 	reps, defs := make([][]uint16, len(cuts)-1), make([][]uint16, len(cuts)-1)
 	reps[0], defs[0] = pd.rep, pd.def
-	err = eachPiece(cuts, func(j, lo, hi int) error {
+	err = par.EachPiece(cuts, func(j, lo, hi int) error {
 		rep, def := reps[j], defs[j]
 		if j > 0 {
 			share := int(m.NumItems) / (len(cuts) - 1)

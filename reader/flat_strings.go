@@ -10,6 +10,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/planarlance/planar/internal/bulk"
+	"github.com/planarlance/planar/internal/par"
 	"github.com/planarlance/planar/structural"
 	"github.com/planarlance/planar/values"
 )
@@ -44,7 +45,7 @@ func (f *File) readFlatVariable(dt arrow.DataType, path []structural.Step, pages
 	// Pages are decoded and sized side by side, then expanded side by
 	// side into their own parts of one buffer.
 	parts := make([]part, len(pages))
-	err := eachIndex(len(pages), func(i int) error {
+	err := par.Each(len(pages), func(i int) error {
 		p := pages[i]
 		mb := p.layout.GetMiniBlockLayout()
 		if p.sparse != nil || mb == nil || mb.Dictionary != nil {
@@ -97,7 +98,7 @@ func (f *File) readFlatVariable(dt arrow.DataType, path []structural.Step, pages
 	}
 	data := make([]byte, total)
 	offs := make([]byte, (rows+1)*ow)
-	err = eachIndex(len(parts), func(i int) error {
+	err = par.Each(len(parts), func(i int) error {
 		pt := parts[i]
 		v := pt.vals
 		base := -int(v.Offsets[0])

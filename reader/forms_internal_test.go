@@ -10,6 +10,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
+	"github.com/planarlance/planar/internal/par"
 	"github.com/planarlance/planar/values"
 )
 
@@ -211,7 +212,7 @@ func TestNullItemsBounded(t *testing.T) {
 // dictionary offsets are ErrCorrupt.
 func TestDictStrings(t *testing.T) {
 	dict := &values.Block{N: 3, Offsets: []uint64{0, 3, 3, 8}, Data: []byte("abcdefgh")}
-	for _, n := range []int{1, 7, 3*minParallelValues + 5} {
+	for _, n := range []int{1, 7, 3*par.MinValues + 5} {
 		idx := values.Block{N: n, Bits: 32, Data: make([]byte, 4*n)}
 		valid := make([]bool, n)
 		for i := range n {

@@ -7,6 +7,8 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+
+	"github.com/planarlance/planar/internal/par"
 )
 
 // ErrInvalidOption is wrapped by NewRecordReader for options it cannot
@@ -213,7 +215,7 @@ func (f *File) readFields(schema *arrow.Schema, fields []fieldColumns, start, n 
 		cols[i] = a
 	}
 	if parallel {
-		_ = eachIndex(len(fields), func(i int) error { read(i); return errs[i] })
+		_ = par.Each(len(fields), func(i int) error { read(i); return errs[i] })
 	} else {
 		for i := range fields {
 			if read(i); errs[i] != nil {

@@ -9,6 +9,7 @@ import (
 	"sort"
 	"sync"
 
+	"github.com/planarlance/planar/internal/par"
 	"github.com/planarlance/planar/proto/enc21pb"
 )
 
@@ -516,13 +517,45 @@ func (c FsstCodec) Estimate(p *Profile) (int, bool) {
 	return n + FsstTableSize, ok
 }
 
-// Code returns the FSST-coded form of a variable block.
+// Code returns the FSST-coded form of a variable block. A large block is
+// coded in pieces side by side (each value is coded on its own, so the
+// bytes do not depend on the cut), then joined.
 func (c FsstCodec) Code(b Block) Block {
-	out := Block{N: b.N, Offsets: make([]uint64, 1, b.N+1)}
-	if b.N > 0 {
-		out.Data = make([]byte, 0, b.Offsets[b.N]-b.Offsets[0]+uint64(b.N))
+	if t := c.Table; t.coded && t.two == nil {
+		t.index() // before any piece reads it
 	}
-	for i := 0; i < b.N; i++ {
+	cuts := par.Pieces(b.N, par.MinValues)
+	if len(cuts) == 2 {
+		return c.code(b, 0, b.N)
+	}
+	parts := make([]Block, len(cuts)-1)
+	_ = par.EachPiece(cuts, func(j, lo, hi int) error {
+		parts[j] = c.code(b, lo, hi)
+		return nil
+	})
+	total := 0
+	for _, p := range parts {
+		total += len(p.Data)
+	}
+	out := Block{N: b.N, Data: make([]byte, total), Offsets: make([]uint64, b.N+1)}
+	at := 0
+	for j, p := range parts {
+		copy(out.Data[at:], p.Data)
+		for i, o := range p.Offsets[1:] {
+			out.Offsets[cuts[j]+i+1] = uint64(at) + o
+		}
+		at += len(p.Data)
+	}
+	return out
+}
+
+// code codes values [lo, hi) of b, offsets from 0.
+func (c FsstCodec) code(b Block, lo, hi int) Block {
+	out := Block{N: hi - lo, Offsets: make([]uint64, 1, hi-lo+1)}
+	if hi > lo {
+		out.Data = make([]byte, 0, b.Offsets[hi]-b.Offsets[lo]+uint64(hi-lo))
+	}
+	for i := lo; i < hi; i++ {
 		out.Data = c.Table.appendEncodedIn(out.Data, b.Data, int(b.Offsets[i]), int(b.Offsets[i+1]))
 		out.Offsets = append(out.Offsets, uint64(len(out.Data)))
 	}

@@ -5,7 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"testing"
+
+	"github.com/planarlance/planar/internal/par"
 )
 
 // fsstExampleTable is the serialized table with symbols "ab" (0) and "c" (1).
@@ -379,5 +382,31 @@ func TestFsstDecodeBlockExact(t *testing.T) {
 	got, err := plain.DecodeBlockExact(make([]byte, 3), raw)
 	if err != nil || string(got.Data) != "xyz" || fmt.Sprint(got.Offsets) != "[0 1 3]" {
 		t.Fatalf("uncoded table: %q %v %v", got.Data, got.Offsets, err)
+	}
+}
+
+// TestFsstCodeInPieces: a block large enough to be coded in pieces side by
+// side codes to the same bytes whatever GOMAXPROCS is.
+func TestFsstCodeInPieces(t *testing.T) {
+	r := rand.New(rand.NewPCG(13, 14))
+	strs := fsstSampleStrings(r, 3*par.MinValues+17)
+	b := Block{Offsets: []uint64{0}}
+	for _, s := range strs {
+		b.Data = append(b.Data, s...)
+		b.Offsets = append(b.Offsets, uint64(len(b.Data)))
+		b.N++
+	}
+	c := FsstCodec{Table: BuildFsstTable(strs[:1000]), Values: VariableCodec{OffBits: 32}}
+	prev := runtime.GOMAXPROCS(1)
+	one := c.Code(b)
+	runtime.GOMAXPROCS(4)
+	four := c.Code(b)
+	runtime.GOMAXPROCS(prev)
+	if !bytes.Equal(one.Data, four.Data) || fmt.Sprint(one.Offsets) != fmt.Sprint(four.Offsets) || one.N != four.N {
+		t.Fatal("coded in pieces differently")
+	}
+	dec, err := c.Table.DecodeBlock(four)
+	if err != nil || !bytes.Equal(dec.Data, b.Data) {
+		t.Fatalf("pieces do not decode back: %v", err)
 	}
 }

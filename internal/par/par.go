@@ -1,4 +1,7 @@
-package reader
+// Package par splits work below a page across the cores: a loop over a
+// page's values cut into pieces, or a list of independent jobs. Results
+// never depend on how many cores ran them.
+package par
 
 import (
 	"runtime"
@@ -6,13 +9,13 @@ import (
 	"sync/atomic"
 )
 
-// minParallelValues is the fewest values a piece of a split loop handles:
-// below it a goroutine costs more than it saves.
-const minParallelValues = 1 << 16
+// MinValues is the fewest values a piece of a split loop handles by
+// default: below it a goroutine costs more than it saves.
+const MinValues = 1 << 16
 
-// pieces cuts [0, n) into up to GOMAXPROCS pieces of at least `least` values
+// Pieces cuts [0, n) into up to GOMAXPROCS pieces of at least least values
 // each (one piece when n is small): cuts[j], cuts[j+1] bound piece j.
-func pieces(n, least int) []int {
+func Pieces(n, least int) []int {
 	k := max(1, min(runtime.GOMAXPROCS(0), n/max(least, 1)))
 	cuts := make([]int, k+1)
 	for j := range cuts {
@@ -21,9 +24,10 @@ func pieces(n, least int) []int {
 	return cuts
 }
 
-// eachPiece runs fn over the pieces of cuts, side by side when there are
-// several, and returns the first piece's error in piece order.
-func eachPiece(cuts []int, fn func(j, lo, hi int) error) error {
+// EachPiece runs fn over the pieces of cuts, side by side when there are
+// several, and returns the error of the first piece (in piece order) that
+// failed.
+func EachPiece(cuts []int, fn func(j, lo, hi int) error) error {
 	k := len(cuts) - 1
 	if k == 1 {
 		return fn(0, cuts[0], cuts[1])
@@ -46,10 +50,10 @@ func eachPiece(cuts []int, fn func(j, lo, hi int) error) error {
 	return nil
 }
 
-// eachIndex runs fn(i) for i in [0, n) on up to GOMAXPROCS goroutines, each
+// Each runs fn(i) for i in [0, n) on up to GOMAXPROCS goroutines, each
 // taking the next index when done with one, and returns the error of the
 // lowest index that failed.
-func eachIndex(n int, fn func(i int) error) error {
+func Each(n int, fn func(i int) error) error {
 	workers := min(runtime.GOMAXPROCS(0), n)
 	if workers <= 1 {
 		for i := range n {
