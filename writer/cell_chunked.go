@@ -6,6 +6,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/bitutil"
 
+	"github.com/planarlance/planar/internal/par"
 	"github.com/planarlance/planar/proto/enc21pb"
 	"github.com/planarlance/planar/selector"
 	"github.com/planarlance/planar/structural"
@@ -39,17 +40,13 @@ func (c *pageEnc) encodeChunked(d structural.Dense, pv pageValues, enc *encoded)
 		visible = func(int) bool { return true }
 	}
 	cl := values.ChunkLayout{HasRep: d.Rep != nil, HasDef: d.Def != nil, NumBuffers: nbuf, Large: true}
-	c.meta, c.data = c.meta[:0], c.data[:0]
-	if need := len(pv.fixed) + 8*len(pv.offsets) + 2*(len(d.Rep)+len(d.Def)) + 40*len(counts); cap(c.data) < need {
-		c.data = make([]byte, 0, need)
-	}
-	var repIndex []byte
+	// Where each chunk's levels and values lie: the levels up to and
+	// including the cnt-th visible entry, the last chunk taking everything
+	// left.
+	spans := make([]chunkSpan, len(counts))
 	level, value := 0, 0
-	var prevPartial bool
 	for ci, cnt := range counts {
 		last := ci == len(counts)-1
-		// Levels: up to and including the cnt-th visible entry; the last
-		// chunk takes everything left.
 		lstart := level
 		if d.Rep != nil || d.Def != nil {
 			if last {
@@ -64,47 +61,62 @@ func (c *pageEnc) encodeChunked(d structural.Dense, pv pageValues, enc *encoded)
 				}
 			}
 		}
-		nlev := level - lstart
-		if nlev > 0xFFFF {
+		if nlev := level - lstart; nlev > 0xFFFF {
 			return fmt.Errorf("chunk of %d values needs %d levels: %w", cnt, nlev, errTooManyLevels)
 		}
 		lg := log2(cnt)
-		if last && 1<<lg != cnt {
+		if last && (1<<lg != cnt || cnt == 1) {
 			lg = 0
 		}
-		if last && cnt == 1 {
-			lg = 0
-		}
-		parts := values.ChunkParts{LogNumValues: lg}
-		if d.Rep != nil || d.Def != nil {
-			parts.NumLevels = nlev
-		}
-		var err error
-		if d.Rep != nil {
-			if c.rep, err = c.repEnc.Append(c.rep[:0], d.Rep[lstart:level]); err != nil {
-				return err
-			}
-			parts.Rep = c.rep
-		}
-		if d.Def != nil {
-			if c.def, err = c.defEnc.Append(c.def[:0], d.Def[lstart:level]); err != nil {
-				return err
-			}
-			parts.Def = c.def
-		}
-		if parts.Values, err = c.chunkValues(pv, value, cnt, codec); err != nil {
-			return err
-		}
-		for _, b := range parts.Values {
-			enc.valueBytes += len(b)
-		}
-		if c.meta, c.data, err = values.AppendChunk(c.meta, c.data, cl, parts); err != nil {
-			return err
-		}
-		if d.Rep != nil {
-			repIndex, prevPartial = values.AppendRepIndex(repIndex, d.Rep[lstart:level], uint16(R), last, prevPartial)
-		}
+		spans[ci] = chunkSpan{lstart: lstart, lend: level, value: value, cnt: cnt, lg: lg}
 		value += cnt
+	}
+	// Pieces of the chunks are encoded side by side, each into buffers of
+	// its own, joined in order after: a chunk's bytes do not depend on
+	// where it lies.
+	cuts := []int{0, len(spans)}
+	if pv.n >= 2*par.MinValues {
+		cuts = par.Pieces(len(spans), minChunksPerPiece)
+	}
+	c.meta, c.data = c.meta[:0], c.data[:0]
+	if need := len(pv.fixed) + 8*len(pv.offsets) + 2*(len(d.Rep)+len(d.Def)) + 40*len(counts); cap(c.data) < need {
+		c.data = make([]byte, 0, need)
+	}
+	outs := make([]chunkScratch, len(cuts)-1)
+	outs[0] = chunkScratch{rep: c.rep, def: c.def, bufs: c.chunkBufs, meta: c.meta, data: c.data,
+		repEnc: c.repEnc, defEnc: c.defEnc}
+	for j := 1; j < len(outs); j++ {
+		outs[j].repEnc = values.LevelEncoder{Codec: plan.RepCodec}
+		outs[j].defEnc = values.LevelEncoder{Codec: plan.DefCodec}
+		outs[j].data = make([]byte, 0, cap(c.data)/(len(outs)-1))
+	}
+	err := par.EachPiece(cuts, func(j, lo, hi int) error {
+		o := &outs[j]
+		for _, sp := range spans[lo:hi] {
+			if err := o.encode(d, pv, codec, cl, sp); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	c.rep, c.def, c.chunkBufs, c.repEnc, c.defEnc = outs[0].rep, outs[0].def, outs[0].bufs, outs[0].repEnc, outs[0].defEnc
+	c.meta, c.data = outs[0].meta, outs[0].data
+	if err != nil {
+		return err
+	}
+	for _, o := range outs {
+		enc.valueBytes += o.valueBytes
+	}
+	for _, o := range outs[1:] {
+		c.meta = append(c.meta, o.meta...)
+		c.data = append(c.data, o.data...)
+	}
+	var repIndex []byte
+	if d.Rep != nil {
+		var prevPartial bool
+		for ci, sp := range spans {
+			repIndex, prevPartial = values.AppendRepIndex(repIndex, d.Rep[sp.lstart:sp.lend], uint16(R), ci == len(spans)-1, prevPartial)
+		}
 	}
 	if pv.fsst {
 		enc.valueBytes += values.FsstTableSize // the symbol table is stored too
@@ -139,6 +151,56 @@ func (c *pageEnc) encodeChunked(d structural.Dense, pv pageValues, enc *encoded)
 	return nil
 }
 
+// minChunksPerPiece is the fewest chunks a piece of a page encodes on its
+// own goroutine.
+const minChunksPerPiece = 8
+
+// chunkSpan is where one chunk's levels [lstart, lend) and values
+// [value, value+cnt) lie in its page, and its log2 value count.
+type chunkSpan struct {
+	lstart, lend, value, cnt int
+	lg                       uint8
+}
+
+// chunkScratch is what one piece of a page's chunks is encoded with and
+// into.
+type chunkScratch struct {
+	rep, def       []byte
+	bufs           [][]byte
+	meta, data     []byte
+	repEnc, defEnc values.LevelEncoder
+	valueBytes     int
+}
+
+// encode appends one chunk: its levels and its values under codec.
+func (o *chunkScratch) encode(d structural.Dense, pv pageValues, codec values.Codec, cl values.ChunkLayout, sp chunkSpan) error {
+	parts := values.ChunkParts{LogNumValues: sp.lg}
+	if d.Rep != nil || d.Def != nil {
+		parts.NumLevels = sp.lend - sp.lstart
+	}
+	var err error
+	if d.Rep != nil {
+		if o.rep, err = o.repEnc.Append(o.rep[:0], d.Rep[sp.lstart:sp.lend]); err != nil {
+			return err
+		}
+		parts.Rep = o.rep
+	}
+	if d.Def != nil {
+		if o.def, err = o.defEnc.Append(o.def[:0], d.Def[sp.lstart:sp.lend]); err != nil {
+			return err
+		}
+		parts.Def = o.def
+	}
+	if parts.Values, err = chunkValues(&o.bufs, pv, sp.value, sp.cnt, codec); err != nil {
+		return err
+	}
+	for _, b := range parts.Values {
+		o.valueBytes += len(b)
+	}
+	o.meta, o.data, err = values.AppendChunk(o.meta, o.data, cl, parts)
+	return err
+}
+
 // fsstOf returns the FSST codec of a chunked tree: the codec itself or the
 // child of general compression over it.
 func fsstOf(c values.Codec) (values.FsstCodec, bool) {
@@ -160,7 +222,7 @@ func withoutFsst(c values.Codec, fc values.FsstCodec) values.Codec {
 }
 
 // chunkValues encodes values [start, start+cnt) with the page's codec.
-func (c *pageEnc) chunkValues(pv pageValues, start, cnt int, codec values.Codec) ([][]byte, error) {
+func chunkValues(scratch *[][]byte, pv pageValues, start, cnt int, codec values.Codec) ([][]byte, error) {
 	var b values.Block
 	switch pv.info.kind {
 	case values.KindVariable:
@@ -189,15 +251,15 @@ func (c *pageEnc) chunkValues(pv pageValues, start, cnt int, codec values.Codec)
 		bw := pv.info.bits / 8
 		b = values.Block{Bits: pv.info.bits, N: cnt, Data: pv.fixed[start*bw : (start+cnt)*bw]}
 	}
-	for len(c.chunkBufs) < codec.NumBuffers() {
-		c.chunkBufs = append(c.chunkBufs, nil)
+	for len(*scratch) < codec.NumBuffers() {
+		*scratch = append(*scratch, nil)
 	}
-	bufs := c.chunkBufs[:codec.NumBuffers()]
+	bufs := (*scratch)[:codec.NumBuffers()]
 	for i := range bufs {
 		bufs[i] = bufs[i][:0]
 	}
 	bufs, err := codec.AppendChunk(bufs, b)
-	copy(c.chunkBufs, bufs)
+	copy(*scratch, bufs)
 	return bufs, err
 }
 

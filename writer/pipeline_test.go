@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"reflect"
+	"runtime"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -79,6 +80,58 @@ func TestConcurrencyOptions(t *testing.T) {
 	for _, o := range []writer.Option{writer.WithConcurrency(0), writer.WithConcurrency(-1), writer.WithPagesInFlight(0)} {
 		if _, err := writer.New(&bytes.Buffer{}, schema, o); !errors.Is(err, writer.ErrInvalidOption) {
 			t.Errorf("bad option accepted: %v", err)
+		}
+	}
+}
+
+// TestCoresSameBytes writes large pages, whose chunks and FSST coding are
+// split across cores, under GOMAXPROCS 1 and 4: the files and reports must
+// be identical.
+func TestCoresSameBytes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("large pages")
+	}
+	var recs []arrow.RecordBatch
+	for _, c := range corpus.PerfClasses(0.4) { // 400k-row pages: several pieces
+		switch c.Name {
+		case "int32-small-nulls", "float64", "urls", "list-int32-nulls", "struct-i32-str-list", "timestamps":
+			r := c.Record(memory.DefaultAllocator, 3)
+			defer r.Release()
+			recs = append(recs, r)
+		}
+	}
+	if len(recs) != 6 {
+		t.Fatalf("%d classes found", len(recs))
+	}
+	write := func(procs int) ([][]byte, [][]writer.PageReport) {
+		prev := runtime.GOMAXPROCS(procs)
+		defer runtime.GOMAXPROCS(prev)
+		var files [][]byte
+		var reps [][]writer.PageReport
+		for _, r := range recs {
+			for _, f := range []writer.Format{writer.Format2_2, writer.Format2_3} {
+				var buf bytes.Buffer
+				w, err := writer.New(&buf, r.Schema(), writer.WithFormat(f), writer.WithMaxPageBytes(64<<20))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := w.WriteBatch(r); err != nil {
+					t.Fatal(err)
+				}
+				if err := w.Close(); err != nil {
+					t.Fatal(err)
+				}
+				files = append(files, buf.Bytes())
+				reps = append(reps, w.Report())
+			}
+		}
+		return files, reps
+	}
+	f1, r1 := write(1)
+	f4, r4 := write(4)
+	for i := range f1 {
+		if !bytes.Equal(f1[i], f4[i]) || !reflect.DeepEqual(r1[i], r4[i]) {
+			t.Errorf("file %d (%d pages): GOMAXPROCS 4 writes other bytes than 1", i, len(r1[i]))
 		}
 	}
 }
