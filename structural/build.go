@@ -9,6 +9,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/bitutil"
+
+	"github.com/planarlance/planar/internal/bitmap"
 )
 
 // ErrInvalidArray reports an Arrow array whose structure is inconsistent
@@ -777,16 +779,17 @@ func (b *builder) leaf(n *node, d, s, e int, cond uint16) error {
 				b.def = append(b.def, 0)
 			}
 		}
-	default:
-		code := nullCode(d)
-		for i := s; i < e; i++ {
-			if n.isNull(i) {
-				b.used[d] |= usedNull
-				b.def = append(b.def, code)
-			} else {
-				b.def = append(b.def, 0)
-			}
+	case n.bm != nil:
+		at := len(b.def)
+		b.def = grow(b.def, cnt, 0)
+		if bitmap.Levels(b.def[at:], n.bm, n.off+s, nullCode(d)) > 0 {
+			b.used[d] |= usedNull
 		}
+	default: // nulls without a bitmap: every slot null (see isNull)
+		if cnt > 0 {
+			b.used[d] |= usedNull
+		}
+		b.def = grow(b.def, cnt, nullCode(d))
 	}
 	b.visible += cnt
 	if l := len(b.segs) - 1; l >= 0 && b.segs[l].Arr == n.arr && b.segs[l].End == s {

@@ -7,9 +7,9 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/apache/arrow-go/v18/arrow/bitutil"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/planarlance/planar/internal/bitmap"
 	"github.com/planarlance/planar/proto/enc21pb"
 	"github.com/planarlance/planar/selector"
 	"github.com/planarlance/planar/stats"
@@ -57,14 +57,7 @@ func (c *pageEnc) gather(segs []structural.Segment, n int, validOnly bool) pageV
 			clear(pv.nulls[at:])
 			continue
 		}
-		off := s.Arr.Data().Offset()
-		for i := 0; i < cnt; i++ {
-			null := !bitutil.BitIsSet(bm, off+s.Start+i)
-			pv.nulls[at+i] = null
-			if null {
-				nulls++
-			}
-		}
+		nulls += bitmap.Nulls(pv.nulls[at:], bm, s.Arr.Data().Offset()+s.Start)
 	}
 	pv.allNull = nulls == n
 	if validOnly && !pv.allNull && c.info.kind == values.KindFSL &&

@@ -9,6 +9,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/bitutil"
 
+	"github.com/planarlance/planar/internal/bitmap"
 	"github.com/planarlance/planar/internal/bulk"
 	"github.com/planarlance/planar/selector"
 	"github.com/planarlance/planar/structural"
@@ -259,11 +260,7 @@ func gatherFixed(dst []byte, segs []structural.Segment, bw int) []byte {
 		start := len(dst)
 		dst = bulk.Append(dst, buf[(off+s.Start)*bw:(off+s.End)*bw])
 		if bm := s.Arr.NullBitmapBytes(); len(bm) > 0 && s.Arr.NullN() > 0 {
-			for i := s.Start; i < s.End; i++ {
-				if !bitutil.BitIsSet(bm, off+i) {
-					clear(dst[start+(i-s.Start)*bw : start+(i-s.Start+1)*bw])
-				}
-			}
+			bitmap.ClearNulls(dst[start:], bw, bm, off+s.Start, s.End-s.Start)
 		}
 	}
 	return dst

@@ -149,6 +149,7 @@ var floors = map[string]int{
 	"internal/bulk":       0,
 	"internal/atomicfile": 0,
 	"internal/par":        0,
+	"internal/bitmap":     0,
 	"stats":               1,
 	"values":              2,
 	"structural":          3,
