@@ -93,17 +93,53 @@ func zstdLevels(levels []uint16, chunks int, ool values.OutOfLineCodec, plan Pla
 	if !ok || g.ChunkValues <= 4096 || chunks == 0 || len(levels)/chunks < minZstdLevelChunk {
 		return gc, false
 	}
-	packed, err := ool.AppendBlock(nil, values.Block{Bits: 16, N: len(levels), Data: values.AppendFlatLevels(nil, levels)})
-	if err != nil {
-		return gc, false
+	// A long stream is judged by evenly spread windows of it (the sizes
+	// are compared as sums, so the rule is the same as over the whole);
+	// the general codec's block is its child's compressed, so each window
+	// is packed and the packed bytes compressed.
+	var packedLen, zLen int
+	var flat, packed, z []byte
+	for _, win := range levelWindows(len(levels)) {
+		var err error
+		flat = values.AppendFlatLevels(flat[:0], levels[win[0]:win[1]])
+		packed, err = ool.AppendBlock(packed[:0], values.Block{Bits: 16, N: win[1] - win[0], Data: flat})
+		if err != nil {
+			return gc, false
+		}
+		if z, err = values.AppendCompressed(z[:0], gc.Scheme, gc.Level, packed); err != nil {
+			return gc, false
+		}
+		packedLen += len(packed)
+		zLen += len(z)
 	}
-	// The general codec's block is its child's block compressed: compress
-	// the packed bytes at hand rather than pack them again.
-	z, err := values.AppendCompressed(nil, gc.Scheme, gc.Level, packed)
-	if err != nil || float64(len(z))+levelZstdWork*float64(len(packed)) >= float64(len(packed)) {
+	if float64(zLen)+levelZstdWork*float64(packedLen) >= float64(packedLen) {
 		return gc, false
 	}
 	return gc, true
+}
+
+// levelSampleWindow is the levels in each window a long level stream's
+// Zstd trial compresses, and levelSampleWindows how many windows; a
+// stream under twice their total is tried whole.
+const (
+	levelSampleWindow  = 1 << 16
+	levelSampleWindows = 4
+)
+
+// levelWindows returns the [start, end) windows of a stream of n levels
+// that zstdLevels compresses: the whole stream, or levelSampleWindows
+// windows of levelSampleWindow levels spread evenly from its start to
+// its end, each starting at a multiple of 1024.
+func levelWindows(n int) [][2]int {
+	if n < 2*levelSampleWindows*levelSampleWindow {
+		return [][2]int{{0, n}}
+	}
+	wins := make([][2]int, levelSampleWindows)
+	for i := range wins {
+		start := i * (n - levelSampleWindow) / (levelSampleWindows - 1) &^ 1023
+		wins[i] = [2]int{start, start + levelSampleWindow}
+	}
+	return wins
 }
 
 // runEntries counts the RLE entries of levels with one- and two-byte run

@@ -79,10 +79,35 @@ func TestLevelCodec(t *testing.T) {
 		{"skewed levels, few per chunk: packed", levelNoise(40000, 4, skewed), 8, window, false, values.OutOfLineCodec{Bits: 16, Width: 2}},
 		{"skewed levels, no window codec: packed", levelNoise(40000, 4, skewed), 2, packed, false, values.OutOfLineCodec{Bits: 16, Width: 2}},
 		{"uniform levels in windows: zstd does not pay", levelNoise(40000, 5, uniform), 2, window, false, values.OutOfLineCodec{Bits: 16, Width: 2}},
+		// Streams long enough to be judged by sampled windows.
+		{"long skewed stream, sampled: zstd", levelNoise(3_000_000, 6, skewed), 40, window, false,
+			values.GeneralCodec{Scheme: values.SchemeZstd, Level: LargeChunkZstdLevel, Inner: values.OutOfLineCodec{Bits: 16, Width: 2}}},
+		{"long uniform stream, sampled: packed", levelNoise(3_000_000, 7, uniform), 40, window, false, values.OutOfLineCodec{Bits: 16, Width: 2}},
 	} {
 		got := LevelCodec(tc.levels, tc.chunks, tc.plan, tc.format23)
 		if got != tc.want {
 			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+// TestLevelWindows: short streams are tried whole; long ones by windows
+// inside the stream, in order, starting on 1024-level boundaries, first
+// at its start and last reaching near its end.
+func TestLevelWindows(t *testing.T) {
+	whole := 2*levelSampleWindows*levelSampleWindow - 1
+	if w := levelWindows(whole); len(w) != 1 || w[0] != [2]int{0, whole} {
+		t.Errorf("%d levels: windows %v, want the whole stream", whole, w)
+	}
+	for _, n := range []int{whole + 1, 3_000_000, 1<<24 + 17} {
+		w := levelWindows(n)
+		if len(w) != levelSampleWindows || w[0][0] != 0 || n-w[len(w)-1][1] >= 1024 {
+			t.Errorf("%d levels: windows %v", n, w)
+		}
+		for i, win := range w {
+			if win[0]%1024 != 0 || win[1]-win[0] != levelSampleWindow || win[1] > n || i > 0 && win[0] < w[i-1][1] {
+				t.Errorf("%d levels: window %d is %v (all %v)", n, i, win, w)
+			}
 		}
 	}
 }
