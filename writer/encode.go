@@ -193,7 +193,25 @@ func maskAncestorNulls(pv *pageValues, d structural.Dense) {
 		return
 	}
 	maxVis := uint16(structural.MaxVisibleDef(d.Layers))
-	k, nulls := 0, 0
+	// First, branch-free, whether any visible slot holds a value that an
+	// ancestor hides (a level above zero where the leaf is valid): mostly
+	// none, and then only the null count changes.
+	n, k, nulls, hidden := pv.n, 0, 0, 0
+	if n == 0 {
+		return
+	}
+	for _, def := range d.Def {
+		vis := b2i(def <= maxVis)
+		null := b2i(pv.nulls[min(k, n-1)])
+		hidden |= vis & b2i(def > 0) &^ null
+		nulls += vis & null
+		k += vis
+	}
+	if k == n && hidden == 0 {
+		pv.allNull = nulls == n
+		return
+	}
+	k, nulls = 0, 0
 	var masked []int
 	for _, def := range d.Def {
 		if def > maxVis {
@@ -213,6 +231,14 @@ func maskAncestorNulls(pv *pageValues, d structural.Dense) {
 	}
 	pv.allNull = nulls == pv.n
 	scrubMasked(pv, masked)
+}
+
+// b2i is 1 for true, 0 for false (a flag set, no branch).
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // scrubMasked clears the values of newly masked slots as null slots are
