@@ -2,6 +2,7 @@ package reader
 
 import (
 	"fmt"
+	"math"
 	"sort"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -248,26 +249,25 @@ func (f *File) gatherWhole(p *page, wins [][2]uint64) (*pageData, int, error) {
 	if pd.rep == nil || pd.constant != nil || pd.scalarBuf != nil || pd.allNull || !gatherable(v) {
 		return nil, 0, nil
 	}
-	rows := int(p.rows)
-	starts, vis, err := rowStarts(pd)
+	if v.N != pd.numVisible {
+		return nil, 0, fmt.Errorf("chunked page decoded to %d values for %d visible: %w", v.N, pd.numVisible, ErrCorrupt)
+	}
+	lev, vis, err := windowStarts(pd, wins, int(p.rows))
 	if err != nil {
 		return nil, 0, err
 	}
-	if len(starts) != rows+1 {
-		return nil, 0, fmt.Errorf("levels hold %d rows, page %d: %w", len(starts)-1, rows, ErrCorrupt)
-	}
-	if v.N != pd.numVisible || int(vis[rows]) != v.N {
-		return nil, 0, fmt.Errorf("chunked page of %d rows decoded to %d values for %d visible: %w", rows, v.N, vis[rows], ErrCorrupt)
+	if total := vis[len(vis)-1]; total != v.N {
+		return nil, 0, fmt.Errorf("chunked page's levels mark %d visible values, %d decoded: %w", total, v.N, ErrCorrupt)
 	}
 	g := &pageData{layers: pd.layers, dict: pd.dict, vals: values.Block{Bits: v.Bits}}
 	n := 0
-	for _, w := range wins {
-		l0, l1 := starts[w[0]], starts[w[1]]
+	for k, w := range wins {
+		l0, l1 := lev[2*k], lev[2*k+1]
 		g.rep = append(g.rep, pd.rep[l0:l1]...)
 		if pd.def != nil {
 			g.def = append(g.def, pd.def[l0:l1]...)
 		}
-		appendValues(&g.vals, v, int(vis[w[0]]), int(vis[w[1]]))
+		appendValues(&g.vals, v, int(vis[2*k]), int(vis[2*k+1]))
 		n += int(w[1] - w[0])
 	}
 	g.numVisible = g.vals.N
@@ -291,27 +291,75 @@ func rowLevels(path []structural.Step) bool {
 	return !structural.HasStep(path, structural.StepFSL)
 }
 
-// rowStarts returns, for a page with repetition levels, the level index
-// and the value ordinal at which each row starts, with one more entry for
-// the end: a row starts where the repetition level is the page's
-// greatest.
-func rowStarts(pd *pageData) (starts, vis []int32, err error) {
+// windowStarts returns, for a page of rows rows with repetition levels
+// and the windows wins (in any order), the level index and the value
+// ordinal at which each window's first row starts and its end row starts
+// (entries 2k and 2k+1 for window k; the end of the page for its last
+// row), and last those of the page's end (its level count and visible
+// values): a row starts where the repetition level is the page's
+// greatest. One pass over the levels, keeping nothing per row.
+func windowStarts(pd *pageData, wins [][2]uint64, rows int) (lev, vis []int, err error) {
 	R := uint16(structural.NumLists(pd.layers))
 	maxVis := uint16(structural.MaxVisibleDef(pd.layers))
-	if pd.def != nil && len(pd.def) != len(pd.rep) || len(pd.rep) >= 1<<31 {
+	if pd.def != nil && len(pd.def) != len(pd.rep) {
 		return nil, nil, fmt.Errorf("%d repetition and %d definition levels: %w", len(pd.rep), len(pd.def), ErrCorrupt)
 	}
-	c := int32(0)
-	for i, r := range pd.rep {
-		if r == R {
-			starts = append(starts, int32(i))
-			vis = append(vis, c)
+	bounds := make([]int, 0, 2*len(wins)+1)
+	for _, w := range wins {
+		bounds = append(bounds, int(w[0]), int(w[1]))
+	}
+	bounds = append(bounds, rows)
+	// The bounds in row order (windows may come in any order, repeated).
+	order := make([]int, len(bounds))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool { return bounds[order[a]] < bounds[order[b]] })
+	lev, vis = make([]int, len(bounds)), make([]int, len(bounds))
+	// started counts the row starts up to and including level i; it
+	// passes want, the next bound, exactly at that row's first level. The
+	// counts are branch-free, the bound test is rarely true.
+	next, started, c := 0, 0, 0
+	want := bounds[order[0]]
+	mark := func(at int) {
+		for next < len(order) && bounds[order[next]] == started-1 {
+			lev[order[next]], vis[order[next]] = at, c
+			next++
 		}
-		if pd.def == nil || pd.def[i] <= maxVis {
-			c++
+		want = math.MaxInt
+		if next < len(order) {
+			want = bounds[order[next]]
 		}
 	}
-	starts = append(starts, int32(len(pd.rep)))
-	vis = append(vis, c)
-	return starts, vis, nil
+	if pd.def == nil {
+		for i, r := range pd.rep {
+			if started += b2i(r == R); started > want {
+				c = i
+				mark(i)
+			}
+		}
+		c = len(pd.rep)
+	} else {
+		def := pd.def[:len(pd.rep)]
+		for i, r := range pd.rep {
+			if started += b2i(r == R); started > want {
+				mark(i)
+			}
+			c += b2i(def[i] <= maxVis)
+		}
+	}
+	started++ // the end of the page starts row started-1
+	mark(len(pd.rep))
+	if started-1 != rows || next != len(bounds) {
+		return nil, nil, fmt.Errorf("levels hold %d rows, page %d: %w", started-1, rows, ErrCorrupt)
+	}
+	return lev, vis, nil
+}
+
+// b2i is 1 for true, 0 for false (a flag set, no branch).
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
