@@ -128,7 +128,7 @@ func (denseCell) read(lr *leafRead, p *page, wins [][2]uint64, dst []arrow.Array
 		return wholeCell{}.read(lr, p, wins, dst)
 	}
 	f := lr.f
-	if mode := f.gatherMode(p, lr.path, len(wins), lr.dims); mode != gatherWindows {
+	if mode := f.gatherMode(p, lr.path, len(wins), windowRows(wins), lr.dims); mode != gatherWindows {
 		a, ok, err := f.gather(mode, p, lr.types, lr.path, lr.leafType, wins, lr.cache)
 		if err != nil {
 			return dst, err

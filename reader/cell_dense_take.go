@@ -441,14 +441,15 @@ func (f *File) prefetchDense(layout []fieldColumns, runs []rowRun, cache pageCac
 			// whole: nothing to prefetch for them.
 			whole := map[*page]bool{}
 			if rowLevels(fc.paths[k]) {
-				n := map[*page]int{}
+				n, rows := map[*page]int{}, map[*page]uint64{}
 				for _, r := range runs {
 					if pi := sortSearchPages(pages, uint64(r.start)*dims); pi < len(pages) {
 						n[pages[pi]]++
+						rows[pages[pi]] += uint64(r.end - r.start)
 					}
 				}
 				for p, c := range n {
-					whole[p] = f.gatherMode(p, fc.paths[k], c, dims) == gatherWhole
+					whole[p] = f.gatherMode(p, fc.paths[k], c, rows[p], dims) == gatherWhole
 				}
 			}
 			for _, r := range runs {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 
+	"github.com/planarlance/planar/proto/enc21pb"
 	"github.com/planarlance/planar/structural"
 	"github.com/planarlance/planar/values"
 )
@@ -35,20 +36,33 @@ const (
 // of a few rows reads only their chunks.
 const minWholeWindows = 32
 
-// gatherMode returns how a take of wins windows reads chunked page p of a
-// column with path: by gathering when the windows are at least half as
-// many as the chunks (most chunks are decoded anyway), else by windows.
+// gatherMode returns how a take of wins windows holding rows rows reads
+// chunked page p of a column with path:
+//   - by reading single values (gatherChunks, then gatherValues) when
+//     the page has no repetition levels, its chunks' values and levels
+//     can be read one by one, and the take wants at most a quarter of the
+//     page's rows: a chunk is then read, not decoded;
+//   - by gathering when the windows are at least half as many as the
+//     chunks (most chunks are decoded anyway);
+//   - else by windows.
+//
 // (Measured in-process on 1M-row pages, 10,000 random rows: int64 9.3 ->
 // 5.0 ms, float64 dictionary 11.3 -> 7.2, int32 with nulls 14.6 -> 8.4,
 // low-cardinality strings 12.4 -> 5.2; 100 rows stay on windows.)
-func (f *File) gatherMode(p *page, path []structural.Step, wins int, dims uint64) int {
+func (f *File) gatherMode(p *page, path []structural.Step, wins int, rows, dims uint64) int {
 	mb := p.layout.GetMiniBlockLayout()
 	if dims != 1 || mb == nil || f.paths.wholePageTake < 0 || !rowLevels(path) {
 		return gatherWindows
 	}
 	if f.paths.wholePageTake == 0 {
 		m, err := f.denseMetaFor(p)
-		if wins < minWholeWindows || err != nil || m.mb == nil || 2*wins < len(m.refs) {
+		if err != nil || m.mb == nil {
+			return gatherWindows
+		}
+		if mb.RepCompression == nil && 4*rows <= p.rows && valuesByOne(m.mb) {
+			return gatherChunks
+		}
+		if wins < minWholeWindows || 2*wins < len(m.refs) {
 			return gatherWindows
 		}
 	}
@@ -56,6 +70,12 @@ func (f *File) gatherMode(p *page, path []structural.Step, wins int, dims uint64
 		return gatherChunks
 	}
 	return gatherWhole
+}
+
+// valuesByOne reports whether the chunks of a page read single values and
+// definition levels (gatherValues).
+func valuesByOne(mb *enc21pb.MiniBlockLayout) bool {
+	return mb.NumBuffers == 1 && values.CanGather(mb.ValueCompression) && (mb.DefCompression == nil || values.CanGather(mb.DefCompression))
 }
 
 // gatherable reports whether the values of a decoded page or chunk can be
@@ -122,7 +142,7 @@ func (f *File) gatherChunks(p *page, wins [][2]uint64, cache pageCache) (*pageDa
 		return nil, 0, nil
 	}
 	g := &pageData{layers: m.mb.Layers, dict: m.dict}
-	if mb := m.mb; mb.NumBuffers == 1 && values.CanGather(mb.ValueCompression) && (mb.DefCompression == nil || values.CanGather(mb.DefCompression)) {
+	if valuesByOne(m.mb) {
 		return f.gatherValues(p, m, g, wins, cache)
 	}
 	// Chunks are decoded one at a time and not kept in the take's cache:
@@ -362,4 +382,13 @@ func b2i(b bool) int {
 		return 1
 	}
 	return 0
+}
+
+// windowRows is the number of rows of wins.
+func windowRows(wins [][2]uint64) uint64 {
+	var n uint64
+	for _, w := range wins {
+		n += w[1] - w[0]
+	}
+	return n
 }

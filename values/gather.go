@@ -42,8 +42,15 @@ func wordIndex(bits int) int {
 
 // CanGather reports whether GatherMiniBlock reads single values of chunks
 // under enc: flat values, inline bit packing (one 1024-value block: a
-// chunk's values) and out-of-line bit packing (level streams).
+// chunk's values), out-of-line bit packing (level streams), byte stream
+// split (a value's bytes, one from each stream), and any of these under
+// general compression (the chunk is decompressed, not decoded).
 func CanGather(enc *enc21pb.CompressiveEncoding) bool {
+	if g, ok := enc.GetCompression().(*enc21pb.CompressiveEncoding_General); ok {
+		inner := g.General.GetValues()
+		_, nested := inner.GetCompression().(*enc21pb.CompressiveEncoding_General)
+		return !nested && CanGather(inner)
+	}
 	switch c := enc.GetCompression().(type) {
 	case *enc21pb.CompressiveEncoding_Flat:
 		b := c.Flat.BitsPerValue
@@ -53,6 +60,9 @@ func CanGather(enc *enc21pb.CompressiveEncoding) bool {
 	case *enc21pb.CompressiveEncoding_OutOfLineBitpacking:
 		_, ok := flatBits(c.OutOfLineBitpacking.GetValues())
 		return ok && checkWidth(int(c.OutOfLineBitpacking.UncompressedBitsPerValue)) == nil
+	case *enc21pb.CompressiveEncoding_ByteStreamSplit:
+		bits, ok := flatBits(c.ByteStreamSplit.GetValues())
+		return ok && (bits == 32 || bits == 64)
 	}
 	return false
 }
@@ -61,8 +71,22 @@ func CanGather(enc *enc21pb.CompressiveEncoding) bool {
 // positions at of a chunk of n values under enc (CanGather), reading only
 // their bits.
 func GatherMiniBlock(enc *enc21pb.CompressiveEncoding, buf []byte, n int, at []int, dst Block) (Block, error) {
+	if g, ok := enc.GetCompression().(*enc21pb.CompressiveEncoding_General); ok {
+		inner := g.General.GetValues()
+		if _, nested := inner.GetCompression().(*enc21pb.CompressiveEncoding_General); nested {
+			return dst, fmt.Errorf("gather under nested general compression: %w", ErrUnsupported)
+		}
+		sc := getScratch()
+		defer putScratch(sc)
+		raw, err := Decompress(sc.b[:0], Scheme(g.General.GetCompression().GetScheme()), buf)
+		sc.b = raw
+		if err != nil {
+			return dst, err
+		}
+		return GatherMiniBlock(inner, raw, n, at, dst)
+	}
 	var bits, w int
-	kind := 0 // 0 flat, 1 inline, 2 out of line
+	kind := 0 // 0 flat, 1 inline, 2 out of line, 3 byte stream split
 	switch c := enc.GetCompression().(type) {
 	case *enc21pb.CompressiveEncoding_Flat:
 		bits = int(c.Flat.BitsPerValue)
@@ -74,6 +98,12 @@ func GatherMiniBlock(enc *enc21pb.CompressiveEncoding, buf []byte, n int, at []i
 			return dst, fmt.Errorf("out-of-line bitpacking values must be flat: %w", ErrCorrupt)
 		}
 		bits, kind = int(c.OutOfLineBitpacking.UncompressedBitsPerValue), 2
+	case *enc21pb.CompressiveEncoding_ByteStreamSplit:
+		var ok bool
+		if bits, ok = flatBits(c.ByteStreamSplit.GetValues()); !ok || bits != 32 && bits != 64 {
+			return dst, fmt.Errorf("byte stream split over %v: %w", c.ByteStreamSplit.GetValues(), ErrUnsupported)
+		}
+		kind = 3
 	default:
 		return dst, fmt.Errorf("gather under %s: %w", EncodingName(enc), ErrUnsupported)
 	}
@@ -95,6 +125,16 @@ func GatherMiniBlock(enc *enc21pb.CompressiveEncoding, buf []byte, n int, at []i
 	dst.Bits = bits
 	dst.N += len(at)
 	switch kind {
+	case 3:
+		if len(buf) != n*bw {
+			return dst, fmt.Errorf("byte stream split chunk of %d %d-bit values in %d bytes: %w", n, bits, len(buf), ErrCorrupt)
+		}
+		for _, i := range at {
+			for k := range bw {
+				dst.Data = append(dst.Data, buf[k*n+i])
+			}
+		}
+		return dst, nil
 	case 0:
 		if len(buf) < n*bw {
 			return dst, fmt.Errorf("flat chunk of %d %d-bit values in %d bytes: %w", n, bits, len(buf), ErrCorrupt)

@@ -9,8 +9,8 @@ import (
 	"github.com/planarlance/planar/proto/enc21pb"
 )
 
-// TestGatherMiniBlock: single values read out of flat and inline
-// bit-packed chunks equal those of the whole chunk decoded, for every word
+// TestGatherMiniBlock: single values read out of flat, bit-packed and
+// byte-stream-split chunks, bare or under general compression, equal those of the whole chunk decoded, for every word
 // width, bit width and chunk length; positions past the chunk and damaged
 // bodies are ErrCorrupt.
 func TestGatherMiniBlock(t *testing.T) {
@@ -29,11 +29,33 @@ func TestGatherMiniBlock(t *testing.T) {
 				raw[i*bits/8+b] = byte(v >> (8 * b))
 			}
 		}
-		for form := range 3 {
+		for form := range 6 {
 			packed := form > 0
 			var enc *enc21pb.CompressiveEncoding
 			buf := raw
+			// chunk encodes raw under codec c, for the forms built from
+			// codecs.
+			chunk := func(c Codec) {
+				enc = c.Encoding()
+				bufs, err := c.AppendChunk(make([][]byte, c.NumBuffers()), Block{Bits: bits, N: n, Data: raw})
+				if err != nil {
+					t.Fatal(err)
+				}
+				buf = bufs[0]
+			}
 			switch form {
+			case 3:
+				if bits < 32 {
+					continue // byte stream split is of 32- and 64-bit values
+				}
+				chunk(BssCodec{Bits: bits})
+			case 4:
+				chunk(GeneralCodec{Scheme: SchemeZstd, Inner: FlatCodec{Bits: bits}})
+			case 5:
+				if bits < 32 {
+					continue
+				}
+				chunk(GeneralCodec{Scheme: SchemeLZ4, Inner: BssCodec{Bits: bits}})
 			case 0:
 				enc = FlatEncoding(bits)
 			case 1:
@@ -58,7 +80,13 @@ func TestGatherMiniBlock(t *testing.T) {
 			if !CanGather(enc) {
 				t.Fatalf("cannot gather %s", EncodingName(enc))
 			}
-			whole, err := DecodeBlock(enc, buf, n)
+			var whole Block
+			var err error
+			if form < 3 {
+				whole, err = DecodeBlock(enc, buf, n)
+			} else {
+				whole, err = DecodeMiniBlock(enc, [][]byte{buf}, n)
+			}
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -103,5 +131,8 @@ func TestGatherMiniBlock(t *testing.T) {
 	}
 	if CanGather(RleCodec{Bits: 16, LenBits: 8}.Encoding()) {
 		t.Fatal("RLE claims single-value reads")
+	}
+	if CanGather(GeneralCodec{Scheme: SchemeZstd, Inner: GeneralCodec{Scheme: SchemeLZ4, Inner: FlatCodec{Bits: 32}}}.Encoding()) {
+		t.Fatal("nested general compression claims single-value reads")
 	}
 }
