@@ -52,12 +52,20 @@ type FsstTable struct {
 	// Encoder index: the one-byte symbol of each byte (-1: none), the
 	// two-byte symbol of each two-byte prefix (-1: none), and the longer
 	// symbols in buckets of a hash of their first three bytes, longest
-	// first (first3[h]..first3[h+1] indexes order3), so that a position
+	// first (first3[h]..first3[h+1] indexes long3), so that a position
 	// looks at one or two candidates.
 	single [256]int16
 	two    []int16 // 1<<16 entries; nil until the index is built
 	first3 [fsstBuckets + 1]uint16
-	order3 [256]uint8
+	long3  [256]fsstEntry
+}
+
+// fsstEntry is a symbol of three or more bytes as match tests it: its bytes
+// (little-endian), the mask of its length, its code and length, side by
+// side so that a test loads one entry.
+type fsstEntry struct {
+	sym, mask uint64
+	code, len uint8
 }
 
 // fsstBuckets is the number of buckets of the three-byte prefix index.
@@ -77,10 +85,9 @@ var fsstLenMask = [9]uint64{0, 0xff, 0xffff, 0xffffff, 0xffffffff, 0xff_ffffffff
 func (t *FsstTable) match(word uint64, rem int) (int, int) {
 	if rem >= 3 {
 		h := fsstHash3(word)
-		for _, c := range t.order3[t.first3[h]:t.first3[h+1]] {
-			l := int(t.lens[c])
-			if l <= rem && word&fsstLenMask[l] == t.sym[c] {
-				return int(c), l
+		for k := t.first3[h]; k < t.first3[h+1]; k++ {
+			if e := &t.long3[k]; int(e.len) <= rem && word&e.mask == e.sym {
+				return int(e.code), int(e.len)
 			}
 		}
 	}
@@ -244,22 +251,47 @@ func (t *FsstTable) appendEncodedIn(dst, buf []byte, start, end int) []byte {
 	if t.two == nil {
 		t.index()
 	}
-	dst = slices.Grow(dst, (end-start)+(end-start)/2+1)
-	i := start
+	// At most two bytes a byte (an escape and the byte), written in place.
+	at := len(dst)
+	dst = slices.Grow(dst, 2*(end-start))
+	out := dst[at : at+2*(end-start)]
+	j, i := 0, start
 	for i < end && i+8 <= len(buf) {
 		rem := end - i
 		word := binary.LittleEndian.Uint64(buf[i:])
 		if rem < 8 {
 			word &= fsstLenMask[rem]
 		}
-		c, l := t.match(word, rem)
+		// match, inline: the longest symbol of three or more bytes, else
+		// of two, else of one.
+		c, l := -1, 0
+		if rem >= 3 {
+			h := fsstHash3(word)
+			for k := t.first3[h]; k < t.first3[h+1]; k++ {
+				if e := &t.long3[k]; int(e.len) <= rem && word&e.mask == e.sym {
+					c, l = int(e.code), int(e.len)
+					break
+				}
+			}
+		}
+		if l == 0 && rem >= 2 {
+			if x := t.two[uint16(word)]; x >= 0 {
+				c, l = int(x), 2
+			}
+		}
+		if l == 0 {
+			c, l = int(t.single[byte(word)]), 1
+		}
 		if c < 0 {
-			dst = append(dst, fsstEscape, buf[i])
+			out[j], out[j+1] = fsstEscape, byte(word)
+			j += 2
 		} else {
-			dst = append(dst, byte(c))
+			out[j] = byte(c)
+			j++
 		}
 		i += l
 	}
+	dst = dst[:at+j]
 	for i < end {
 		var word uint64
 		for k := min(end, i+8) - 1; k >= i; k-- {
@@ -319,7 +351,8 @@ func (t *FsstTable) index() {
 	var fill [fsstBuckets]uint8
 	for _, c := range long {
 		h := fsstHash3(t.sym[c])
-		t.order3[int(t.first3[h])+int(fill[h])] = c
+		l := t.lens[c]
+		t.long3[int(t.first3[h])+int(fill[h])] = fsstEntry{sym: t.sym[c], mask: fsstLenMask[l], code: c, len: l}
 		fill[h]++
 	}
 }
