@@ -1030,6 +1030,7 @@ var regressionSeeds = []uint64{
 	602025, // whole-row dictionary of boolean fixed-size lists (Lance keys byte-aligned rows only)
 	601147, // fixed-size list of booleans under half valid: sparse_wide in Lance (no length statistic)
 	101213, // 2.2 list<fixed_size_binary[300]>, small pages: Lance 13 counted a full-zip page without def levels by rows
+	108899, // 2.2 large_list<struct<fsl<f32,128>, ...>>, small pages: Lance 13 miscounted the struct's nulls across pages
 }
 
 // TestDifferential runs the differential fuzzer over a fixed set of seeds

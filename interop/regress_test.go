@@ -713,15 +713,62 @@ func TestZippedListPagesCountItemsForLance13(t *testing.T) {
 				appendItem(false)
 				a := lb.NewArray()
 				defer a.Release()
-				schema := arrow.NewSchema([]arrow.Field{{Name: "c", Type: lt, Nullable: true}}, nil)
-				c := &corpus.RandCase{Schema: schema, Format: "2.2", Policy: policy, PageBytes: 1,
-					Batches: []arrow.RecordBatch{array.NewRecordBatch(schema, []arrow.Array{a}, int64(a.Len()))}}
-				pages := casePages(t, c)
-				if len(pages) < 2 || !strings.Contains(pages[0].Cell, "zipped") {
-					t.Fatalf("precondition: want a zipped first page among several, got %+v", pages)
-				}
-				bothWays(t, c)
+				zippedPagesBothWays(t, lt, a, policy)
 			})
 		}
 	}
+}
+
+// Found by the differential fuzzer (seed 108899): Lance 13 (LanceDB 0.40)
+// miscounts the nulls of a struct that lies between a list and a
+// fixed-width full-zip leaf when one page describes the struct layer as
+// all valid and another as nullable ("Incorrect number of nulls for
+// StructArray"). In 2.2 such pages now describe every item layer of a
+// nullable field as nullable (structural.NullableItems).
+func TestZippedStructLayersAlikeForLance13(t *testing.T) {
+	fsl := arrow.FixedSizeListOf(96, arrow.PrimitiveTypes.Float32)
+	st := arrow.StructOf(arrow.Field{Name: "v", Type: fsl, Nullable: true})
+	for _, policy := range []string{"cost", "lance"} {
+		t.Run(policy, func(t *testing.T) {
+			mem := memory.NewGoAllocator()
+			lb := array.NewListBuilder(mem, st)
+			defer lb.Release()
+			sb := lb.ValueBuilder().(*array.StructBuilder)
+			vb := sb.FieldBuilder(0).(*array.FixedSizeListBuilder)
+			appendItem := func(valid bool) {
+				sb.Append(valid)
+				vb.Append(valid)
+				for k := 0; k < 96; k++ {
+					vb.ValueBuilder().(*array.Float32Builder).Append(float32(k))
+				}
+			}
+			// A page each (PageBytes 1): valid structs only, then a null
+			// struct among valid ones.
+			lb.Append(true)
+			appendItem(true)
+			appendItem(true)
+			lb.Append(true)
+			appendItem(true)
+			appendItem(false)
+			appendItem(true)
+			a := lb.NewArray()
+			defer a.Release()
+			zippedPagesBothWays(t, arrow.ListOf(st), a, policy)
+		})
+	}
+}
+
+// zippedPagesBothWays writes column a (of type dt) in 2.2 under policy, a
+// page a row (PageBytes 1), checks that the first page is zipped and that
+// there are several, and reads the file both ways (bothWays).
+func zippedPagesBothWays(t *testing.T, dt arrow.DataType, a arrow.Array, policy string) {
+	t.Helper()
+	schema := arrow.NewSchema([]arrow.Field{{Name: "c", Type: dt, Nullable: true}}, nil)
+	c := &corpus.RandCase{Schema: schema, Format: "2.2", Policy: policy, PageBytes: 1,
+		Batches: []arrow.RecordBatch{array.NewRecordBatch(schema, []arrow.Array{a}, int64(a.Len()))}}
+	pages := casePages(t, c)
+	if len(pages) < 2 || !strings.Contains(pages[0].Cell, "zipped") {
+		t.Fatalf("precondition: want a zipped first page among several, got %+v", pages)
+	}
+	bothWays(t, c)
 }

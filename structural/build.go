@@ -432,24 +432,53 @@ func KeepNullable(f arrow.Field, path []Step) []bool {
 		case StepList:
 			masked = false
 		}
-		var next arrow.Field
-		switch t := dt.(type) {
-		case *arrow.StructType:
-			if st.Kind != StepStruct || st.Child < 0 || st.Child >= t.NumFields() {
-				return keep
-			}
-			next = t.Field(st.Child)
-		case *arrow.MapType:
-			// The entries struct is never null.
-			next = arrow.Field{Type: t.Elem(), Nullable: false}
-		case arrow.ListLikeType:
-			next = t.ElemField()
-		default:
+		next, ok := stepField(dt, st)
+		if !ok {
 			return keep
 		}
 		dt, nullable = next.Type, next.Nullable
 	}
 	return keep
+}
+
+// stepField is the field that step st of a path leads to from a value of
+// type dt (its storage type); false when dt has none there.
+func stepField(dt arrow.DataType, st Step) (arrow.Field, bool) {
+	switch t := dt.(type) {
+	case *arrow.StructType:
+		if st.Kind != StepStruct || st.Child < 0 || st.Child >= t.NumFields() {
+			return arrow.Field{}, false
+		}
+		return t.Field(st.Child), true
+	case *arrow.MapType:
+		// The entries struct is never null.
+		return arrow.Field{Type: t.Elem(), Nullable: false}, true
+	case arrow.ListLikeType:
+		return t.ElemField(), true
+	}
+	return arrow.Field{}, false
+}
+
+// NullableItemLayers returns, per layer of path's pages (innermost first,
+// as Dense.Layers), whether it is the item layer of a nullable field: a
+// struct step or the leaf. See NullableItems.
+func NullableItemLayers(f arrow.Field, path []Step) []bool {
+	out := make([]bool, len(path))
+	dt, nullable := f.Type, f.Nullable
+	for d, st := range path {
+		if ext, ok := dt.(arrow.ExtensionType); ok {
+			dt = ext.StorageType()
+		}
+		if nullable && (st.Kind == StepStruct || st.Kind == StepLeaf) {
+			out[len(path)-1-d] = true
+		}
+		next, ok := stepField(dt, st)
+		if !ok {
+			break
+		}
+		dt, nullable = next.Type, next.Nullable
+	}
+	return out
 }
 
 // checkPath validates the shape of a path: non-empty, a leaf last and only

@@ -1,6 +1,10 @@
 package structural
 
-import "github.com/planarlance/planar/proto/enc21pb"
+import (
+	"slices"
+
+	"github.com/planarlance/planar/proto/enc21pb"
+)
 
 // Layer is the kind of one structural layer (inner-most first in a Dense).
 type Layer = enc21pb.RepDefLayer
@@ -107,26 +111,55 @@ func CountVisible(def []uint16, maxVis int) int {
 	return c
 }
 
-// NullableLeaf returns d with its leaf item layer (Layers[0]) described as
-// NULLABLE_ITEM when it is ALL_VALID_ITEM: the item band is inserted at level
-// 1 and every other non-zero level moves up by one. d itself is not changed.
+// NullableItems returns d with every item layer i (innermost first, as
+// Layers) for which items[i] holds described as NULLABLE_ITEM when it is
+// ALL_VALID_ITEM: the layer gains a null band that no level uses, and the
+// levels of the layers outside it move up by one. d itself is not changed.
 //
 // Lance 13's reader needs this for fixed-width full-zip pages with
-// repetition: it gives such a page's unraveler the page's row count where
-// the item count belongs, and a page without def levels then contributes one
-// validity entry per row, not per item, whenever another page of the read
-// batch has null items ("Structural validity has 3 entries for an array with
-// 4 values"). With def levels the entries are counted from the levels.
-// Lance 14 counts items either way.
-func NullableLeaf(d Dense) Dense {
-	if len(d.Layers) == 0 || d.Layers[0] != AllValidItem {
+// repetition, whose item layers must be described alike in every page of a
+// read batch:
+//   - the leaf: Lance 13 gives such a page's unraveler the page's row count
+//     where the item count belongs, and a page without def levels then
+//     contributes one validity entry per row, not per item, whenever another
+//     page of the batch has null items ("Structural validity has 3 entries
+//     for an array with 4 values"); with def levels the entries are counted
+//     from the levels (differential seed 101213);
+//   - a struct between the leaf and a list: a page whose struct layer is
+//     ALL_VALID_ITEM next to one where it is nullable gives the struct a
+//     wrong null count ("Incorrect number of nulls for StructArray",
+//     differential seed 108899).
+//
+// Lance 14 reads either form.
+func NullableItems(d Dense, items []bool) Dense {
+	changed := false
+	for i, l := range d.Layers {
+		changed = changed || i < len(items) && items[i] && l == AllValidItem
+	}
+	if !changed {
 		return d
 	}
-	layers := append([]Layer{NullableItem}, d.Layers[1:]...)
+	// to[v] is the new level of old level v: each layer's bands keep their
+	// order, after the bands (old and new) of the layers inside it.
+	layers := slices.Clone(d.Layers)
+	to := []uint16{0}
+	next := uint16(1)
+	for i, l := range d.Layers {
+		if i < len(items) && items[i] && l == AllValidItem {
+			layers[i] = NullableItem
+			next++ // the new, unused null band
+		}
+		for range DefLevels(l) {
+			to = append(to, next)
+			next++
+		}
+	}
 	def := make([]uint16, d.NumItems)
 	for i, v := range d.Def {
-		if v > 0 {
-			def[i] = v + 1
+		if int(v) < len(to) {
+			def[i] = to[v]
+		} else {
+			def[i] = v // not a level of these layers; the writer's checks report it
 		}
 	}
 	d.Layers, d.Def = layers, def

@@ -253,3 +253,39 @@ func TestLayerPredicates(t *testing.T) {
 		t.Error("unspecified layer")
 	}
 }
+
+// TestNullableItems: an all-valid item layer asked for becomes nullable with
+// a band no level uses; the levels of the layers outside it move up, those
+// inside stay; layers not asked for, or nullable already, are kept.
+func TestNullableItems(t *testing.T) {
+	S := AllValidItem
+	N := NullableItem
+	L := NullAndEmptyList
+	for _, tc := range []struct {
+		name    string
+		layers  []Layer
+		def     []uint16
+		items   []bool
+		want    []Layer
+		wantDef []uint16
+	}{
+		// leaf, struct, list<null, empty>: old levels 1, 2 are the list's.
+		{"struct", []Layer{N, S, L}, []uint16{0, 1, 2, 3}, []bool{true, true, false},
+			[]Layer{N, N, L}, []uint16{0, 1, 3, 4}},
+		{"leaf and struct", []Layer{S, S, L}, []uint16{0, 1, 2}, []bool{true, true, false},
+			[]Layer{N, N, L}, []uint16{0, 3, 4}},
+		{"no def levels", []Layer{S, S, AllValidList}, nil, []bool{true, false},
+			[]Layer{N, S, AllValidList}, []uint16{0, 0, 0}},
+		{"not asked", []Layer{N, S, L}, []uint16{0, 1, 2}, []bool{true, false, false},
+			[]Layer{N, S, L}, []uint16{0, 1, 2}},
+	} {
+		d := Dense{Layers: tc.layers, Def: tc.def, NumItems: max(len(tc.def), 3)}
+		got := NullableItems(d, tc.items)
+		if !slices.Equal(got.Layers, tc.want) || !slices.Equal(got.Def, tc.wantDef) {
+			t.Errorf("%s: layers %v def %v, want %v %v", tc.name, got.Layers, got.Def, tc.want, tc.wantDef)
+		}
+		if !slices.Equal(d.Layers, tc.layers) {
+			t.Errorf("%s: the input's layers changed", tc.name)
+		}
+	}
+}

@@ -17,10 +17,10 @@ func (c *pageEnc) encodeZipped(d structural.Dense, pv pageValues, enc *encoded) 
 	if d.NumItems > 0xFFFFFFFF {
 		return fmt.Errorf("zipped page of %d items exceeds the u32 item count: %w", d.NumItems, ErrInvalidOption)
 	}
-	if fixedZip(pv.info.kind) && d.Rep != nil && c.leaf.Field.Nullable && !c.cfg.format.planarMetadata() {
-		// Readable by Lance 13 next to pages with null items (see
-		// structural.NullableLeaf).
-		d = structural.NullableLeaf(d)
+	if fixedZip(pv.info.kind) && d.Rep != nil && !c.cfg.format.planarMetadata() && len(d.Layers) == len(c.path) {
+		// Readable by Lance 13 next to pages with nulls in these layers
+		// (see structural.NullableItems).
+		d = structural.NullableItems(d, c.itemLayers)
 	}
 	br, bd := values.LevelWidths(d.Rep, d.Def)
 	if bd == 0 && d.Def != nil {

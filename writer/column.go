@@ -53,17 +53,20 @@ func (w *Writer) Report() []PageReport { return w.report }
 // data: fixed when the writer is made, shared by the pages encoded
 // concurrently.
 type colSpec struct {
-	leaf     format.Column
-	top      int // index of the top-level field
-	path     []structural.Step
-	keep     []bool // layers kept nullable in every page (structural.KeepNullable)
-	info     leafInfo
-	opts     selector.Options
-	cfg      *config
-	onePage  bool // never cut pages (columns below a structural FSL)
-	sparse   bool // sparse cells only (a structural FSL and a list on the path)
-	hasLists bool // a list layer on the path
-	fslScale int  // product of the structural FSL dimensions on the path (1: none)
+	leaf format.Column
+	top  int // index of the top-level field
+	path []structural.Step
+	keep []bool // layers kept nullable in every page (structural.KeepNullable)
+	// itemLayers are the item layers of nullable fields (innermost first),
+	// nullable in every 2.2 zipped page with lists (structural.NullableItems).
+	itemLayers []bool
+	info       leafInfo
+	opts       selector.Options
+	cfg        *config
+	onePage    bool // never cut pages (columns below a structural FSL)
+	sparse     bool // sparse cells only (a structural FSL and a list on the path)
+	hasLists   bool // a list layer on the path
+	fslScale   int  // product of the structural FSL dimensions on the path (1: none)
 }
 
 // pageEnc encodes one page of a column: the column's spec and scratch
@@ -132,7 +135,7 @@ func newColumn(leaf format.Column, top arrow.Field, ti int, path []structural.St
 	if err != nil {
 		return nil, err
 	}
-	c := &column{colSpec: &colSpec{leaf: leaf, top: ti, path: path, keep: structural.KeepNullable(top, path), info: info, opts: opts, cfg: cfg}}
+	c := &column{colSpec: &colSpec{leaf: leaf, top: ti, path: path, keep: structural.KeepNullable(top, path), itemLayers: structural.NullableItemLayers(top, path), info: info, opts: opts, cfg: cfg}}
 	if info.kind == values.KindDict {
 		c.union = newDictUnion(leaf.Field.Type)
 	}
