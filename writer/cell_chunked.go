@@ -49,9 +49,12 @@ func (c *pageEnc) encodeChunked(d structural.Dense, pv pageValues, enc *encoded)
 		last := ci == len(counts)-1
 		lstart := level
 		if d.Rep != nil || d.Def != nil {
-			if last {
+			switch {
+			case last:
 				level = d.NumItems
-			} else {
+			case d.Def == nil || R == 0:
+				level = min(level+cnt, d.NumItems) // every level is a visible value
+			default:
 				seen := 0
 				for level < d.NumItems && seen < cnt {
 					if visible(level) {

@@ -28,6 +28,10 @@ type pageValues struct {
 	fsst      bool   // values.KindVariable: the values are FSST coded (with the plan's table)
 	nulls     []bool // visible leaf slots holding no value: null, or under a null ancestor
 	allNull   bool
+	// nullCount is how many of nulls[:n] are true, when counted is set
+	// (gather and maskAncestorNulls keep it).
+	nullCount int
+	counted   bool
 	err       error // gathering failed (records that cannot be encoded)
 	// borrowed: fixed is the Arrow array's own value buffer (one null-free
 	// segment), read-only; it is copied before anything writes to it.
@@ -60,6 +64,7 @@ func (c *pageEnc) gather(segs []structural.Segment, n int, validOnly bool) pageV
 		nulls += bitmap.Nulls(pv.nulls[at:], bm, s.Arr.Data().Offset()+s.Start)
 	}
 	pv.allNull = nulls == n
+	pv.nullCount, pv.counted = nulls, true
 	if validOnly && !pv.allNull && c.info.kind == values.KindFSL &&
 		selector.SettledZipped(n, n-nulls, c.info.rowBits()/8, c.cfg.format.planarMetadata(), c.opts) {
 		if data, ok := gatherFSLValid(c.vals[:0], segs, c.info, n-nulls); ok {
@@ -145,11 +150,16 @@ func borrowFixed(segs []structural.Segment, bw, nulls int) ([]byte, bool) {
 func (c *pageEnc) scalar(pv pageValues) ([]byte, bool) {
 	nullFree := true
 	first := -1
-	for i, null := range pv.nulls[:pv.n] {
-		if null {
-			nullFree = false
-		} else if first < 0 {
-			first = i
+	if pv.counted {
+		nullFree = pv.nullCount == 0
+		first = slices.Index(pv.nulls[:pv.n], false)
+	} else {
+		for i, null := range pv.nulls[:pv.n] {
+			if null {
+				nullFree = false
+			} else if first < 0 {
+				first = i
+			}
 		}
 	}
 	if first < 0 {
@@ -209,8 +219,10 @@ func maskAncestorNulls(pv *pageValues, d structural.Dense) {
 	}
 	if k == n && hidden == 0 {
 		pv.allNull = nulls == n
+		pv.nullCount, pv.counted = nulls, true
 		return
 	}
+	pv.counted = false
 	k, nulls = 0, 0
 	var masked []int
 	for _, def := range d.Def {
@@ -230,6 +242,7 @@ func maskAncestorNulls(pv *pageValues, d structural.Dense) {
 		k++
 	}
 	pv.allNull = nulls == pv.n
+	pv.nullCount, pv.counted = nulls, true
 	scrubMasked(pv, masked)
 }
 
@@ -395,7 +408,11 @@ func (c *pageEnc) page(d structural.Dense, pv pageValues, f Format) selector.Pag
 	if sp.HasLists && f.planarMetadata() {
 		sp.OverBudget = structural.OverLevelBudget(d, sp.HasFSLLayer)
 	}
-	if !sp.AllNull {
+	switch {
+	case sp.AllNull:
+	case pv.counted && pv.offsets == nil:
+		sp.ValidLeaves = pv.n - pv.nullCount
+	default:
 		for i, null := range pv.nulls[:pv.n] {
 			if !null {
 				sp.ValidLeaves++
@@ -404,9 +421,9 @@ func (c *pageEnc) page(d structural.Dense, pv pageValues, f Format) selector.Pag
 				}
 			}
 		}
-		if pv.offsets == nil {
-			sp.ValidBytes = sp.ValidLeaves * (pv.info.rowBits() / 8)
-		}
+	}
+	if !sp.AllNull && pv.offsets == nil {
+		sp.ValidBytes = sp.ValidLeaves * (pv.info.rowBits() / 8)
 	}
 	switch pv.info.kind {
 	case values.KindVariable, values.KindVarPacked:
