@@ -40,7 +40,11 @@ func PageDictionary(p Page, plan Plan, o Options) (PageDict, int) {
 	}
 	admits := plan.Values == Chunked || (sparse && plan.Values == Zipped && p.Kind == values.KindVariable)
 	candidate := p.Kind == values.KindVariable || (p.Kind == values.KindFixed && !p.DictIndices && (p.Bits == 64 || p.Bits == 128))
-	if admits && candidate && o.Compression != CompressionFsst && !tooManyDistinct(p.Profile, o) {
+	// A sparse page's dictionary indexes its valid values only: under the
+	// cost policy their count, not the slots', bounds the items worth
+	// keeping (a page of distinct values among nulls gains nothing).
+	validOnly := sparse && o.Policy == PolicyCost
+	if admits && candidate && o.Compression != CompressionFsst && !tooManyDistinct(p.Profile, o, validOnly) {
 		return ValueDict, 0
 	}
 	return NoDict, 0
@@ -95,24 +99,36 @@ func DistinctNeeded(p Page) bool {
 // tooManyDistinct reports whether the stats pass already shows more
 // distinct values than a page dictionary may hold (the HyperLogLog estimate
 // is within a few percent; 10% of slack keeps borderline pages for the exact
-// count the writer's dictionary table makes).
-func tooManyDistinct(p *values.Profile, o Options) bool {
+// count the writer's dictionary table makes). With validOnly, for a sparse
+// page: fixed-width values are counted against the valid values, and
+// strings nearly all distinct among them are settled too.
+func tooManyDistinct(p *values.Profile, o Options, validOnly bool) bool {
 	if p == nil {
 		return false
 	}
 	divisor, _ := o.DictLimits()
-	limit := float64(min(p.N/divisor, 100000))
-	var d uint64
+	limit := func(n int) float64 { return 1.1 * float64(min(n/divisor, 100000)) }
 	switch {
 	case p.Fixed != nil:
-		d = p.Fixed.Distinct
+		n := p.N
+		if validOnly {
+			n -= p.Fixed.Nulls
+		}
+		return float64(p.Fixed.Distinct) > limit(n)
 	case p.Var != nil:
-		d = p.Var.Distinct
-	default:
-		return false
+		// Strings repeat in longer runs of bytes than the divisor rule
+		// sees: among valid ones, only a page of many, nearly all
+		// distinct values is settled (on small pages a dictionary's
+		// fixed costs are below the zipped values' and may still win).
+		d, valid := float64(p.Var.Distinct), p.N-p.Var.Nulls
+		return d > limit(p.N) || validOnly && valid >= minSettledValid && d >= 0.9*float64(valid)
 	}
-	return float64(d) > 1.1*limit
+	return false
 }
+
+// minSettledValid is the fewest valid strings of a sparse page for which
+// tooManyDistinct settles a page of nearly all distinct ones.
+const minSettledValid = 1024
 
 // IndexedMinItemBytes is the dictionary item size from which Lance 14
 // stores a sparse page's dictionary indexed (64 KiB).

@@ -27,6 +27,17 @@ func TestPageDictionary(t *testing.T) {
 	fsl := func(valid int) Page {
 		return trialPage(1000, valid, func(p *Page) { p.Kind, p.Bits, p.Dims, p.MaxValueBytes = values.KindFSL, 32, []int{768}, 3072 })
 	}
+	sparseChunks := Plan{Structure: Sparse, Values: Chunked}
+	// sparseStrs: 100,000 slots, valid of them strings, distinct distinct.
+	sparseStrs := func(valid, distinct int) Page {
+		return strPage(100000, stats.VarStats{N: 100000, Nulls: 100000 - valid, Bytes: 16 * valid, MaxLen: 16, Distinct: uint64(distinct)}, nil)
+	}
+	// fixed64: 1,000 slots, valid of them 64-bit values, distinct distinct.
+	fixed64 := func(valid, distinct int) Page {
+		return trialPage(1000, valid, func(p *Page) {
+			p.Profile = &values.Profile{N: 1000, Bits: 64, Fixed: &stats.FixedStats{N: 1000, Nulls: 1000 - valid, Distinct: uint64(distinct)}}
+		})
+	}
 	few := strPage(1000, stats.VarStats{N: 1000, Bytes: 8000, MaxLen: 8, Distinct: 20}, nil)
 	many := strPage(1000, stats.VarStats{N: 1000, Bytes: 8000, MaxLen: 8, Distinct: 900}, nil)
 	for _, tc := range []struct {
@@ -51,6 +62,14 @@ func TestPageDictionary(t *testing.T) {
 		{"128-bit values", trialPage(1000, 1000, func(p *Page) { p.Bits = 128 }), chunked, Options{}, ValueDict, 0},
 		{"32-bit values", trialPage(1000, 1000, func(p *Page) { p.Bits = 32 }), chunked, Options{}, NoDict, 0},
 		{"Arrow dictionary indices", trialPage(1000, 1000, func(p *Page) { p.DictIndices = true }), chunked, Options{}, NoDict, 0},
+		// Sparse pages under the cost policy: the valid values count.
+		{"sparse strings, many and nearly all distinct", sparseStrs(2000, 1950), sparseZip, Options{}, NoDict, 0},
+		{"sparse strings, the lance policy counts slots", sparseStrs(2000, 1950), sparseZip, Options{Policy: PolicyLance}, ValueDict, 0},
+		{"sparse strings, half distinct", sparseStrs(2000, 1000), sparseZip, Options{}, ValueDict, 0},
+		{"sparse strings, few and all distinct", sparseStrs(500, 500), sparseZip, Options{}, ValueDict, 0},
+		{"sparse 64-bit values, distinct past half the valid", fixed64(100, 100), sparseChunks, Options{}, NoDict, 0},
+		{"dense 64-bit values, the same page", fixed64(100, 100), chunked, Options{}, ValueDict, 0},
+		{"sparse 64-bit values, few distinct", fixed64(100, 20), sparseChunks, Options{}, ValueDict, 0},
 	} {
 		if got, rows := PageDictionary(tc.page, tc.plan, tc.opts); got != tc.want || rows != tc.rows {
 			t.Errorf("%s: %v, %d rows; want %v, %d", tc.name, got, rows, tc.want, tc.rows)
