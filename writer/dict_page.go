@@ -2,11 +2,14 @@ package writer
 
 import (
 	"encoding/binary"
+	"errors"
+	"math"
 	"slices"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 
+	"github.com/planarlance/planar/internal/par"
 	"github.com/planarlance/planar/proto/enc21pb"
 	"github.com/planarlance/planar/selector"
 	"github.com/planarlance/planar/structural"
@@ -180,7 +183,7 @@ func (c *pageEnc) gatherDict(segs []structural.Segment) ([]byte, *pageDict) {
 // two, and the dictionary plus indices under 0.8 of the raw size) and if so
 // builds the page dictionary (first-occurrence order over every slot) and u32
 // indices.
-func (c *pageEnc) autoDict(pv pageValues) (*pageDict, []byte, bool) {
+func (c *pageEnc) autoDict(pv pageValues, distinct uint64) (*pageDict, []byte, bool) {
 	n := pv.n
 	if n < 100 {
 		return nil, nil, false
@@ -191,36 +194,10 @@ func (c *pageEnc) autoDict(pv pageValues) (*pageDict, []byte, bool) {
 	if pv.info.kind == values.KindFixed {
 		bw = pv.info.bits / 8
 	}
-	tab := newDictTable(limit, bw)
 	idx := make([]byte, 4*n)
-	// Null slots take part with their (empty) value, as in Lance: the first
-	// null adds "" to the dictionary and later nulls index it.
-	// A null slot's value is zeros (fixed) or empty (variable) as gathered:
-	// its key is looked up once, at the first null, and reused.
-	nulls := pv.nulls
-	if len(nulls) < n {
-		nulls = nil
-	}
-	nullKey, haveNull := uint32(0), false
-	for i := 0; i < n; i++ {
-		if nulls != nil && nulls[i] && haveNull {
-			binary.LittleEndian.PutUint32(idx[4*i:], nullKey)
-			continue
-		}
-		var k uint32
-		var ok bool
-		if bw > 0 {
-			k, ok = tab.internRow(pv.fixed, i)
-		} else {
-			k, ok = tab.intern(pv.fixed[pv.offsets[i]:pv.offsets[i+1]])
-		}
-		if !ok {
-			return nil, nil, false
-		}
-		if nulls != nil && nulls[i] {
-			nullKey, haveNull = k, true
-		}
-		binary.LittleEndian.PutUint32(idx[4*i:], k)
+	tab, ok := internPage(pv, idx, limit, bw, distinct)
+	if !ok {
+		return nil, nil, false
 	}
 	if bw > 0 {
 		tab.items = tab.appendRows(nil)
@@ -250,6 +227,124 @@ func (c *pageEnc) autoDict(pv pageValues) (*pageDict, []byte, bool) {
 	}
 	c.compressDictItems(pd)
 	return pd, idx, true
+}
+
+// internPage interns the n values of pv into a table of at most limit
+// keys of width bw (0: variable), writing each value's id to idx (4 bytes
+// a value); false when the values hold more than limit distinct keys. Null
+// slots take part with their (empty) value, as in Lance: the first null
+// adds "" (or zeros) to the dictionary and later nulls index it.
+//
+// A large page of few distinct values (distinct, the stats pass's
+// estimate, at most 1/minValuesPerKey of them) is interned in pieces side
+// by side, each into a table of its own; the pieces' keys are then interned
+// in piece order into one table, which gives every key the id of its first
+// occurrence in the page, as one pass would, and the pieces' ids are mapped
+// to those. (With many distinct values the merge costs more than the
+// pieces save: float64 with 50k distinct in 1M, 27.8 -> 29.4 ms on two
+// cores; dictionary strings, 30.7 -> 25.3 ms.)
+func internPage(pv pageValues, idx []byte, limit, bw int, distinct uint64) (*dictTable, bool) {
+	n := pv.n
+	nulls := pv.nulls
+	if len(nulls) < n {
+		nulls = nil
+	}
+	cuts := []int{0, n}
+	if n >= 2*par.MinValues && distinct <= uint64(n)/minValuesPerKey {
+		cuts = par.Pieces(n, par.MinValues)
+	}
+	tabs := make([]*dictTable, len(cuts)-1)
+	err := par.EachPiece(cuts, func(j, lo, hi int) error {
+		tab := newDictTable(limit, bw)
+		if !internRange(tab, pv, nulls, idx, lo, hi) {
+			return errDictFull
+		}
+		tabs[j] = tab
+		return nil
+	})
+	if err != nil {
+		return nil, false
+	}
+	if len(tabs) == 1 {
+		return tabs[0], true
+	}
+	g := newDictTable(limit, bw)
+	remaps := make([][]uint32, len(tabs))
+	for j, tab := range tabs {
+		remaps[j] = make([]uint32, tab.n)
+		for id := range tab.n {
+			var gid uint32
+			var ok bool
+			if bw > 0 {
+				gid, ok = g.internRow(pv.fixed, int(tab.rows[id]))
+			} else {
+				gid, ok = g.intern(tab.key(uint32(id)))
+			}
+			if !ok {
+				return nil, false
+			}
+			remaps[j][id] = gid
+		}
+	}
+	par.EachPiece(cuts, func(j, lo, hi int) error {
+		remap := remaps[j]
+		for i := lo; i < hi; i++ {
+			binary.LittleEndian.PutUint32(idx[4*i:], remap[binary.LittleEndian.Uint32(idx[4*i:])])
+		}
+		return nil
+	})
+	return g, true
+}
+
+// estimatedDistinct is the stats pass's count of a page's distinct values
+// (exact up to 256, then estimated), or the most there can be when it has
+// none.
+func estimatedDistinct(p *values.Profile) uint64 {
+	switch {
+	case p == nil:
+	case p.Fixed != nil:
+		return p.Fixed.Distinct
+	case p.Var != nil:
+		return p.Var.Distinct
+	}
+	return math.MaxUint64
+}
+
+// minValuesPerKey is the fewest values a distinct key of a page interned
+// in pieces stands for.
+const minValuesPerKey = 64
+
+// errDictFull stops the pieces of internPage when one outgrows the limit.
+var errDictFull = errors.New("planar/writer: page dictionary past its limit")
+
+// internRange interns values [lo, hi) of pv into tab, writing their ids
+// to idx; false when tab reaches its limit. nulls is pv.nulls, or nil when
+// it does not cover the page.
+func internRange(tab *dictTable, pv pageValues, nulls []bool, idx []byte, lo, hi int) bool {
+	// A null slot's value is zeros (fixed) or empty (variable) as gathered:
+	// its key is looked up once, at the first null, and reused.
+	nullKey, haveNull := uint32(0), false
+	for i := lo; i < hi; i++ {
+		if nulls != nil && nulls[i] && haveNull {
+			binary.LittleEndian.PutUint32(idx[4*i:], nullKey)
+			continue
+		}
+		var k uint32
+		var ok bool
+		if tab.bw > 0 {
+			k, ok = tab.internRow(pv.fixed, i)
+		} else {
+			k, ok = tab.intern(pv.fixed[pv.offsets[i]:pv.offsets[i+1]])
+		}
+		if !ok {
+			return false
+		}
+		if nulls != nil && nulls[i] {
+			nullKey, haveNull = k, true
+		}
+		binary.LittleEndian.PutUint32(idx[4*i:], k)
+	}
+	return true
 }
 
 // compressDictItems compresses page dictionary items like Lance 14: LZ4

@@ -449,7 +449,7 @@ func (c *pageEnc) encodePlan(d structural.Dense, pv pageValues, sp selector.Page
 			return c.encodeDictPage(d, pv, sp, plan, pd, idx, f)
 		}
 	case selector.ValueDict:
-		if pd, idx, ok := c.autoDict(pv); ok {
+		if pd, idx, ok := c.autoDict(pv, estimatedDistinct(sp.Profile)); ok {
 			return c.encodeValueDict(d, pv, sp, plan, pd, idx, f)
 		}
 	}

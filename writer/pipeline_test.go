@@ -94,13 +94,13 @@ func TestCoresSameBytes(t *testing.T) {
 	var recs []arrow.RecordBatch
 	for _, c := range corpus.PerfClasses(0.4) { // 400k-row pages: several pieces
 		switch c.Name {
-		case "int32-small-nulls", "float64", "urls", "list-int32-nulls", "struct-i32-str-list", "timestamps":
+		case "int32-small-nulls", "float64", "urls", "list-int32-nulls", "struct-i32-str-list", "timestamps", "lowcard-strings":
 			r := c.Record(memory.DefaultAllocator, 3)
 			defer r.Release()
 			recs = append(recs, r)
 		}
 	}
-	if len(recs) != 6 {
+	if len(recs) != 7 {
 		t.Fatalf("%d classes found", len(recs))
 	}
 	write := func(procs int) ([][]byte, [][]writer.PageReport) {
