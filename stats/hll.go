@@ -100,6 +100,26 @@ func (h *HLL) addSparse(x uint64) {
 	}
 }
 
+// Merge adds every item of o to h: the sketch is the one adding o's items
+// to h one by one would give (sparse tables union, registers take the
+// larger rank).
+func (h *HLL) Merge(o *HLL) {
+	if !o.dense {
+		for _, x := range o.sparse {
+			if x != 0 {
+				h.AddHash(x) // stored hashes are non-zero: kept as they are
+			}
+		}
+		return
+	}
+	if !h.dense {
+		h.densify()
+	}
+	for i, r := range o.reg {
+		h.reg[i] = max(h.reg[i], r)
+	}
+}
+
 func (h *HLL) densify() {
 	h.dense = true
 	for _, s := range h.sparse {

@@ -2,10 +2,12 @@ package stats
 
 import (
 	"encoding/binary"
+	"fmt"
 	"math"
 	"math/bits"
 	"math/rand/v2"
 	"reflect"
+	"runtime"
 	"testing"
 )
 
@@ -455,5 +457,46 @@ func TestLevels(t *testing.T) {
 				t.Errorf("\n got %+v\nwant %+v", got, tc.want)
 			}
 		})
+	}
+}
+
+// TestVariableInPieces: a large page measured in pieces side by side gives
+// what one pass gives: lengths, constancy, and the distinct count whether
+// the sketch stays exact (few values) or goes dense (many).
+func TestVariableInPieces(t *testing.T) {
+	const n = 300_000 // several pieces of at least par.MinValues
+	r := rand.New(rand.NewPCG(8, 9))
+	for _, tc := range []struct {
+		name  string
+		value func(i int) string // "" with null
+		null  func(i int) bool
+	}{
+		{"few distinct, nulls", func(i int) string { return fmt.Sprint("v", r.IntN(200)) }, func(i int) bool { return i%9 == 0 }},
+		{"many distinct", func(i int) string { return fmt.Sprint("value-", r.IntN(1<<20)) }, func(int) bool { return false }},
+		{"few per half, many in all", func(i int) string { return fmt.Sprint(i < n/2, r.IntN(200)) }, func(int) bool { return false }},
+		{"constant", func(int) string { return "same" }, func(i int) bool { return i%5 == 1 }},
+		{"first piece all null", func(int) string { return "same" }, func(i int) bool { return i < n/2 }},
+		{"constant per half", func(i int) string { return map[bool]string{true: "a", false: "b"}[i < n/2] }, func(int) bool { return false }},
+	} {
+		offsets := []uint64{0}
+		var data []byte
+		nulls := make([]bool, n)
+		for i := range n {
+			if tc.null(i) {
+				nulls[i] = true
+			} else {
+				data = append(data, tc.value(i)...)
+			}
+			offsets = append(offsets, uint64(len(data)))
+		}
+		measure := func(procs int) VarStats {
+			prev := runtime.GOMAXPROCS(procs)
+			defer runtime.GOMAXPROCS(prev)
+			return Variable(offsets, data, nulls)
+		}
+		one, pieces := measure(1), measure(4)
+		if one != pieces {
+			t.Errorf("%s: one pass %+v, pieces %+v", tc.name, one, pieces)
+		}
 	}
 }
