@@ -438,34 +438,44 @@ func (f *File) prefetchDense(layout []fieldColumns, runs []rowRun, cache pageCac
 			dims := f.dims[ci]
 			pages := f.columns[ci]
 			// Pages the take will decode whole (gatherWhole) are read then,
-			// whole: nothing to prefetch for them.
-			whole := map[*page]bool{}
+			// whole: nothing to prefetch for them. Per-page tallies are
+			// slices by page number; runs mostly come in row order, so
+			// the page of the previous run is tried first.
+			whole := make([]bool, len(pages))
 			if rowLevels(fc.paths[k]) {
-				n, rows := map[*page]int{}, map[*page]uint64{}
+				n, rows := make([]int, len(pages)), make([]uint64, len(pages))
+				pi := 0
 				for _, r := range runs {
-					if pi := sortSearchPages(pages, uint64(r.start)*dims); pi < len(pages) {
-						n[pages[pi]]++
-						rows[pages[pi]] += uint64(r.end - r.start)
+					if pi = pageNear(pages, uint64(r.start)*dims, pi); pi < len(pages) {
+						n[pi]++
+						rows[pi] += uint64(r.end - r.start)
 					}
 				}
-				for p, c := range n {
-					whole[p] = f.gatherMode(p, fc.paths[k], c, rows[p], dims) == gatherWhole
+				for pi, c := range n {
+					if c > 0 {
+						whole[pi] = f.gatherMode(pages[pi], fc.paths[k], c, rows[pi], dims) == gatherWhole
+					}
 				}
 			}
+			metas := make([]*denseMeta, len(pages))
+			first := 0
 			for _, r := range runs {
 				es, ee := uint64(r.start)*dims, uint64(r.end)*dims
-				first := sortSearchPages(pages, es)
+				first = pageNear(pages, es, first)
 				for pi := first; pi < len(pages) && pages[pi].firstRow < ee; pi++ {
 					p := pages[pi]
 					a, b := max(es, p.firstRow)-p.firstRow, min(ee, p.firstRow+p.rows)-p.firstRow
-					if !f.denseWindowed(p) || a == 0 && b == p.rows || a >= b || whole[p] {
+					if !f.denseWindowed(p) || a == 0 && b == p.rows || a >= b || whole[pi] {
 						continue
 					}
-					m, err := f.denseMetaFor(p)
-					if err != nil {
-						return err
+					if metas[pi] == nil {
+						m, err := f.denseMetaFor(p)
+						if err != nil {
+							return err
+						}
+						metas[pi] = m
 					}
-					wins = append(wins, denseWindow{p, m, a, b})
+					wins = append(wins, denseWindow{p, metas[pi], a, b})
 				}
 			}
 		}
@@ -478,7 +488,11 @@ func (f *File) prefetchDense(layout []fieldColumns, runs []rowRun, cache pageCac
 			c0, c1 := w.m.chunkSpan(w.a, w.b)
 			for c := c0; c <= c1 && c < len(w.m.refs); c++ {
 				r := w.m.refs[c]
-				want = append(want, byteRange{w.p.buffers[1].Position + uint64(r.Offset), uint64(r.Size)})
+				br := byteRange{w.p.buffers[1].Position + uint64(r.Offset), uint64(r.Size)}
+				if n := len(want); n > 0 && want[n-1] == br {
+					continue // the chunk of the window before
+				}
+				want = append(want, br)
 			}
 		case w.m.stride > 0:
 			want = append(want, byteRange{w.p.buffers[0].Position + w.a*w.m.stride, (w.b - w.a) * w.m.stride})
@@ -500,6 +514,17 @@ func (f *File) prefetchDense(layout []fieldColumns, runs []rowRun, cache pageCac
 		want = append(want, byteRange{w.p.buffers[0].Position + lo, hi - lo})
 	}
 	return f.prefetch(cache.raw, want)
+}
+
+// pageNear is sortSearchPages that first tries page hint and the one after
+// it (a take's runs mostly come in row order).
+func pageNear(pages []*page, e uint64, hint int) int {
+	for pi := hint; pi < min(hint+2, len(pages)); pi++ {
+		if p := pages[pi]; p.firstRow <= e && e < p.firstRow+p.rows && (pi == 0 || pages[pi-1].firstRow+pages[pi-1].rows <= e) {
+			return pi
+		}
+	}
+	return sortSearchPages(pages, e)
 }
 
 // sortSearchPages returns the first page holding elements at or after e.
