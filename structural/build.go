@@ -658,29 +658,12 @@ func (b *builder) walk(chain []node, d, s, e int, cond uint16) error {
 		}
 		return nil
 	case StepList:
-		k := b.listNum[d]
+		if cond == 0 && b.path[d+1].Kind == StepLeaf && chain[d+1].dict == nil {
+			return b.listOfLeaf(chain, d, s, e)
+		}
 		for i := s; i < e; i++ {
-			cs, ce, err := n.listRange(i)
-			if err != nil {
+			if err := b.listSlot(chain, d, i, cond); err != nil {
 				return err
-			}
-			if k > b.pending {
-				b.pending = k
-			}
-			switch {
-			case cond != 0:
-				b.used[d] |= usedMasked
-				b.emit(cond)
-			case n.isNull(i):
-				b.used[d] |= usedNull
-				b.emit(nullCode(d))
-			case cs == ce:
-				b.used[d] |= usedEmpty
-				b.emit(emptyCode(d))
-			default:
-				if err := b.walk(chain, d+1, cs, ce, 0); err != nil {
-					return err
-				}
 			}
 		}
 		return nil

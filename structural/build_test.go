@@ -891,6 +891,7 @@ func TestBuildUnravelRandom(t *testing.T) {
 		arrow.FixedSizeListOf(2, arrow.StructOf(ntNullable("x", i32))),
 		arrow.StructOf(ntNullable("s", arrow.FixedSizeListOf(3, arrow.StructOf(ntNullable("l", arrow.ListOf(i32)))))),
 		arrow.ListOf(arrow.FixedSizeListOf(2, arrow.StructOf(ntNullable("y", arrow.ListOf(i32))))),
+		arrow.ListOf(i32), // a list of a leaf at the top (builder.listOfLeaf)
 	}
 	r := rand.New(rand.NewPCG(1, 2))
 	items, visible := 0, 0
