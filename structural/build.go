@@ -332,8 +332,16 @@ func BuildDenseKeep(arrs []arrow.Array, path []Step, keep []bool) (Dense, []Segm
 		NumRows:    rows * dims,
 	}
 	if base > 1 {
-		for i, c := range b.def {
-			b.def[i] = level[c]
+		// Codes become band levels; a page whose used codes are their
+		// own levels (a nullable leaf alone, say) needs no pass.
+		identity := true
+		for c, l := range level {
+			identity = identity && (l == 0 || int(l) == c)
+		}
+		if !identity {
+			for i, c := range b.def {
+				b.def[i] = level[c]
+			}
 		}
 		dense.Def = b.def
 	}
