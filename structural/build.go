@@ -11,6 +11,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/bitutil"
 
 	"github.com/planarlance/planar/internal/bitmap"
+	"github.com/planarlance/planar/internal/par"
 )
 
 // ErrInvalidArray reports an Arrow array whose structure is inconsistent
@@ -679,6 +680,22 @@ func (b *builder) walk(chain []node, d, s, e int, cond uint16) error {
 	return fmt.Errorf("structural: path step %d has unknown kind %v", d, b.path[d].Kind)
 }
 
+// levelsInPieces is bitmap.Levels over dst, a large run in pieces side by
+// side; it reports whether any slot is null.
+func levelsInPieces(dst []uint16, bm []byte, off int, code uint16) bool {
+	n := len(dst)
+	if n < 2*par.MinValues {
+		return bitmap.Levels(dst, bm, off, code) > 0
+	}
+	cuts := par.Pieces(n, par.MinValues)
+	nulls := make([]int, len(cuts)-1)
+	par.EachPiece(cuts, func(j, lo, hi int) error {
+		nulls[j] = bitmap.Levels(dst[lo:hi], bm, off+lo, code)
+		return nil
+	})
+	return slices.ContainsFunc(nulls, func(k int) bool { return k > 0 })
+}
+
 // leaf emits one visible entry per leaf slot of [s, e).
 func (b *builder) leaf(n *node, d, s, e int, cond uint16) error {
 	cnt := e - s
@@ -713,8 +730,8 @@ func (b *builder) leaf(n *node, d, s, e int, cond uint16) error {
 		}
 	case n.bm != nil:
 		at := len(b.def)
-		b.def = grow(b.def, cnt, 0)
-		if bitmap.Levels(b.def[at:], n.bm, n.off+s, nullCode(d)) > 0 {
+		b.def = slices.Grow(b.def, cnt)[:at+cnt]
+		if levelsInPieces(b.def[at:], n.bm, n.off+s, nullCode(d)) {
 			b.used[d] |= usedNull
 		}
 	default: // nulls without a bitmap: every slot null (see isNull)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/planarlance/planar/internal/bitmap"
 	"github.com/planarlance/planar/internal/bulk"
+	"github.com/planarlance/planar/internal/par"
 	"github.com/planarlance/planar/selector"
 	"github.com/planarlance/planar/structural"
 	"github.com/planarlance/planar/values"
@@ -257,11 +258,26 @@ func gatherFixed(dst []byte, segs []structural.Segment, bw int) []byte {
 		d := s.Arr.Data()
 		buf := d.Buffers()[1].Bytes()
 		off := d.Offset()
-		start := len(dst)
-		dst = bulk.Append(dst, buf[(off+s.Start)*bw:(off+s.End)*bw])
-		if bm := s.Arr.NullBitmapBytes(); len(bm) > 0 && s.Arr.NullN() > 0 {
-			bitmap.ClearNulls(dst[start:], bw, bm, off+s.Start, s.End-s.Start)
+		var bm []byte
+		if b := s.Arr.NullBitmapBytes(); len(b) > 0 && s.Arr.NullN() > 0 {
+			bm = b
 		}
+		n := s.End - s.Start
+		start := len(dst)
+		dst = slices.Grow(dst, n*bw)[:start+n*bw]
+		// A large segment is copied and its nulls cleared in pieces side
+		// by side.
+		cuts := []int{0, n}
+		if n >= 2*par.MinValues {
+			cuts = par.Pieces(n, par.MinValues)
+		}
+		par.EachPiece(cuts, func(_, lo, hi int) error {
+			bulk.Copy(dst[start+lo*bw:start+hi*bw], buf[(off+s.Start+lo)*bw:(off+s.Start+hi)*bw])
+			if bm != nil {
+				bitmap.ClearNulls(dst[start+lo*bw:], bw, bm, off+s.Start+lo, hi-lo)
+			}
+			return nil
+		})
 	}
 	return dst
 }
