@@ -9,6 +9,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/bitutil"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
+	"github.com/planarlance/planar/internal/bitmap"
 	"github.com/planarlance/planar/internal/par"
 	"github.com/planarlance/planar/values"
 )
@@ -19,14 +20,7 @@ func bitmapFrom(valid []bool) (*memory.Buffer, int) {
 		return nil, 0
 	}
 	bm := make([]byte, bitutil.BytesForBits(int64(len(valid))))
-	nulls := 0
-	for i, v := range valid {
-		if v {
-			bitutil.SetBit(bm, i)
-		} else {
-			nulls++
-		}
-	}
+	nulls := len(valid) - bitmap.Pack(bm, valid)
 	if nulls == 0 {
 		return nil, 0
 	}

@@ -192,22 +192,21 @@ func unravelFlat(out []LayerData, condLayer []int, def []uint16, numRows, numVis
 		return nil, corrupt("levels give %d rows (×1), page has %d", n, numRows)
 	}
 	maxDef := uint16(len(condLayer) - 1)
-	var valid []bool // allocated at the first null
-	for i, v := range def {
-		if v == 0 {
-			if valid != nil {
-				valid[i] = true
-			}
-			continue
-		}
-		if v > maxDef {
-			return nil, corrupt("entry %d has definition %d, maximum is %d", i, v, maxDef)
-		}
-		if valid == nil {
-			valid = make([]bool, n)
-			for k := range i {
-				valid[k] = true
-			}
+	// First, branch-free, whether any entry is null or out of range.
+	var or, top uint16
+	for _, v := range def {
+		or |= v
+		top = max(top, v)
+	}
+	if top > maxDef {
+		i := slices.IndexFunc(def, func(v uint16) bool { return v > maxDef })
+		return nil, corrupt("entry %d has definition %d, maximum is %d", i, def[i], maxDef)
+	}
+	var valid []bool // nil: every entry valid
+	if or != 0 {
+		valid = make([]bool, n)
+		for i, v := range def {
+			valid[i] = v == 0
 		}
 	}
 	out[0].Len = n

@@ -7,6 +7,7 @@ package bitmap
 import (
 	"encoding/binary"
 	"math/bits"
+	"unsafe"
 )
 
 // flags[b] is the eight null flags (true where the bit is clear) of one
@@ -143,6 +144,34 @@ func ClearNulls(dst []byte, width int, bm []byte, off, n int) {
 			clear(dst[i*width : (i+1)*width])
 		}
 	}
+}
+
+// Pack sets bit i of dst (LSB first) for every true flags[i] and clears
+// it for every false one, eight flags a step, and returns how many are
+// true. dst must hold len(flags) bits.
+func Pack(dst []byte, flags []bool) int {
+	n, set := len(flags), 0
+	// A bool is one byte, 0 or 1: eight of them read as a word and
+	// gathered into one byte by a multiply.
+	raw := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(flags))), n)
+	i := 0
+	for ; i+8 <= n; i += 8 {
+		x := binary.LittleEndian.Uint64(raw[i:])
+		b := byte((x * 0x0102040810204080) >> 56)
+		dst[i>>3] = b
+		set += bits.OnesCount8(b)
+	}
+	if i < n {
+		var b byte
+		for j := i; j < n; j++ {
+			if flags[j] {
+				b |= 1 << (j - i)
+				set++
+			}
+		}
+		dst[i>>3] = b
+	}
+	return set
 }
 
 func b2i(b bool) int {

@@ -116,3 +116,29 @@ func BenchmarkNulls(b *testing.B) {
 		}
 	})
 }
+
+// TestPack: packed flags are the bits one by one would set, for every
+// length and pattern.
+func TestPack(t *testing.T) {
+	rng := rand.New(rand.NewPCG(6, 7))
+	for range 2000 {
+		n := rng.IntN(300)
+		flags := make([]bool, n)
+		want := make([]byte, (n+7)/8)
+		wantSet := 0
+		for i := range flags {
+			if rng.IntN(3) != 0 {
+				flags[i] = true
+				want[i/8] |= 1 << (i % 8)
+				wantSet++
+			}
+		}
+		got := make([]byte, (n+7)/8)
+		for i := range got {
+			got[i] = 0xA5 // stale bits are overwritten
+		}
+		if set := Pack(got, flags); set != wantSet || !bytes.Equal(got, want) {
+			t.Fatalf("n %d: % x (%d set), want % x (%d)", n, got, set, want, wantSet)
+		}
+	}
+}
