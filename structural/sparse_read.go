@@ -1,10 +1,12 @@
 package structural
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
 
+	"github.com/planarlance/planar/internal/bitmap"
 	"github.com/planarlance/planar/proto/enc21pb"
 	"github.com/planarlance/planar/proto/enc23pb"
 	"github.com/planarlance/planar/values"
@@ -188,12 +190,18 @@ func (r *seqReader) validity(v *enc23pb.SparseValiditySet, domain int, what stri
 	}
 	valid := make([]bool, domain)
 	if nullPositions {
-		for i := range valid {
-			valid[i] = true
-		}
+		bitmap.FillTrue(valid)
 	}
-	for i := 0; i < ps.n; i++ {
-		valid[ps.at(i)] = !nullPositions
+	// (positions checked inside the domain)
+	if ps.data == nil {
+		for i := 0; i < ps.n; i++ {
+			valid[ps.at(i)] = !nullPositions
+		}
+		return valid, nil
+	}
+	d := ps.data[:8*ps.n]
+	for i := 0; i+8 <= len(d); i += 8 {
+		valid[binary.LittleEndian.Uint64(d[i:])] = !nullPositions
 	}
 	return valid, nil
 }

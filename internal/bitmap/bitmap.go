@@ -174,6 +174,17 @@ func Pack(dst []byte, flags []bool) int {
 	return set
 }
 
+// FillTrue sets every flag, by doubling copies.
+func FillTrue(flags []bool) {
+	if len(flags) == 0 {
+		return
+	}
+	flags[0] = true
+	for k := 1; k < len(flags); k *= 2 {
+		copy(flags[k:], flags[:k])
+	}
+}
+
 func b2i(b bool) int {
 	if b {
 		return 1

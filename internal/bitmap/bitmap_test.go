@@ -142,3 +142,13 @@ func TestPack(t *testing.T) {
 		}
 	}
 }
+
+func TestFillTrue(t *testing.T) {
+	for _, n := range []int{0, 1, 2, 3, 7, 64, 1000, 1 << 16} {
+		flags := make([]bool, n)
+		FillTrue(flags)
+		if i := slices.Index(flags, false); i >= 0 {
+			t.Fatalf("%d flags: flag %d left false", n, i)
+		}
+	}
+}
