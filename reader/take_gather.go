@@ -72,10 +72,11 @@ func (f *File) gatherMode(p *page, path []structural.Step, wins int, rows, dims 
 	return gatherWhole
 }
 
-// valuesByOne reports whether the chunks of a page read single values and
-// definition levels (gatherValues).
+// valuesByOne reports whether the chunks of a page read single values
+// (gatherValues; their definition levels, of any form, are picked by
+// values.GatherLevels).
 func valuesByOne(mb *enc21pb.MiniBlockLayout) bool {
-	return mb.NumBuffers == 1 && values.CanGather(mb.ValueCompression) && (mb.DefCompression == nil || values.CanGather(mb.DefCompression))
+	return mb.NumBuffers == 1 && values.CanGather(mb.ValueCompression)
 }
 
 // gatherable reports whether the values of a decoded page or chunk can be

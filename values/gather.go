@@ -208,8 +208,26 @@ func flValue(words []byte, bits, w, i int) uint64 {
 }
 
 // GatherLevels appends to dst the levels at positions at of a chunk's n
-// levels under enc (CanGather, 16-bit).
+// 16-bit levels under enc: read one by one where CanGather, else decoded
+// whole (run-length levels, say) and picked.
 func GatherLevels(enc *enc21pb.CompressiveEncoding, buf []byte, n int, at []int, dst []uint16) ([]uint16, error) {
+	if !CanGather(enc) {
+		// Run-length levels and other block forms: the chunk's levels
+		// are few and cheap to expand; the positions are picked after.
+		for _, i := range at {
+			if i < 0 || i >= n {
+				return dst, fmt.Errorf("level %d of a %d-level chunk: %w", i, n, ErrCorrupt)
+			}
+		}
+		all, err := DecodeLevels(enc, buf, n, nil)
+		if err != nil {
+			return dst, err
+		}
+		for _, i := range at {
+			dst = append(dst, all[i])
+		}
+		return dst, nil
+	}
 	b, err := GatherMiniBlock(enc, buf, n, at, Block{})
 	if err != nil {
 		return dst, err

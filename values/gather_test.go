@@ -129,6 +129,23 @@ func TestGatherMiniBlock(t *testing.T) {
 	if err != nil || len(got) != 3 || got[0] != lv[0] || got[1] != lv[999] || got[2] != lv[500] {
 		t.Fatalf("levels: %v %v", got, err)
 	}
+	// Run-length levels are decoded whole and picked.
+	rle := RleCodec{Bits: 16, LenBits: 8}
+	rlv := make([]uint16, 3000)
+	for i := range rlv {
+		rlv[i] = uint16(i / 700 % 2)
+	}
+	rbuf, err := rle.AppendBlock(nil, Block{Bits: 16, N: len(rlv), Data: AppendFlatLevels(nil, rlv)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err = GatherLevels(rle.Encoding(), rbuf, len(rlv), []int{0, 699, 700, 2999}, nil)
+	if err != nil || len(got) != 4 || got[0] != 0 || got[1] != 0 || got[2] != 1 || got[3] != rlv[2999] {
+		t.Fatalf("run-length levels: %v %v", got, err)
+	}
+	if _, err := GatherLevels(rle.Encoding(), rbuf, len(rlv), []int{3000}, nil); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("run-length level past the chunk: %v", err)
+	}
 	if CanGather(RleCodec{Bits: 16, LenBits: 8}.Encoding()) {
 		t.Fatal("RLE claims single-value reads")
 	}
