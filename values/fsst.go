@@ -523,12 +523,7 @@ func (t *FsstTable) DecodeBlockInto(buf []byte, in Block) (Block, error) {
 		return Block{}, fmt.Errorf("fsst values need %d bytes, buffer holds %d: %w", need, len(buf), ErrCorrupt)
 	}
 	if !t.coded {
-		out := Block{N: in.N, Offsets: make([]uint64, 1, in.N+1)}
-		out.Data = buf[:copy(buf, in.Data[in.Offsets[0]:in.Offsets[in.N]])]
-		for i := 1; i <= in.N; i++ {
-			out.Offsets = append(out.Offsets, in.Offsets[i]-in.Offsets[0])
-		}
-		return out, nil
+		return verbatim(buf, in), nil
 	}
 	return t.decodeInto(buf, in)
 }
@@ -555,18 +550,37 @@ func (t *FsstTable) DecodeBlockExact(buf []byte, in Block) (Block, error) {
 	if err := checkCodes(in); err != nil {
 		return Block{}, err
 	}
-	out := Block{N: in.N, Offsets: make([]uint64, 1, in.N+1)}
 	if !t.coded || in.N == 0 {
-		base := in.Offsets[0]
-		if int(in.Offsets[in.N]-base) != len(buf) {
-			return Block{}, fmt.Errorf("fsst values of %d bytes for a %d-byte buffer: %w", in.Offsets[in.N]-base, len(buf), ErrCorrupt)
+		if n := in.Offsets[in.N] - in.Offsets[0]; int(n) != len(buf) {
+			return Block{}, fmt.Errorf("fsst values of %d bytes for a %d-byte buffer: %w", n, len(buf), ErrCorrupt)
 		}
-		out.Data = buf[:copy(buf, in.Data[base:in.Offsets[in.N]])]
-		for i := 1; i <= in.N; i++ {
-			out.Offsets = append(out.Offsets, in.Offsets[i]-base)
-		}
-		return out, nil
+		return verbatim(buf, in), nil
 	}
+	out, err := t.expand(buf, in)
+	if err == nil && len(out.Data) != len(buf) {
+		err = fmt.Errorf("values: fsst values expand to %d bytes, sized %d: %w", len(out.Data), len(buf), ErrCorrupt)
+	}
+	return out, err
+}
+
+// verbatim lays the values of in, stored verbatim, into buf (large enough)
+// from its start.
+func verbatim(buf []byte, in Block) Block {
+	out := Block{N: in.N, Offsets: make([]uint64, 1, in.N+1)}
+	out.Data = buf[:copy(buf, in.Data[in.Offsets[0]:in.Offsets[in.N]])]
+	for i := 1; i <= in.N; i++ {
+		out.Offsets = append(out.Offsets, in.Offsets[i]-in.Offsets[0])
+	}
+	return out
+}
+
+// expand is decodeInto for a buf without slack (DecodeBlockExact): a
+// symbol is written as a whole 8-byte word while 8 bytes of buf remain,
+// byte by byte at buf's end, and values that overrun buf are ErrCorrupt.
+// (decodeInto keeps its own loop: the room test per code costs it 6-10%
+// on URLs, 1.2 against 1.1 GB/s.)
+func (t *FsstTable) expand(buf []byte, in Block) (Block, error) {
+	out := Block{N: in.N, Offsets: make([]uint64, 1, in.N+1)}
 	pos, i := 0, int(in.Offsets[0])
 	data, n, room := in.Data, t.n, len(buf)
 	for v := 0; v < in.N; v++ {
@@ -601,10 +615,7 @@ func (t *FsstTable) DecodeBlockExact(buf []byte, in Block) (Block, error) {
 		}
 		out.Offsets = append(out.Offsets, uint64(pos))
 	}
-	if pos != room {
-		return Block{}, fmt.Errorf("values: fsst values expand to %d bytes, sized %d: %w", pos, room, ErrCorrupt)
-	}
-	out.Data = buf
+	out.Data = buf[:pos]
 	return out, nil
 }
 
@@ -652,11 +663,7 @@ func (t *FsstTable) DecodeBlock(in Block) (Block, error) {
 	}
 	codes := in.Data[in.Offsets[0]:in.Offsets[in.N]]
 	if !t.coded {
-		out.Data = append([]byte(nil), codes...)
-		for i := 1; i <= in.N; i++ {
-			out.Offsets = append(out.Offsets, in.Offsets[i]-in.Offsets[0])
-		}
-		return out, nil
+		return verbatim(make([]byte, len(codes)), in), nil
 	}
 	// One pass over the chunk's codes, values back to back: every symbol
 	// is written as a whole 8-byte word into a buffer sized exactly (plus

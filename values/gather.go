@@ -240,16 +240,3 @@ func GatherLevels(enc *enc21pb.CompressiveEncoding, buf []byte, n int, at []int,
 	}
 	return dst, nil
 }
-
-// appendLE appends the low bw bytes of v, little-endian.
-func appendLE(dst []byte, bw int, v uint64) []byte {
-	switch bw {
-	case 1:
-		return append(dst, byte(v))
-	case 2:
-		return binary.LittleEndian.AppendUint16(dst, uint16(v))
-	case 4:
-		return binary.LittleEndian.AppendUint32(dst, uint32(v))
-	}
-	return binary.LittleEndian.AppendUint64(dst, v)
-}

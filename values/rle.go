@@ -50,8 +50,8 @@ func rleLoad(src []byte, w, i int) uint64 {
 	}
 }
 
-// rleAppend appends the low w bytes of v, little-endian.
-func rleAppend(dst []byte, w int, v uint64) []byte {
+// appendLE appends the low w bytes of v, little-endian.
+func appendLE(dst []byte, w int, v uint64) []byte {
 	switch w {
 	case 1:
 		return append(dst, byte(v))
@@ -158,12 +158,12 @@ func appendRLE(values, lengths []byte, bits, lenBits int, src []byte, n int) (v,
 	maxRun := uint64(1)<<lenBits - 1
 	emit := func(val, run uint64) {
 		for run > maxRun {
-			values = rleAppend(values, w, val)
-			lengths = rleAppend(lengths, lw, maxRun)
+			values = appendLE(values, w, val)
+			lengths = appendLE(lengths, lw, maxRun)
 			run -= maxRun
 		}
-		values = rleAppend(values, w, val)
-		lengths = rleAppend(lengths, lw, run)
+		values = appendLE(values, w, val)
+		lengths = appendLE(lengths, lw, run)
 	}
 	cur := rleLoad(src, w, 0)
 	run := uint64(1)

@@ -12,7 +12,7 @@ import (
 func rleTestValues(w int, vals ...uint64) []byte {
 	var b []byte
 	for _, v := range vals {
-		b = rleAppend(b, w, v)
+		b = appendLE(b, w, v)
 	}
 	return b
 }
@@ -106,7 +106,7 @@ func TestRLERoundTrip(t *testing.T) {
 					}
 					run := 1 + r.IntN(1+r.IntN(600))
 					for range run {
-						src = rleAppend(src, w, val)
+						src = appendLE(src, w, val)
 					}
 				}
 				src = src[:n*w]

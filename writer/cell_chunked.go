@@ -88,10 +88,17 @@ func (c *pageEnc) encodeChunked(d structural.Dense, pv pageValues, enc *encoded)
 	outs := make([]chunkScratch, len(cuts)-1)
 	outs[0] = chunkScratch{rep: c.rep, def: c.def, bufs: c.chunkBufs, meta: c.meta, data: c.data,
 		repEnc: c.repEnc, defEnc: c.defEnc}
+	for len(c.pieces) < len(outs)-1 {
+		c.pieces = append(c.pieces, chunkScratch{})
+	}
 	for j := 1; j < len(outs); j++ {
-		outs[j].repEnc = values.LevelEncoder{Codec: plan.RepCodec}
-		outs[j].defEnc = values.LevelEncoder{Codec: plan.DefCodec}
-		outs[j].data = make([]byte, 0, cap(c.data)/(len(outs)-1))
+		o := c.pieces[j-1]
+		o.meta, o.data, o.valueBytes = o.meta[:0], o.data[:0], 0
+		o.repEnc.Codec, o.defEnc.Codec = plan.RepCodec, plan.DefCodec
+		if share := cap(c.data) / len(outs); cap(o.data) < share {
+			o.data = make([]byte, 0, share)
+		}
+		outs[j] = o
 	}
 	err := par.EachPiece(cuts, func(j, lo, hi int) error {
 		o := &outs[j]
@@ -104,6 +111,7 @@ func (c *pageEnc) encodeChunked(d structural.Dense, pv pageValues, enc *encoded)
 	})
 	c.rep, c.def, c.chunkBufs, c.repEnc, c.defEnc = outs[0].rep, outs[0].def, outs[0].bufs, outs[0].repEnc, outs[0].defEnc
 	c.meta, c.data = outs[0].meta, outs[0].data
+	copy(c.pieces, outs[1:]) // their buffers serve the next page; their bytes are copied below
 	if err != nil {
 		return err
 	}

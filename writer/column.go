@@ -80,6 +80,7 @@ type pageEnc struct {
 	offsets                    []uint64
 	chunkBufs                  [][]byte
 	repEnc, defEnc             values.LevelEncoder // the level streams of a dense chunked page
+	pieces                     []chunkScratch      // the scratch of a chunked page's pieces after the first
 	sampleData                 []byte
 	sampleOffs                 []uint64
 	zvals                      []byte
