@@ -91,6 +91,18 @@ func (f *File) decodeSparse(p *page, bufs [][]byte, path []structural.Step) ([]s
 // sparseLayers decodes the structural sets of a sparse page (bufs holds
 // every page buffer, the value buffers first) into per-layer structure.
 func sparseLayers(p *page, bufs [][]byte, path []structural.Step) ([]structural.LayerData, error) {
+	ix, err := sparseIndex(p, bufs, path)
+	if err != nil {
+		return nil, err
+	}
+	lds, _, _ := ix.Window(0, ix.Rows())
+	return lds, nil
+}
+
+// sparseIndex reads the structural sets of a sparse page (bufs holds every
+// page buffer, the value buffers first, those possibly not read) into an
+// index of its structure.
+func sparseIndex(p *page, bufs [][]byte, path []structural.Step) (*structural.SparseIndex, error) {
 	var pageBytes uint64
 	for _, b := range bufs {
 		pageBytes += uint64(len(b))
@@ -102,7 +114,7 @@ func sparseLayers(p *page, bufs [][]byte, path []structural.Step) ([]structural.
 	if vb > len(bufs) {
 		return nil, fmt.Errorf("sparse page has %d buffers, its values %d: %w", len(bufs), vb, ErrCorrupt)
 	}
-	return structural.ReadSparse(p.sparse.GetStructure().GetSparse(), bufs[vb:], p.rows, path, pageBytes)
+	return structural.ReadSparseIndex(p.sparse.GetStructure().GetSparse(), bufs[vb:], p.rows, path, pageBytes)
 }
 
 // sparseValues decodes the value plane of a sparse page (bufs holds the

@@ -15,22 +15,20 @@ import (
 
 // A sparse page is read in two steps. The first read of the page loads its
 // metadata once and keeps it for the File's lifetime (sparseMeta): the
-// decoded structure, the materialized leaf slots with a rank index, and
-// whatever the value codec needs to address single values. Every read of
+// structure as its stored position sets (structural.SparseIndex, which
+// also ranks the materialized leaf slots) and whatever the value codec
+// needs to address single values. Every read of
 // the page, the first included, then fetches only the value bytes of the
 // rows it asks for (cell_sparse_window.go).
 
 // sparseMeta is the cached metadata of one sparse page.
 type sparseMeta struct {
-	layers    []structural.LayerData // whole-page structure, outer first
-	scale     uint64                 // page elements per top-level slot (structural FSL dimensions)
+	// The page's structure as stored (its position sets), expanded per
+	// window; for zipped and indexed values it also ranks the materialized
+	// leaf slots (valid, under valid ancestors).
+	ix        *structural.SparseIndex
+	scale     uint64 // page elements per top-level slot (structural FSL dimensions)
 	leafSlots int
-
-	// Materialized leaf slots (zipped and indexed values): alive[s] when
-	// leaf slot s and every ancestor slot are valid. rank[i] counts the
-	// alive slots before slot 64*i.
-	alive []bool
-	rank  []uint32
 
 	// Zipped values: the FullZip form of the description, the record width
 	// in bytes (fixed-width addressing) or the offset index (variable).
@@ -107,7 +105,7 @@ func (f *File) loadSparseMeta(p *page, path []structural.Step) (*sparseMeta, err
 			return nil, err
 		}
 	}
-	lds, err := sparseLayers(p, bufs, path)
+	ix, err := sparseIndex(p, bufs, path)
 	if err != nil && vb > 0 && errors.Is(err, ErrCorrupt) {
 		// The structure's slots must be backed by the whole page's bytes:
 		// a large page whose structure is mostly metadata-only passes that
@@ -117,67 +115,30 @@ func (f *File) loadSparseMeta(p *page, path []structural.Step) (*sparseMeta, err
 				return nil, err
 			}
 		}
-		lds, err = sparseLayers(p, bufs, path)
+		ix, err = sparseIndex(p, bufs, path)
 	}
 	if err != nil {
 		return nil, err
 	}
-	m := &sparseMeta{layers: lds, scale: 1}
-	for _, ld := range lds {
-		m.bytes += uint64(len(ld.Valid)) + 4*uint64(len(ld.Offsets))
-		if ld.Dim > 0 {
-			// Page lengths count elements: rows times every structural
-			// fixed-size-list dimension of the path (see readRuns).
-			m.scale *= uint64(ld.Dim)
-		}
-	}
-	if m.scale*uint64(lds[0].Len) != p.rows {
-		return nil, fmt.Errorf("sparse page of %d elements has %d top-level slots of %d: %w", p.rows, lds[0].Len, m.scale, ErrCorrupt)
-	}
-	last := lds[len(lds)-1]
-	m.leafSlots = last.Len
-	switch {
-	case last.Offsets != nil:
-		m.leafSlots = int(last.Offsets[last.Len])
-	case last.Dim > 0:
-		m.leafSlots = last.Len * last.Dim
-	}
+	// Page lengths count elements: rows times every structural
+	// fixed-size-list dimension of the path (see readRuns).
+	m := &sparseMeta{ix: ix, scale: uint64(ix.Scale()), leafSlots: ix.LeafSlots()}
 	if err := f.loadValueMeta(p, m); err != nil {
 		return nil, err
 	}
+	m.bytes += ix.Bytes()
 	return m, nil
-}
-
-// loadAlive computes the materialized leaf slots and their rank index.
-func (m *sparseMeta) loadAlive() int {
-	m.alive = materialized(m.layers)
-	m.rank = make([]uint32, len(m.alive)/64+1)
-	n := 0
-	for i, a := range m.alive {
-		if i%64 == 0 {
-			m.rank[i/64] = uint32(n)
-		}
-		if a {
-			n++
-		}
-	}
-	if len(m.alive)%64 == 0 {
-		m.rank[len(m.alive)/64] = uint32(n)
-	}
-	m.bytes += uint64(len(m.alive)) + 4*uint64(len(m.rank))
-	return n
 }
 
 // ordinal returns the number of materialized leaf slots before slot s (the
 // value ordinal of slot s when it is materialized), 0 ≤ s ≤ leaf slots.
-func (m *sparseMeta) ordinal(s int) int {
-	n := int(m.rank[s/64])
-	for _, a := range m.alive[s&^63 : s] {
-		if a {
-			n++
-		}
-	}
-	return n
+func (m *sparseMeta) ordinal(s int) int { return m.ix.Ordinal(s) }
+
+// aliveSlots marks which of leaf slots [s0, s1) are materialized.
+func (m *sparseMeta) aliveSlots(s0, s1 int) []bool {
+	a := make([]bool, s1-s0)
+	m.ix.Alive(a, s0)
+	return a
 }
 
 // loadValueMeta reads and checks what the value codec needs to address
@@ -187,7 +148,7 @@ func (f *File) loadValueMeta(p *page, m *sparseMeta) error {
 	switch c := p.sparse.GetValues().GetCodec().(type) {
 	case *enc23pb.ValuePlane_None, *enc23pb.ValuePlane_Constant:
 	case *enc23pb.ValuePlane_Zipped:
-		n := m.loadAlive()
+		n := m.ix.IndexMaterialized()
 		z := c.Zipped
 		if z.NumItems != uint64(n) || z.NumVisibleItems != uint64(n) {
 			return fmt.Errorf("sparse zipped page stores %d values, %d materialized: %w", z.NumItems, n, ErrCorrupt)
@@ -272,7 +233,7 @@ func (f *File) offsetIndex(r format.BufferRange, n int, dataLen uint64) (values.
 // loadIndexedMeta decodes the indices of an indexed value plane (buffer 0)
 // and reads its item offset index (buffer 2); the items stay on disk.
 func (f *File) loadIndexedMeta(ix *enc23pb.IndexedValues, bufs []format.BufferRange, m *sparseMeta) error {
-	m.loadAlive()
+	m.ix.IndexMaterialized()
 	idxEnc, items := ix.GetIndices(), ix.GetItems()
 	if idxEnc == nil || items == nil {
 		return fmt.Errorf("indexed values without indices or items: %w", ErrCorrupt)

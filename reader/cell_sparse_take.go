@@ -62,7 +62,7 @@ func (f *File) prefetchColumn(ci int, path []structural.Step, runs []rowRun, cac
 			if a%m.scale != 0 || b%m.scale != 0 {
 				continue // the read reports it
 			}
-			s0, s1 := m.leafRange(int(a/m.scale), int(b/m.scale))
+			s0, s1 := m.ix.LeafRange(int(a/m.scale), int(b/m.scale))
 			if k0, k1 := m.ordinal(s0), m.ordinal(s1); k0 < k1 {
 				if need[p] == nil {
 					need[p] = &plan{m: m}
@@ -97,29 +97,18 @@ func (f *File) prefetchColumn(ci int, path []structural.Step, runs []rowRun, cac
 	return nil
 }
 
-// leafRange returns the leaf slots under top-level slots [lo, hi).
-func (m *sparseMeta) leafRange(lo, hi int) (int, int) {
-	for _, ld := range m.layers {
-		switch {
-		case ld.Offsets != nil:
-			lo, hi = int(ld.Offsets[lo]), int(ld.Offsets[hi])
-		case ld.Dim > 0:
-			lo, hi = lo*ld.Dim, hi*ld.Dim
-		}
-	}
-	return lo, hi
-}
-
 // prefetched returns the stored bytes of value ordinals [k0, k1) when a
 // prefetched span holds them.
+// The spans of a page are disjoint and in order.
 func (c pageCache) prefetched(p *page, m *sparseMeta, k0, k1 int) ([]byte, bool) {
-	for _, s := range c.spans[p] {
-		if s.k0 <= k0 && k1 <= s.k1 {
-			lo, hi := m.zippedOffset(k0)-m.zippedOffset(s.k0), m.zippedOffset(k1)-m.zippedOffset(s.k0)
-			return s.data[lo:hi:hi], true
-		}
+	spans := c.spans[p]
+	i := sort.Search(len(spans), func(i int) bool { return spans[i].k0 > k0 }) - 1
+	if i < 0 || k1 > spans[i].k1 {
+		return nil, false
 	}
-	return nil, false
+	s := spans[i]
+	lo, hi := m.zippedOffset(k0)-m.zippedOffset(s.k0), m.zippedOffset(k1)-m.zippedOffset(s.k0)
+	return s.data[lo:hi:hi], true
 }
 
 // zippedOffset is the byte offset of value ordinal k in buffer 0.
@@ -174,7 +163,8 @@ func (f *File) decodeSparseWindows(p *page, types []arrow.DataType, path []struc
 				return nil, errNoJoin
 			}
 			blocks = append(blocks, vals)
-			alive = append(alive, m.alive[s0:s1]...)
+			alive = slices.Grow(alive, s1-s0)[:len(alive)+s1-s0]
+			m.ix.Alive(alive[len(alive)-(s1-s0):], s0)
 			kind = 0
 			continue
 		}

@@ -30,40 +30,14 @@ func (f *File) decodeSparseWindow(p *page, path []structural.Step, a, b uint64, 
 	return lds, pd, nil
 }
 
-// window checks element window [a, b) of sparse page p and cuts its
-// structure (windowLayers): the layers and the leaf slots [s0, s1).
+// window checks element window [a, b) of sparse page p and expands its
+// structure: the layers and the leaf slots [s0, s1).
 func (m *sparseMeta) window(p *page, a, b uint64) ([]structural.LayerData, int, int, error) {
 	if a > b || b > p.rows || a%m.scale != 0 || b%m.scale != 0 {
 		return nil, 0, 0, fmt.Errorf("window [%d, %d) of a sparse page of %d elements in rows of %d: %w", a, b, p.rows, m.scale, ErrCorrupt)
 	}
-	lds, s0, s1 := windowLayers(m.layers, int(a/m.scale), int(b/m.scale))
+	lds, s0, s1 := m.ix.Window(int(a/m.scale), int(b/m.scale))
 	return lds, s0, s1, nil
-}
-
-// windowLayers slices whole-page structure to top-level slots [lo, hi):
-// validity is sliced, list offsets rebased. It returns the leaf slots
-// [s0, s1) the window covers.
-func windowLayers(all []structural.LayerData, lo, hi int) ([]structural.LayerData, int, int) {
-	out := make([]structural.LayerData, len(all))
-	for i, ld := range all {
-		w := structural.LayerData{Layer: ld.Layer, Len: hi - lo, Dim: ld.Dim}
-		if ld.Valid != nil {
-			w.Valid = ld.Valid[lo:hi:hi]
-		}
-		switch {
-		case ld.Offsets != nil:
-			base := ld.Offsets[lo]
-			w.Offsets = make([]int32, hi-lo+1)
-			for k := range w.Offsets {
-				w.Offsets[k] = ld.Offsets[lo+k] - base
-			}
-			lo, hi = int(base), int(ld.Offsets[hi])
-		case ld.Dim > 0:
-			lo, hi = lo*ld.Dim, hi*ld.Dim
-		}
-		out[i] = w
-	}
-	return out, lo, hi
 }
 
 // slotValues decodes the values of leaf slots [s0, s1) of a sparse page.
@@ -80,7 +54,7 @@ func (f *File) slotValues(p *page, m *sparseMeta, s0, s1 int, cache pageCache) (
 		if err != nil {
 			return nil, err
 		}
-		if pd.vals, err = scatter(vals, m.alive[s0:s1]); err != nil {
+		if pd.vals, err = scatter(vals, m.aliveSlots(s0, s1)); err != nil {
 			return nil, err
 		}
 	case *enc23pb.ValuePlane_Chunked:
@@ -229,9 +203,10 @@ func (f *File) chunkedSlots(p *page, ch *enc23pb.ChunkedValues, m *sparseMeta, s
 // yet are read with one request per run of consecutive items; the call
 // keeps them decoded (cache).
 func (f *File) indexedSlots(p *page, m *sparseMeta, s0, s1 int, cache pageCache) (values.Block, *values.Block, error) {
+	alive := m.aliveSlots(s0, s1)
 	var need []uint32
 	for s := s0; s < s1; s++ {
-		if m.alive[s] {
+		if alive[s-s0] {
 			need = append(need, le32(m.indices.Data[4*s:]))
 		}
 	}
@@ -274,7 +249,7 @@ func (f *File) indexedSlots(p *page, m *sparseMeta, s0, s1 int, cache pageCache)
 	}
 	idx := values.Block{Bits: 32, N: s1 - s0, Data: make([]byte, 4*(s1-s0))}
 	for s := s0; s < s1; s++ {
-		if !m.alive[s] {
+		if !alive[s-s0] {
 			continue
 		}
 		k, _ := slices.BinarySearch(need, le32(m.indices.Data[4*s:]))

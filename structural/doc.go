@@ -12,8 +12,11 @@
 // and child counts, each a block-encoded u64 sequence. BuildSparse encodes
 // LayerData into it, choosing polarity and sequence codecs exactly as Lance
 // 14 does (so the same structure gives the same descriptors and bytes);
-// ReadSparse decodes it back, checking every invariant (errors wrap
-// ErrCorruptSparse). Positions (Materialized) is the set of leaf slots a
-// sparse page stores values for, with the rank of each (the record a read
-// takes).
+// ReadSparseIndex reads it back as a SparseIndex, checking every invariant
+// (errors wrap ErrCorruptSparse): the position sets as stored, expanded to
+// LayerData one window of rows at a time, with the rank of each leaf slot
+// among the stored values, so a read of a few rows costs the page's stored
+// positions, not its slots; ReadSparse is the expansion of the whole page.
+// Positions (Materialized) is the set of leaf slots a sparse page stores
+// values for, as the writer computes it.
 package structural

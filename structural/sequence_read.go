@@ -99,17 +99,18 @@ func checkSequence(e *enc21pb.CompressiveEncoding, bitWidth uint64, n int64, com
 }
 
 // seqValues are the values of a decoded u64 sequence: an arithmetic
-// progression (metadata-only sets, never materialized) or explicit
-// little-endian words.
+// progression (metadata-only sets, never materialized) or explicit values,
+// which a valid page keeps under 2^31 (positions inside their domain,
+// counts inside their child slots), held in 32 bits.
 type seqValues struct {
 	n           int
 	start, step uint64
-	data        []byte // explicit values; nil for a progression
+	data        []uint32 // explicit values; nil for a progression
 }
 
 func (s seqValues) at(i int) uint64 {
 	if s.data != nil {
-		return binary.LittleEndian.Uint64(s.data[8*i:])
+		return uint64(s.data[i])
 	}
 	return s.start + uint64(i)*s.step
 }
@@ -150,62 +151,54 @@ func (r *seqReader) read(e *enc21pb.CompressiveEncoding, n uint64, what string) 
 	case *enc21pb.CompressiveEncoding_Range:
 		return seqValues{n: int(n), start: c.Range.Start, step: c.Range.Step}, nil
 	}
-	// Decoded values take 8 bytes each: they must come from the payload.
+	// Decoded values take 4 bytes each: they must come from the payload.
 	if !backed(n, uint64(len(payload))) {
 		return seqValues{}, sparseCorrupt("%s: %d values from %d bytes", what, n, len(payload))
 	}
-	b, err := values.DecodeBlock(e, payload, int(n))
-	if err != nil {
+	data := make([]uint32, n)
+	if err := values.DecodeUint32s(e, payload, data); err != nil {
 		return seqValues{}, sparseCorrupt("%s: %v", what, err)
 	}
-	if b.Bits != 64 || uint64(len(b.Data)) < 8*n {
-		return seqValues{}, sparseCorrupt("%s decoded to %d-bit values", what, b.Bits)
-	}
-	return seqValues{n: int(n), data: b.Data[:8*n]}, nil
+	return seqValues{n: int(n), data: data}, nil
 }
 
 // positions decodes a strictly increasing position set inside [0, domain).
-func (r *seqReader) positions(e *enc21pb.CompressiveEncoding, n uint64, domain int, what string) (seqValues, error) {
+func (r *seqReader) positions(e *enc21pb.CompressiveEncoding, n uint64, domain int, what string) (posList, error) {
 	if n > uint64(domain) {
-		return seqValues{}, sparseCorrupt("%s: %d positions in a domain of %d", what, n, domain)
+		return posList{}, sparseCorrupt("%s: %d positions in a domain of %d", what, n, domain)
 	}
 	ps, err := r.read(e, n, what)
 	if err != nil {
-		return seqValues{}, err
+		return posList{}, err
 	}
 	if ps.n == 0 {
-		return ps, nil
+		return posList{}, nil
 	}
 	if ps.data == nil {
 		// A progression (Range steps are positive and do not overflow):
 		// only its last position can leave the domain.
 		if ps.n > 1 && ps.step == 0 {
-			return seqValues{}, sparseCorrupt("%s: %d positions all %d", what, ps.n, ps.start)
+			return posList{}, sparseCorrupt("%s: %d positions all %d", what, ps.n, ps.start)
 		}
 		if last := ps.at(ps.n - 1); last >= uint64(domain) {
-			return seqValues{}, sparseCorrupt("%s: position %d outside [0, %d)", what, last, domain)
+			return posList{}, sparseCorrupt("%s: position %d outside [0, %d)", what, last, domain)
 		}
-		return ps, nil
+		return posList{n: ps.n, start: int(ps.start), step: int(ps.step)}, nil
 	}
-	// Increasing inside the domain: checked branch-free over the words,
-	// the offending position found only on failure.
-	d := ps.data[:8*ps.n]
-	first := binary.LittleEndian.Uint64(d)
-	prev, bad := first, first >= uint64(domain)
-	for i := 8; i+8 <= len(d); i += 8 {
-		x := binary.LittleEndian.Uint64(d[i:])
-		bad = bad || x <= prev || x >= uint64(domain)
+	// Increasing inside the domain: checked branch-free, the offending
+	// position found only on failure.
+	d := ps.data
+	prev, bad := d[0], uint64(d[0]) >= uint64(domain)
+	for _, x := range d[1:] {
+		bad = bad || x <= prev || uint64(x) >= uint64(domain)
 		prev = x
 	}
 	if bad {
-		prev = 0
-		for i := 0; i < ps.n; i++ {
-			if x := ps.at(i); x >= uint64(domain) || (i > 0 && x <= prev) {
-				return seqValues{}, sparseCorrupt("%s: position %d not increasing inside [0, %d)", what, x, domain)
-			} else {
-				prev = x
+		for i, x := range d {
+			if uint64(x) >= uint64(domain) || (i > 0 && x <= d[i-1]) {
+				return posList{}, sparseCorrupt("%s: position %d not increasing inside [0, %d)", what, x, domain)
 			}
 		}
 	}
-	return ps, nil
+	return posList{n: ps.n, p: d}, nil
 }

@@ -1,12 +1,10 @@
 package structural
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
 
-	"github.com/planarlance/planar/internal/bitmap"
 	"github.com/planarlance/planar/proto/enc21pb"
 	"github.com/planarlance/planar/proto/enc23pb"
 	"github.com/planarlance/planar/values"
@@ -81,18 +79,29 @@ func SparseBuffers(s *enc23pb.SparseStructure) (int, error) {
 
 // ReadSparse decodes a sparse structure into one LayerData per step of
 // path, outer-most first: per layer its validity (nil when every slot is
-// valid), list offsets and fixed-size-list dimension. rows is the page's row
-// count as stored (rows times every structural fixed-size-list dimension),
-// bufs exactly the structure's buffers in order, and pageBytes the size of
-// the whole page, which bounds what a corrupt page can make ReadSparse
-// allocate.
+// valid), list offsets and fixed-size-list dimension. It is
+// ReadSparseIndex expanded over the whole page.
+func ReadSparse(s *enc23pb.SparseStructure, bufs [][]byte, rows uint64, path []Step, pageBytes uint64) ([]LayerData, error) {
+	x, err := ReadSparseIndex(s, bufs, rows, path, pageBytes)
+	if err != nil {
+		return nil, err
+	}
+	lds, _, _ := x.Window(0, x.top)
+	return lds, nil
+}
+
+// ReadSparseIndex reads the sets of a sparse structure into a SparseIndex.
+// rows is the page's row count as stored (rows times every structural
+// fixed-size-list dimension), bufs exactly the structure's buffers in
+// order, and pageBytes the size of the whole page, which bounds what a
+// corrupt page can make it allocate.
 //
 // Every invariant is checked: layer kinds match the path, sequences have a
 // form Lance's sequence decoder accepts, positions are strictly increasing
 // inside their domain, counts are positive, sum to the child slots and
 // belong to valid slots, and the buffers are all used. Errors wrap
 // ErrCorruptSparse.
-func ReadSparse(s *enc23pb.SparseStructure, bufs [][]byte, rows uint64, path []Step, pageBytes uint64) ([]LayerData, error) {
+func ReadSparseIndex(s *enc23pb.SparseStructure, bufs [][]byte, rows uint64, path []Step, pageBytes uint64) (*SparseIndex, error) {
 	layers := s.GetLayers()
 	if len(layers) == 0 || len(layers) != len(path) {
 		return nil, sparseCorrupt("%d layers for a column path of %d steps", len(layers), len(path))
@@ -113,143 +122,135 @@ func ReadSparse(s *enc23pb.SparseStructure, bufs [][]byte, rows uint64, path []S
 		return nil, sparseCorrupt("page of %d elements in %d bytes", rows, pageBytes)
 	}
 	domain := int(rows / scale)
+	x := &SparseIndex{top: domain, scale: int(scale), layers: make([]indexLayer, len(path))}
 	sr := &seqReader{bufs: bufs, pageBytes: pageBytes}
-	lds := make([]LayerData, len(path))
 	for i, l := range layers {
-		ld := LayerData{Len: domain}
+		il := &x.layers[i]
+		il.slots = domain
 		var err error
-		switch x := l.GetLayer().(type) {
+		switch v := l.GetLayer().(type) {
 		case *enc23pb.SparseStructuralLayer_Validity:
 			if k := path[i].Kind; k != StepStruct && k != StepLeaf {
 				return nil, sparseCorrupt("validity layer at a %v step", k)
 			}
-			if ld.Valid, err = sr.validity(x.Validity, domain, "validity layer"); err != nil {
+			if err = sr.validity(il, v.Validity, "validity layer"); err != nil {
 				return nil, err
 			}
-			ld.Layer = itemLayer(ld.Valid)
 		case *enc23pb.SparseStructuralLayer_List:
 			if path[i].Kind != StepList {
 				return nil, sparseCorrupt("list layer at a %v step", path[i].Kind)
 			}
-			if ld, err = sr.list(x.List, domain); err != nil {
+			if err = sr.list(il, v.List); err != nil {
 				return nil, err
 			}
-			domain = int(x.List.NumChildSlots)
+			domain = int(v.List.NumChildSlots)
 		case *enc23pb.SparseStructuralLayer_FixedSizeList:
-			fl := x.FixedSizeList
+			fl := v.FixedSizeList
 			if path[i].Kind != StepFSL || uint64(path[i].Dim) != fl.Dimension {
 				return nil, sparseCorrupt("fixed-size-list layer of dimension %d at a %v step of dimension %d", fl.Dimension, path[i].Kind, path[i].Dim)
 			}
-			if ld.Valid, err = sr.validity(fl.GetValidity(), domain, "fixed-size list"); err != nil {
+			if err = sr.validity(il, fl.GetValidity(), "fixed-size list"); err != nil {
 				return nil, err
 			}
-			ld.Layer = itemLayer(ld.Valid)
-			ld.Dim = int(fl.Dimension)
+			il.dim = int(fl.Dimension)
 			child := uint64(domain) * fl.Dimension
 			if child > maxSparseSlots || !backed(child, pageBytes) {
-				return nil, sparseCorrupt("fixed-size list of %d x %d slots", domain, ld.Dim)
+				return nil, sparseCorrupt("fixed-size list of %d x %d slots", domain, il.dim)
 			}
 			domain = int(child)
 		default:
 			return nil, sparseCorrupt("layer %d without a kind", i)
 		}
-		lds[i] = ld
 	}
 	if sr.next != len(sr.bufs) {
 		return nil, sparseCorrupt("%d structural buffers, %d used", len(sr.bufs), sr.next)
 	}
-	return lds, nil
+	x.leafSlots = domain
+	return x, nil
 }
 
-func itemLayer(valid []bool) Layer {
-	if valid != nil {
-		return NullableItem
-	}
-	return AllValidItem
-}
-
-// validity decodes a validity set over domain slots (nil: all valid).
-func (r *seqReader) validity(v *enc23pb.SparseValiditySet, domain int, what string) ([]bool, error) {
+// validity reads the validity set of layer l (its slots set): the item
+// layer kind follows (all valid when it names no null).
+func (r *seqReader) validity(l *indexLayer, v *enc23pb.SparseValiditySet, what string) error {
 	if v == nil {
-		return nil, sparseCorrupt("%s without validity", what)
+		return sparseCorrupt("%s without validity", what)
 	}
-	nullPositions := false
 	switch v.Meaning {
 	case enc23pb.SparseValiditySet_SPARSE_VALIDITY_NULL_POSITIONS:
-		nullPositions = true
+		l.nulls = true
 	case enc23pb.SparseValiditySet_SPARSE_VALIDITY_VALID_POSITIONS:
 	default:
-		return nil, sparseCorrupt("%s validity meaning %d", what, v.Meaning)
+		return sparseCorrupt("%s validity meaning %d", what, v.Meaning)
 	}
-	ps, err := r.positions(v.GetPositions(), v.NumPositions, domain, what+" validity")
-	if err != nil {
-		return nil, err
+	var err error
+	if l.valid, err = r.positions(v.GetPositions(), v.NumPositions, l.slots, what+" validity"); err != nil {
+		return err
 	}
-	if nullPositions && ps.n == 0 {
-		return nil, nil
+	l.layer = NullableItem
+	if l.nulls && l.valid.n == 0 {
+		l.layer = AllValidItem
 	}
-	valid := make([]bool, domain)
-	if nullPositions {
-		bitmap.FillTrue(valid)
-	}
-	// (positions checked inside the domain)
-	if ps.data == nil {
-		for i := 0; i < ps.n; i++ {
-			valid[ps.at(i)] = !nullPositions
-		}
-		return valid, nil
-	}
-	d := ps.data[:8*ps.n]
-	for i := 0; i+8 <= len(d); i += 8 {
-		valid[binary.LittleEndian.Uint64(d[i:])] = !nullPositions
-	}
-	return valid, nil
+	return nil
 }
 
-// list decodes a list layer over domain slots.
-func (r *seqReader) list(l *enc23pb.SparseListLayer, domain int) (LayerData, error) {
-	ld := LayerData{Len: domain}
-	if l.NumChildSlots > math.MaxInt32 || !backed(l.NumChildSlots, r.pageBytes) {
-		return ld, sparseCorrupt("list of %d child slots", l.NumChildSlots)
+// list reads a list layer over l.slots slots: its validity, non-empty
+// positions and the running sum of their counts.
+func (r *seqReader) list(l *indexLayer, ls *enc23pb.SparseListLayer) error {
+	if ls.NumChildSlots > math.MaxInt32 || !backed(ls.NumChildSlots, r.pageBytes) {
+		return sparseCorrupt("list of %d child slots", ls.NumChildSlots)
 	}
-	ne, err := r.positions(l.GetNonEmptyPositions(), l.NumNonEmptyPositions, domain, "list non-empty")
+	var err error
+	if l.ne, err = r.positions(ls.GetNonEmptyPositions(), ls.NumNonEmptyPositions, l.slots, "list non-empty"); err != nil {
+		return err
+	}
+	counts, err := r.read(ls.GetCounts(), ls.NumNonEmptyPositions, "list counts")
 	if err != nil {
-		return ld, err
+		return err
 	}
-	counts, err := r.read(l.GetCounts(), l.NumNonEmptyPositions, "list counts")
-	if err != nil {
-		return ld, err
+	if err = r.validity(l, ls.GetValidity(), "list"); err != nil {
+		return err
 	}
-	if ld.Valid, err = r.validity(l.GetValidity(), domain, "list"); err != nil {
-		return ld, err
+	l.layer = AllValidList
+	if !(l.nulls && l.valid.n == 0) {
+		l.layer = NullableList
 	}
-	ld.Layer = AllValidList
-	if ld.Valid != nil {
-		ld.Layer = NullableList
+	if l.layer == NullableList {
+		if p, ok := nullAmong(&l.ne, &l.valid, l.nulls); !ok {
+			return sparseCorrupt("list slot %d is non-empty and null", p)
+		}
 	}
-	ld.Offsets = make([]int32, domain+1)
+	l.cum = make([]uint32, l.ne.n+1)
 	var total uint64
-	slot := 0
-	for k := 0; k < ne.n; k++ {
-		p, c := int(ne.at(k)), counts.at(k)
-		if c == 0 || (ld.Valid != nil && !ld.Valid[p]) {
-			return ld, sparseCorrupt("list slot %d is non-empty with count %d", p, c)
+	for k := 0; k < l.ne.n; k++ {
+		c := counts.at(k)
+		if c == 0 {
+			return sparseCorrupt("list slot %d is non-empty with count 0", l.ne.at(k))
 		}
-		if c > l.NumChildSlots-total {
-			return ld, sparseCorrupt("list counts exceed %d child slots", l.NumChildSlots)
-		}
-		for ; slot < p; slot++ {
-			ld.Offsets[slot+1] = int32(total)
+		if c > ls.NumChildSlots-total {
+			return sparseCorrupt("list counts exceed %d child slots", ls.NumChildSlots)
 		}
 		total += c
-		ld.Offsets[p+1] = int32(total)
-		slot = p + 1
+		l.cum[k+1] = uint32(total)
 	}
-	for ; slot < domain; slot++ {
-		ld.Offsets[slot+1] = int32(total)
+	if total != ls.NumChildSlots {
+		return sparseCorrupt("list counts sum to %d, child slots %d", total, ls.NumChildSlots)
 	}
-	if total != l.NumChildSlots {
-		return ld, sparseCorrupt("list counts sum to %d, child slots %d", total, l.NumChildSlots)
+	return nil
+}
+
+// nullAmong reports the first of positions ps that a validity set makes
+// null (false when there is one), in one merge of the two sets.
+func nullAmong(ps, v *posList, nulls bool) (int, bool) {
+	j := 0
+	for k := 0; k < ps.n; k++ {
+		p := ps.at(k)
+		for j < v.n && v.at(j) < p {
+			j++
+		}
+		named := j < v.n && v.at(j) == p
+		if named == nulls {
+			return p, false
+		}
 	}
-	return ld, nil
+	return 0, true
 }

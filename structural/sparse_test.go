@@ -82,9 +82,14 @@ func TestValidityPolarity(t *testing.T) {
 			if payload == nil {
 				sr.bufs = nil
 			}
-			got, err := sr.validity(v, c.n, "test")
-			if err != nil {
+			l := &indexLayer{slots: c.n}
+			if err := sr.validity(l, v, "test"); err != nil {
 				t.Fatal(err)
+			}
+			var got []bool
+			if l.layer == NullableItem {
+				got = make([]bool, c.n)
+				fillValidity(got, &l.valid, l.nulls, 0)
 			}
 			if !sameValid(got, c.valid, c.n) {
 				t.Errorf("validity does not read back")
@@ -268,6 +273,13 @@ func randomLayers(rng *rand.Rand, path []Step, rows int) []LayerData {
 	return lds
 }
 
+func itemLayer(valid []bool) Layer {
+	if valid != nil {
+		return NullableItem
+	}
+	return AllValidItem
+}
+
 func itemLayerList(valid []bool) Layer {
 	if valid != nil {
 		return NullableList
@@ -301,21 +313,38 @@ func totalBytes(bufs [][]byte) uint64 {
 	return n
 }
 
+// sparseCase is a random structure and its sparse encoding.
+type sparseCase struct {
+	path []Step
+	rows int
+	lds  []LayerData
+	s    *enc23pb.SparseStructure
+	bufs [][]byte
+}
+
+// randomSparse draws case i: a structure of up to maxRows rows (a few
+// rows every tenth case) over one of the test paths, built.
+func randomSparse(t *testing.T, rng *rand.Rand, i, maxRows int) sparseCase {
+	t.Helper()
+	c := sparseCase{path: sparseTestPaths[i%len(sparseTestPaths)], rows: rng.IntN(maxRows)}
+	if i%10 == 0 {
+		c.rows = rng.IntN(4)
+	}
+	c.lds = randomLayers(rng, c.path, c.rows)
+	var err error
+	if c.s, c.bufs, err = BuildSparse(c.lds, c.path); err != nil {
+		t.Fatalf("case %d: %v", i, err)
+	}
+	return c
+}
+
 // TestSparseRoundTrip: random structures build, read back equal (validity
 // nil for all valid) and build again to the same bytes.
 func TestSparseRoundTrip(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 11))
 	for i := 0; i < 300; i++ {
-		path := sparseTestPaths[i%len(sparseTestPaths)]
-		rows := rng.IntN(3000)
-		if i%10 == 0 {
-			rows = rng.IntN(4)
-		}
-		lds := randomLayers(rng, path, rows)
-		s, bufs, err := BuildSparse(lds, path)
-		if err != nil {
-			t.Fatalf("case %d: %v", i, err)
-		}
+		c := randomSparse(t, rng, i, 3000)
+		path, rows, lds, s, bufs := c.path, c.rows, c.lds, c.s, c.bufs
 		if k, err := SparseBuffers(s); err != nil || k != len(bufs) {
 			t.Fatalf("case %d: SparseBuffers %d (%v), built %d", i, k, err, len(bufs))
 		}

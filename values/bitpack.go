@@ -337,26 +337,9 @@ func appendOOL[T flWord](dst, src []byte, w, n int) ([]byte, error) {
 // len(src), which must match one of the two layouts exactly. On error dst is
 // returned unchanged.
 func decodeOutOfLineBitpacked(dst []byte, bits, w int, src []byte, n int) ([]byte, error) {
-	if err := bpCheckBits(bits); err != nil {
+	lay, err := oolLayout(bits, w, src, n)
+	if err != nil {
 		return dst, err
-	}
-	if w < 0 || w > bits {
-		return dst, fmt.Errorf("values: out-of-line bitpacking: width %d outside 0..%d: %w", w, bits, ErrCorrupt)
-	}
-	if n < 0 || n > bpMaxValues {
-		return dst, fmt.Errorf("values: out-of-line bitpacking: invalid value count %d: %w", n, ErrCorrupt)
-	}
-	bpw := bits / 8
-	if len(src)%bpw != 0 {
-		return dst, fmt.Errorf("values: out-of-line bitpacking: %d bytes is not a whole number of %d-bit words: %w",
-			len(src), bits, ErrCorrupt)
-	}
-	words := len(src) / bpw
-	lay := bpOOLLayout{full: n / flBlock, tail: n % flBlock, wpc: flPackedWords(bits, w)}
-	lay.rawTail = lay.tail > 0 && words == lay.full*lay.wpc+lay.tail
-	if want := lay.words(); words != want {
-		return dst, fmt.Errorf("values: out-of-line bitpacking: %d values of width %d need %d %d-bit words, have %d: %w",
-			n, w, want, bits, words, ErrCorrupt)
 	}
 	switch bits {
 	case 8:
@@ -368,6 +351,33 @@ func decodeOutOfLineBitpacked(dst []byte, bits, w int, src []byte, n int) ([]byt
 	default:
 		return decodeOOL[uint64](dst, src, w, n, lay), nil
 	}
+}
+
+// oolLayout checks an OutOfLineBitpacking buffer of n values of bits width
+// packed to w bits and returns its layout.
+func oolLayout(bits, w int, src []byte, n int) (bpOOLLayout, error) {
+	if err := bpCheckBits(bits); err != nil {
+		return bpOOLLayout{}, err
+	}
+	if w < 0 || w > bits {
+		return bpOOLLayout{}, fmt.Errorf("values: out-of-line bitpacking: width %d outside 0..%d: %w", w, bits, ErrCorrupt)
+	}
+	if n < 0 || n > bpMaxValues {
+		return bpOOLLayout{}, fmt.Errorf("values: out-of-line bitpacking: invalid value count %d: %w", n, ErrCorrupt)
+	}
+	bpw := bits / 8
+	if len(src)%bpw != 0 {
+		return bpOOLLayout{}, fmt.Errorf("values: out-of-line bitpacking: %d bytes is not a whole number of %d-bit words: %w",
+			len(src), bits, ErrCorrupt)
+	}
+	words := len(src) / bpw
+	lay := bpOOLLayout{full: n / flBlock, tail: n % flBlock, wpc: flPackedWords(bits, w)}
+	lay.rawTail = lay.tail > 0 && words == lay.full*lay.wpc+lay.tail
+	if want := lay.words(); words != want {
+		return bpOOLLayout{}, fmt.Errorf("values: out-of-line bitpacking: %d values of width %d need %d %d-bit words, have %d: %w",
+			n, w, want, bits, words, ErrCorrupt)
+	}
+	return lay, nil
 }
 
 // decodeOOL decodes a buffer already validated against lay.

@@ -1,0 +1,316 @@
+package structural
+
+import (
+	"slices"
+
+	"github.com/planarlance/planar/internal/bitmap"
+)
+
+// A SparseIndex is the structure of a sparse page kept as it is stored:
+// per layer its validity positions, per list layer its non-empty positions
+// and the running sum of their counts. Memory and loading time follow the
+// stored positions, not the page's slots; a window of rows is expanded to
+// per-layer structure (LayerData) on demand, and the rank of a leaf slot
+// among the stored values is a binary search. ReadSparseIndex reads and
+// checks it; ReadSparse is its expansion over the whole page.
+type SparseIndex struct {
+	layers    []indexLayer
+	top       int // top-level slots
+	scale     int // page elements per top-level slot (structural FSL dimensions)
+	leafSlots int
+
+	// The leaf slots that store no value (a null slot, or one under a null
+	// struct or fixed-size-list slot) as merged ranges [lo, hi) packed
+	// lo<<32|hi in order, with the dead slots before each range. Built by
+	// IndexMaterialized.
+	dead       []uint64
+	deadBefore []uint64
+	alive      int
+	indexed    bool
+}
+
+// indexLayer is one layer of a SparseIndex.
+type indexLayer struct {
+	layer Layer // the layer kind of the expanded structure
+	slots int
+	dim   int // fixed-size-list layers
+
+	valid posList // validity positions (all valid: none, naming nulls)
+	nulls bool    // the positions name the null slots (else the valid ones)
+
+	ne  posList  // list layers: non-empty positions
+	cum []uint32 // list layers: child slots before each non-empty position, len ne.n+1
+}
+
+// posList is a strictly increasing position set: explicit positions, or an
+// arithmetic progression (never materialized) when p is nil.
+type posList struct {
+	n           int
+	start, step int
+	p           []uint32
+}
+
+func (s *posList) at(i int) int {
+	if s.p != nil {
+		return int(s.p[i])
+	}
+	return s.start + i*s.step
+}
+
+// below is the number of positions less than x.
+func (s *posList) below(x int) int {
+	if s.p != nil {
+		i, _ := slices.BinarySearch(s.p, uint32(min(x, 1<<32-1)))
+		return i
+	}
+	if s.n == 0 || x <= s.start {
+		return 0
+	}
+	if s.step == 0 {
+		return min(1, s.n)
+	}
+	return min(s.n, (x-s.start+s.step-1)/s.step)
+}
+
+// belowFrom is below(x) for x at least the x of an earlier call that
+// returned h: it gallops from h, so a rising sequence of calls costs the
+// log of each step rather than of the set.
+func (s *posList) belowFrom(x, h int) int {
+	if s.p == nil {
+		return s.below(x)
+	}
+	lo, hi, step := h, h, 1
+	for hi < len(s.p) && int(s.p[hi]) < x {
+		lo = hi + 1
+		hi += step
+		step *= 2
+	}
+	i, _ := slices.BinarySearch(s.p[lo:min(hi, len(s.p))], uint32(min(x, 1<<32-1)))
+	return lo + i
+}
+
+// bytes is the memory the set holds.
+func (s *posList) bytes() uint64 { return 4 * uint64(len(s.p)) }
+
+// Rows is the number of top-level slots of the page.
+func (x *SparseIndex) Rows() int { return x.top }
+
+// Scale is the number of page elements per top-level slot: the product of
+// the structural fixed-size-list dimensions (1 without them).
+func (x *SparseIndex) Scale() int { return x.scale }
+
+// LeafSlots is the number of leaf slots of the page.
+func (x *SparseIndex) LeafSlots() int { return x.leafSlots }
+
+// Bytes is the memory the index holds.
+func (x *SparseIndex) Bytes() uint64 {
+	n := 16 * uint64(len(x.dead))
+	for i := range x.layers {
+		l := &x.layers[i]
+		n += l.valid.bytes() + l.ne.bytes() + 4*uint64(len(l.cum))
+	}
+	return n
+}
+
+// child maps slot s of layer i to the first slot of its children in the
+// next layer's domain.
+func (x *SparseIndex) child(i, s int) int {
+	l := &x.layers[i]
+	switch {
+	case l.cum != nil:
+		return int(l.cum[l.ne.below(s)])
+	case l.dim > 0:
+		return s * l.dim
+	}
+	return s
+}
+
+// LeafRange returns the leaf slots [s0, s1) under top-level slots [lo, hi).
+func (x *SparseIndex) LeafRange(lo, hi int) (int, int) {
+	for i := range x.layers {
+		lo, hi = x.child(i, lo), x.child(i, hi)
+	}
+	return lo, hi
+}
+
+// Window expands the structure of top-level slots [lo, hi), 0 ≤ lo ≤ hi ≤
+// Rows(): per layer, outer first, its validity (nil only when the page's
+// layer has no null), list offsets from 0 and fixed-size-list dimension;
+// and the leaf slots [s0, s1) the window covers. The work is the window's
+// slots plus a binary search per layer.
+func (x *SparseIndex) Window(lo, hi int) ([]LayerData, int, int) {
+	out := make([]LayerData, len(x.layers))
+	for i := range x.layers {
+		l := &x.layers[i]
+		w := LayerData{Layer: l.layer, Len: hi - lo, Dim: l.dim}
+		if l.layer == NullableItem || l.layer == NullableList {
+			w.Valid = make([]bool, hi-lo)
+			fillValidity(w.Valid, &l.valid, l.nulls, lo)
+		}
+		nlo, nhi := x.child(i, lo), x.child(i, hi)
+		if l.cum != nil {
+			w.Offsets = make([]int32, hi-lo+1)
+			j := l.ne.below(lo)
+			base := l.cum[j]
+			next := hi // the next non-empty position
+			if j < l.ne.n {
+				next = l.ne.at(j)
+			}
+			for s := lo; s < hi; s++ {
+				if s == next {
+					j++
+					next = hi
+					if j < l.ne.n {
+						next = l.ne.at(j)
+					}
+				}
+				w.Offsets[s-lo+1] = int32(l.cum[j] - base)
+			}
+		}
+		out[i] = w
+		lo, hi = nlo, nhi
+	}
+	return out, lo, hi
+}
+
+// fillValidity writes the validity of slots [lo, lo+len(dst)) into dst,
+// which holds false.
+func fillValidity(dst []bool, v *posList, nulls bool, lo int) {
+	hi := lo + len(dst)
+	if nulls {
+		bitmap.FillTrue(dst)
+	}
+	for j := v.below(lo); j < v.n; j++ {
+		p := v.at(j)
+		if p >= hi {
+			break
+		}
+		dst[p-lo] = !nulls
+	}
+}
+
+// IndexMaterialized prepares Ordinal and Alive (the leaf slots a sparse
+// page stores values for: valid, and under valid struct and fixed-size-list
+// slots; a null list has no children) and returns how many there are. It is
+// not safe to call concurrently with other methods; call it once, before
+// sharing the index.
+func (x *SparseIndex) IndexMaterialized() int {
+	if x.indexed {
+		return x.alive
+	}
+	var dead []uint64
+	sorted := true
+	for i := range x.layers {
+		l := &x.layers[i]
+		if l.cum != nil || (l.layer != NullableItem) {
+			continue // a null list has no children; an all-valid layer kills none
+		}
+		first := len(dead)
+		hints := make([]int, len(x.layers)) // the runs rise: each list layer's search resumes
+		forNullRuns(&l.valid, l.nulls, l.slots, func(a, b int) {
+			for j := i; j < len(x.layers); j++ {
+				lj := &x.layers[j]
+				switch {
+				case lj.cum != nil:
+					ha := lj.ne.belowFrom(a, hints[j])
+					hints[j] = lj.ne.belowFrom(b, ha)
+					a, b = int(lj.cum[ha]), int(lj.cum[hints[j]])
+				case lj.dim > 0:
+					a, b = a*lj.dim, b*lj.dim
+				}
+			}
+			if a < b {
+				dead = append(dead, uint64(a)<<32|uint64(b))
+			}
+		})
+		sorted = sorted && (first == 0 || first == len(dead))
+	}
+	if !sorted {
+		slices.Sort(dead)
+	}
+	// Merge overlapping and touching ranges.
+	merged := dead[:0]
+	for _, r := range dead {
+		if k := len(merged); k > 0 && r>>32 <= merged[k-1]&(1<<32-1) {
+			if r&(1<<32-1) > merged[k-1]&(1<<32-1) {
+				merged[k-1] = merged[k-1]&^(1<<32-1) | r&(1<<32-1)
+			}
+			continue
+		}
+		merged = append(merged, r)
+	}
+	x.dead = merged
+	x.deadBefore = make([]uint64, len(merged)+1)
+	for k, r := range merged {
+		x.deadBefore[k+1] = x.deadBefore[k] + (r & (1<<32 - 1)) - r>>32
+	}
+	x.alive = x.leafSlots - int(x.deadBefore[len(merged)])
+	x.indexed = true
+	return x.alive
+}
+
+// forNullRuns calls f for each maximal run [a, b) of null slots of a
+// validity set over slots [0, slots).
+func forNullRuns(v *posList, nulls bool, slots int, f func(a, b int)) {
+	if nulls {
+		for j := 0; j < v.n; {
+			a := v.at(j)
+			b := a + 1
+			for j++; j < v.n && v.at(j) == b; j++ {
+				b++
+			}
+			f(a, b)
+		}
+		return
+	}
+	prev := 0
+	for j := 0; j < v.n; j++ {
+		p := v.at(j)
+		if p > prev {
+			f(prev, p)
+		}
+		prev = p + 1
+	}
+	if prev < slots {
+		f(prev, slots)
+	}
+}
+
+// firstDeadEnding is the index of the first dead range ending after s.
+func (x *SparseIndex) firstDeadEnding(s int) int {
+	i, _ := slices.BinarySearchFunc(x.dead, s, func(r uint64, s int) int {
+		if int(r&(1<<32-1)) <= s {
+			return -1
+		}
+		return 1
+	})
+	return i
+}
+
+// Ordinal is the number of stored values before leaf slot s (its value's
+// ordinal when the slot stores one), 0 ≤ s ≤ LeafSlots(). IndexMaterialized
+// must have been called.
+func (x *SparseIndex) Ordinal(s int) int {
+	i := x.firstDeadEnding(s)
+	dead := int(x.deadBefore[i])
+	if i < len(x.dead) {
+		if lo := int(x.dead[i] >> 32); lo < s {
+			dead += s - lo
+		}
+	}
+	return s - dead
+}
+
+// Alive marks in dst (len s1-s0) which of leaf slots [s0, s1) store a
+// value. IndexMaterialized must have been called.
+func (x *SparseIndex) Alive(dst []bool, s0 int) {
+	s1 := s0 + len(dst)
+	bitmap.FillTrue(dst)
+	for i := x.firstDeadEnding(s0); i < len(x.dead); i++ {
+		lo, hi := int(x.dead[i]>>32), int(x.dead[i]&(1<<32-1))
+		if lo >= s1 {
+			break
+		}
+		clear(dst[max(lo, s0)-s0 : min(hi, s1)-s0])
+	}
+}

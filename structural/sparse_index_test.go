@@ -1,0 +1,96 @@
+package structural
+
+import (
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+// sliceLayers is the reference cut of whole-page layers to top-level slots
+// [lo, hi): validity sliced, offsets rebased; and the leaf slots covered.
+func sliceLayers(all []LayerData, lo, hi int) ([]LayerData, int, int) {
+	out := make([]LayerData, len(all))
+	for i, ld := range all {
+		w := LayerData{Layer: ld.Layer, Len: hi - lo, Dim: ld.Dim}
+		if ld.Valid != nil {
+			w.Valid = ld.Valid[lo:hi]
+		}
+		switch {
+		case ld.Offsets != nil:
+			w.Offsets = make([]int32, hi-lo+1)
+			for k := range w.Offsets {
+				w.Offsets[k] = ld.Offsets[lo+k] - ld.Offsets[lo]
+			}
+			lo, hi = int(ld.Offsets[lo]), int(ld.Offsets[hi])
+		case ld.Dim > 0:
+			lo, hi = lo*ld.Dim, hi*ld.Dim
+		}
+		out[i] = w
+	}
+	return out, lo, hi
+}
+
+// TestSparseIndex: on random structures, every window the index expands
+// equals the built layers cut to it, and the stored-value ordinals and
+// alive slots equal those of MaterializedMask, whatever the sets' forms
+// (explicit, progressions, either polarity).
+func TestSparseIndex(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 5))
+	for i := 0; i < 400; i++ {
+		c := randomSparse(t, rng, i, 2500)
+		path, rows, lds, s, bufs := c.path, c.rows, c.lds, c.s, c.bufs
+		x, err := ReadSparseIndex(s, bufs, rowsOf(path, rows), path, totalBytes(bufs))
+		if err != nil {
+			t.Fatalf("case %d: %v", i, err)
+		}
+		if x.Rows() != rows || x.Scale()*rows != int(rowsOf(path, rows)) {
+			t.Fatalf("case %d: %d rows of scale %d, want %d rows", i, x.Rows(), x.Scale(), rows)
+		}
+		alive := MaterializedMask(lds)
+		if x.LeafSlots() != len(alive) {
+			t.Fatalf("case %d: %d leaf slots, want %d", i, x.LeafSlots(), len(alive))
+		}
+		n := 0
+		ord := make([]int, len(alive)+1)
+		for s, a := range alive {
+			if a {
+				n++
+			}
+			ord[s+1] = n
+		}
+		if got := x.IndexMaterialized(); got != n {
+			t.Fatalf("case %d: %d materialized, want %d", i, got, n)
+		}
+		for s := range ord {
+			if got := x.Ordinal(s); got != ord[s] {
+				t.Fatalf("case %d: ordinal of leaf slot %d is %d, want %d", i, s, got, ord[s])
+			}
+		}
+		for k := 0; k < 20; k++ {
+			lo := rng.IntN(rows + 1)
+			hi := lo + rng.IntN(rows-lo+1)
+			got, s0, s1 := x.Window(lo, hi)
+			want, w0, w1 := sliceLayers(lds, lo, hi)
+			if s0 != w0 || s1 != w1 {
+				t.Fatalf("case %d window [%d, %d): leaf slots [%d, %d), want [%d, %d)", i, lo, hi, s0, s1, w0, w1)
+			}
+			if l0, l1 := x.LeafRange(lo, hi); l0 != w0 || l1 != w1 {
+				t.Fatalf("case %d: LeafRange(%d, %d) = [%d, %d), want [%d, %d)", i, lo, hi, l0, l1, w0, w1)
+			}
+			for d := range want {
+				w, g := want[d], got[d]
+				if w.Len != g.Len || w.Dim != g.Dim || !slices.Equal(w.Offsets, g.Offsets) || !sameValid(w.Valid, g.Valid, w.Len) {
+					t.Fatalf("case %d window [%d, %d) layer %d: %+v, want %+v", i, lo, hi, d, g, w)
+				}
+				if (g.Valid == nil) != (g.Layer == AllValidItem || g.Layer == AllValidList) {
+					t.Fatalf("case %d layer %d: layer %v with validity %v", i, d, g.Layer, g.Valid != nil)
+				}
+			}
+			a := make([]bool, s1-s0)
+			x.Alive(a, s0)
+			if !slices.Equal(a, alive[s0:s1]) {
+				t.Fatalf("case %d: alive slots [%d, %d) differ", i, s0, s1)
+			}
+		}
+	}
+}
