@@ -565,6 +565,27 @@ func FuzzReadSparse(f *testing.F) {
 		if _, _, err := BuildSparse(lds, path); err != nil {
 			t.Fatalf("read structure does not build: %v", err)
 		}
+		// The index agrees with the expansion on a few windows.
+		x, err := ReadSparseIndex(&s, bufs, rows, path, uint64(len(joined)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		alive := MaterializedMask(lds)
+		if n := x.IndexMaterialized(); x.Ordinal(x.LeafSlots()) != n || n != countTrue(alive) {
+			t.Fatalf("%d materialized, ordinal of the end %d, want %d", n, x.Ordinal(x.LeafSlots()), countTrue(alive))
+		}
+		for _, w := range [][2]int{{0, x.Rows()}, {x.Rows() / 3, x.Rows() / 2}} {
+			got, s0, s1 := x.Window(w[0], w[1])
+			want, w0, w1 := sliceLayers(lds, w[0], w[1])
+			if s0 != w0 || s1 != w1 || len(got) != len(want) {
+				t.Fatalf("window %v: leaf slots [%d, %d), want [%d, %d)", w, s0, s1, w0, w1)
+			}
+			a := make([]bool, s1-s0)
+			x.Alive(a, s0)
+			if !slices.Equal(a, alive[s0:s1]) {
+				t.Fatalf("window %v: alive slots differ", w)
+			}
+		}
 	})
 }
 
