@@ -13,9 +13,9 @@ import (
 
 // A take reads each run of consecutive rows as one window. Before that, the
 // value ordinals every run needs from each sparse zipped page are gathered
-// and fetched once, one request per run of adjacent ordinals: two rows whose
-// values are neighbours in the page cost one request even when null rows lie
-// between them.
+// and fetched once, one request per run of adjacent or nearby ordinals (less
+// than coalesceGap bytes apart): two rows whose values are neighbours in the
+// page cost one request even when null rows lie between them.
 
 // valueSpan holds the stored bytes of value ordinals [k0, k1) of a sparse
 // zipped page.
@@ -78,16 +78,19 @@ func (f *File) prefetchColumn(ci int, path []structural.Step, runs []rowRun, cac
 			continue // one window reads its own range
 		}
 		slices.SortFunc(ks, func(x, y [2]int) int { return x[0] - y[0] })
+		m := need[p].m
 		merged := ks[:1]
 		for _, x := range ks[1:] {
-			if last := &merged[len(merged)-1]; x[0] <= last[1] {
+			// Overlapping, adjacent or nearby (the values between read
+			// through, as for dense pages): one request.
+			if last := &merged[len(merged)-1]; x[0] <= last[1] || m.zippedOffset(x[0])-m.zippedOffset(last[1]) <= coalesceGap {
 				last[1] = max(last[1], x[1])
 				continue
 			}
 			merged = append(merged, x)
 		}
 		for _, x := range merged {
-			data, err := f.zippedBytes(p, need[p].m, x[0], x[1])
+			data, err := f.zippedBytes(p, m, x[0], x[1])
 			if err != nil {
 				return err
 			}

@@ -1,5 +1,8 @@
 package reader
 
+// CoalesceGap is the largest gap a read goes through (coalesceGap).
+const CoalesceGap = coalesceGap
+
 // SetDenseWindows turns the window reads of dense pages on or off and
 // returns the previous setting (benchmarks compare both).
 func (f *File) SetDenseWindows(on bool) bool {
