@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/bits"
 
+	"github.com/planarlance/planar/internal/par"
 	"github.com/planarlance/planar/proto/enc21pb"
 	"github.com/planarlance/planar/values"
 )
@@ -116,32 +117,112 @@ func (s seqValues) at(i int) uint64 {
 }
 
 // seqReader hands out the payloads of the structural sequences in order and
-// decodes the sequences.
+// decodes the sequences. A reader of a whole structure plans every
+// sequence first (taking payloads in buffer order) and decodes them side by
+// side in run, then runs the checks that join them (after).
 type seqReader struct {
 	bufs      [][]byte
 	next      int
 	pageBytes uint64
+
+	jobs   []func() error // planned decodes
+	values uint64         // values they decode
+	after  []func() error // checks and sums over the decoded sets, in order
 }
 
-// read decodes a sequence of n u64 values.
-func (r *seqReader) read(e *enc21pb.CompressiveEncoding, n uint64, what string) (seqValues, error) {
+// minParallelValues is the fewest values a structure's sequences decode
+// side by side.
+const minParallelValues = 1 << 15
+
+// plan checks the descriptor of a sequence of n u64 values and takes its
+// payload.
+func (r *seqReader) plan(e *enc21pb.CompressiveEncoding, n uint64, what string) ([]byte, error) {
 	if e == nil {
-		return seqValues{}, sparseCorrupt("%s without an encoding", what)
+		return nil, sparseCorrupt("%s without an encoding", what)
 	}
 	if n > maxSparseSlots {
-		return seqValues{}, sparseCorrupt("%s of %d values", what, n)
+		return nil, sparseCorrupt("%s of %d values", what, n)
 	}
 	if err := checkSequence(e, 64, int64(n), true); err != nil {
-		return seqValues{}, sparseCorrupt("%s: %v", what, err)
+		return nil, sparseCorrupt("%s: %v", what, err)
 	}
-	var payload []byte
-	if values.HasPayload(e) {
-		if r.next >= len(r.bufs) {
-			return seqValues{}, sparseCorrupt("%s: missing buffer", what)
+	if !values.HasPayload(e) {
+		return nil, nil
+	}
+	if r.next >= len(r.bufs) {
+		return nil, sparseCorrupt("%s: missing buffer", what)
+	}
+	r.next++
+	return r.bufs[r.next-1], nil
+}
+
+// read decodes a sequence of n u64 values now.
+func (r *seqReader) read(e *enc21pb.CompressiveEncoding, n uint64, what string) (seqValues, error) {
+	payload, err := r.plan(e, n, what)
+	if err != nil {
+		return seqValues{}, err
+	}
+	return decodeSeq(e, payload, n, what)
+}
+
+// readInto plans the decode of a sequence of n u64 values into dst.
+func (r *seqReader) readInto(dst *seqValues, e *enc21pb.CompressiveEncoding, n uint64, what string) error {
+	payload, err := r.plan(e, n, what)
+	if err != nil {
+		return err
+	}
+	r.values += n
+	r.jobs = append(r.jobs, func() (err error) {
+		*dst, err = decodeSeq(e, payload, n, what)
+		return err
+	})
+	return nil
+}
+
+// positionsInto plans the decode of a strictly increasing position set
+// inside [0, domain) into dst.
+func (r *seqReader) positionsInto(dst *posList, e *enc21pb.CompressiveEncoding, n uint64, domain int, what string) error {
+	if n > uint64(domain) {
+		return sparseCorrupt("%s: %d positions in a domain of %d", what, n, domain)
+	}
+	payload, err := r.plan(e, n, what)
+	if err != nil {
+		return err
+	}
+	r.values += n
+	r.jobs = append(r.jobs, func() (err error) {
+		*dst, err = decodePositions(e, payload, n, domain, what)
+		return err
+	})
+	return nil
+}
+
+// run decodes the planned sequences (side by side when they hold enough
+// values) and then runs the checks over them; the error is that of the
+// first planned sequence or check that failed.
+func (r *seqReader) run() error {
+	if r.values >= minParallelValues {
+		if err := par.Each(len(r.jobs), func(i int) error { return r.jobs[i]() }); err != nil {
+			return err
 		}
-		payload = r.bufs[r.next]
-		r.next++
+	} else {
+		for _, j := range r.jobs {
+			if err := j(); err != nil {
+				return err
+			}
+		}
 	}
+	for _, f := range r.after {
+		if err := f(); err != nil {
+			return err
+		}
+	}
+	r.jobs, r.after, r.values = nil, nil, 0
+	return nil
+}
+
+// decodeSeq decodes a sequence of n u64 values from its payload.
+func decodeSeq(e *enc21pb.CompressiveEncoding, payload []byte, n uint64, what string) (seqValues, error) {
 	switch c := e.GetCompression().(type) {
 	case *enc21pb.CompressiveEncoding_Constant:
 		if n == 0 {
@@ -162,12 +243,10 @@ func (r *seqReader) read(e *enc21pb.CompressiveEncoding, n uint64, what string) 
 	return seqValues{n: int(n), data: data}, nil
 }
 
-// positions decodes a strictly increasing position set inside [0, domain).
-func (r *seqReader) positions(e *enc21pb.CompressiveEncoding, n uint64, domain int, what string) (posList, error) {
-	if n > uint64(domain) {
-		return posList{}, sparseCorrupt("%s: %d positions in a domain of %d", what, n, domain)
-	}
-	ps, err := r.read(e, n, what)
+// decodePositions decodes a strictly increasing position set inside [0,
+// domain) from its payload.
+func decodePositions(e *enc21pb.CompressiveEncoding, payload []byte, n uint64, domain int, what string) (posList, error) {
+	ps, err := decodeSeq(e, payload, n, what)
 	if err != nil {
 		return posList{}, err
 	}

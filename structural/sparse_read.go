@@ -165,12 +165,15 @@ func ReadSparseIndex(s *enc23pb.SparseStructure, bufs [][]byte, rows uint64, pat
 	if sr.next != len(sr.bufs) {
 		return nil, sparseCorrupt("%d structural buffers, %d used", len(sr.bufs), sr.next)
 	}
+	if err := sr.run(); err != nil {
+		return nil, err
+	}
 	x.leafSlots = domain
 	return x, nil
 }
 
-// validity reads the validity set of layer l (its slots set): the item
-// layer kind follows (all valid when it names no null).
+// validity plans the read of the validity set of layer l (over its slots
+// set): the item layer kind follows (all valid when it names no null).
 func (r *seqReader) validity(l *indexLayer, v *enc23pb.SparseValiditySet, what string) error {
 	if v == nil {
 		return sparseCorrupt("%s without validity", what)
@@ -182,73 +185,112 @@ func (r *seqReader) validity(l *indexLayer, v *enc23pb.SparseValiditySet, what s
 	default:
 		return sparseCorrupt("%s validity meaning %d", what, v.Meaning)
 	}
-	var err error
-	if l.valid, err = r.positions(v.GetPositions(), v.NumPositions, l.slots, what+" validity"); err != nil {
+	if err := r.positionsInto(&l.valid, v.GetPositions(), v.NumPositions, l.slots, what+" validity"); err != nil {
 		return err
 	}
-	l.layer = NullableItem
-	if l.nulls && l.valid.n == 0 {
-		l.layer = AllValidItem
-	}
+	r.after = append(r.after, func() error {
+		l.layer = NullableItem
+		if l.nulls && l.valid.n == 0 {
+			l.layer = AllValidItem
+		}
+		return nil
+	})
 	return nil
 }
 
-// list reads a list layer over l.slots slots: its validity, non-empty
-// positions and the running sum of their counts.
+// list plans the read of a list layer over l.slots slots: its validity,
+// non-empty positions and the running sum of their counts.
 func (r *seqReader) list(l *indexLayer, ls *enc23pb.SparseListLayer) error {
 	if ls.NumChildSlots > math.MaxInt32 || !backed(ls.NumChildSlots, r.pageBytes) {
 		return sparseCorrupt("list of %d child slots", ls.NumChildSlots)
 	}
-	var err error
-	if l.ne, err = r.positions(ls.GetNonEmptyPositions(), ls.NumNonEmptyPositions, l.slots, "list non-empty"); err != nil {
+	if err := r.positionsInto(&l.ne, ls.GetNonEmptyPositions(), ls.NumNonEmptyPositions, l.slots, "list non-empty"); err != nil {
 		return err
 	}
-	counts, err := r.read(ls.GetCounts(), ls.NumNonEmptyPositions, "list counts")
-	if err != nil {
+	counts := new(seqValues)
+	if err := r.readInto(counts, ls.GetCounts(), ls.NumNonEmptyPositions, "list counts"); err != nil {
 		return err
 	}
-	if err = r.validity(l, ls.GetValidity(), "list"); err != nil {
+	if err := r.validity(l, ls.GetValidity(), "list"); err != nil {
 		return err
 	}
-	l.layer = AllValidList
-	if !(l.nulls && l.valid.n == 0) {
-		l.layer = NullableList
-	}
-	if l.layer == NullableList {
-		if p, ok := nullAmong(&l.ne, &l.valid, l.nulls); !ok {
-			return sparseCorrupt("list slot %d is non-empty and null", p)
+	r.after = append(r.after, func() error {
+		l.layer = AllValidList
+		if !(l.nulls && l.valid.n == 0) {
+			l.layer = NullableList
+			if p, ok := nullAmong(&l.ne, &l.valid, l.nulls); !ok {
+				return sparseCorrupt("list slot %d is non-empty and null", p)
+			}
 		}
-	}
-	l.cum = make([]uint32, l.ne.n+1)
+		var err error
+		l.cum, err = runningCounts(counts, ls.NumChildSlots)
+		return err
+	})
+	return nil
+}
+
+// runningCounts sums the counts of a list layer's non-empty positions:
+// out[k] is the child slots before the k-th, out[n] every child slot. Each
+// count is positive and they sum to childSlots.
+func runningCounts(counts *seqValues, childSlots uint64) ([]uint32, error) {
+	cum := make([]uint32, counts.n+1)
 	var total uint64
-	for k := 0; k < l.ne.n; k++ {
+	if d := counts.data; d != nil {
+		// Explicit counts are under 2^32 each: the sum of n of them
+		// cannot wrap 64 bits. Checked once at the end, a zero found then.
+		var zero uint32 = 1
+		for k, c := range d {
+			total += uint64(c)
+			zero &= min(c, 1)
+			cum[k+1] = uint32(total)
+		}
+		if zero == 0 {
+			return nil, sparseCorrupt("a non-empty list slot with count 0")
+		}
+		if total != childSlots {
+			return nil, sparseCorrupt("list counts sum to %d, child slots %d", total, childSlots)
+		}
+		return cum, nil
+	}
+	for k := 0; k < counts.n; k++ {
 		c := counts.at(k)
 		if c == 0 {
-			return sparseCorrupt("list slot %d is non-empty with count 0", l.ne.at(k))
+			return nil, sparseCorrupt("a non-empty list slot with count 0")
 		}
-		if c > ls.NumChildSlots-total {
-			return sparseCorrupt("list counts exceed %d child slots", ls.NumChildSlots)
+		if c > childSlots-total {
+			return nil, sparseCorrupt("list counts exceed %d child slots", childSlots)
 		}
 		total += c
-		l.cum[k+1] = uint32(total)
+		cum[k+1] = uint32(total)
 	}
-	if total != ls.NumChildSlots {
-		return sparseCorrupt("list counts sum to %d, child slots %d", total, ls.NumChildSlots)
+	if total != childSlots {
+		return nil, sparseCorrupt("list counts sum to %d, child slots %d", total, childSlots)
 	}
-	return nil
+	return cum, nil
 }
 
 // nullAmong reports the first of positions ps that a validity set makes
 // null (false when there is one), in one merge of the two sets.
 func nullAmong(ps, v *posList, nulls bool) (int, bool) {
+	if ps.p != nil && v.p != nil {
+		vp, j := v.p, 0
+		for _, p := range ps.p {
+			for j < len(vp) && vp[j] < p {
+				j++
+			}
+			if (j < len(vp) && vp[j] == p) == nulls {
+				return int(p), false
+			}
+		}
+		return 0, true
+	}
 	j := 0
 	for k := 0; k < ps.n; k++ {
 		p := ps.at(k)
 		for j < v.n && v.at(j) < p {
 			j++
 		}
-		named := j < v.n && v.at(j) == p
-		if named == nulls {
+		if (j < v.n && v.at(j) == p) == nulls {
 			return p, false
 		}
 	}

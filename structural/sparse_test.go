@@ -86,6 +86,9 @@ func TestValidityPolarity(t *testing.T) {
 			if err := sr.validity(l, v, "test"); err != nil {
 				t.Fatal(err)
 			}
+			if err := sr.run(); err != nil {
+				t.Fatal(err)
+			}
 			var got []bool
 			if l.layer == NullableItem {
 				got = make([]bool, c.n)
