@@ -167,16 +167,10 @@ func (r *seqReader) read(e *enc21pb.CompressiveEncoding, n uint64, what string) 
 
 // readInto plans the decode of a sequence of n u64 values into dst.
 func (r *seqReader) readInto(dst *seqValues, e *enc21pb.CompressiveEncoding, n uint64, what string) error {
-	payload, err := r.plan(e, n, what)
-	if err != nil {
-		return err
-	}
-	r.values += n
-	r.jobs = append(r.jobs, func() (err error) {
+	return r.planDecode(e, n, what, func(payload []byte) (err error) {
 		*dst, err = decodeSeq(e, payload, n, what)
 		return err
 	})
-	return nil
 }
 
 // positionsInto plans the decode of a strictly increasing position set
@@ -185,15 +179,20 @@ func (r *seqReader) positionsInto(dst *posList, e *enc21pb.CompressiveEncoding, 
 	if n > uint64(domain) {
 		return sparseCorrupt("%s: %d positions in a domain of %d", what, n, domain)
 	}
+	return r.planDecode(e, n, what, func(payload []byte) (err error) {
+		*dst, err = decodePositions(e, payload, n, domain, what)
+		return err
+	})
+}
+
+// planDecode plans a sequence of n values and queues decode of its payload.
+func (r *seqReader) planDecode(e *enc21pb.CompressiveEncoding, n uint64, what string, decode func([]byte) error) error {
 	payload, err := r.plan(e, n, what)
 	if err != nil {
 		return err
 	}
 	r.values += n
-	r.jobs = append(r.jobs, func() (err error) {
-		*dst, err = decodePositions(e, payload, n, domain, what)
-		return err
-	})
+	r.jobs = append(r.jobs, func() error { return decode(payload) })
 	return nil
 }
 
