@@ -132,27 +132,29 @@ func (f *File) zippedBytes(p *page, m *sparseMeta, k0, k1 int) ([]byte, error) {
 }
 
 // decodeSparseWindows decodes element windows of one sparse page, in
-// order, into one projected array: the windows' structure is cut from the
-// page's cached structure and joined, their values decoded and joined, and
-// one array is built (not one per window). It returns errNoJoin when the
+// order, into one projected array: the windows' structure is expanded
+// joined from the page's cached index, their values decoded and joined,
+// and one array is built (not one per window). It returns errNoJoin when the
 // windows' values cannot be joined.
 func (f *File) decodeSparseWindows(p *page, types []arrow.DataType, path []structural.Step, leafType arrow.DataType, wins [][2]uint64, cache pageCache) (arrow.Array, error) {
 	m, err := f.sparseMetaFor(p, path)
 	if err != nil {
 		return nil, err
 	}
-	sets := make([][]structural.LayerData, 0, len(wins))
+	tops := make([][2]int, len(wins))
+	for k, w := range wins {
+		if tops[k][0], tops[k][1], err = m.topSlots(p, w[0], w[1]); err != nil {
+			return nil, err
+		}
+	}
+	lds, leaf := m.ix.Windows(tops)
 	var blocks []values.Block
 	all := &pageData{}
 	kind := -1 // of the windows with values: 0 values, 1 all null, 2 constant
 	_, zipped := p.sparse.GetValues().GetCodec().(*enc23pb.ValuePlane_Zipped)
 	var alive []bool // zipped: which of the windows' leaf slots are stored
-	for _, w := range wins {
-		lds, s0, s1, err := m.window(p, w[0], w[1])
-		if err != nil {
-			return nil, err
-		}
-		sets = append(sets, lds)
+	for _, ls := range leaf {
+		s0, s1 := ls[0], ls[1]
 		if s0 == s1 {
 			continue // no leaf slots: nothing to join
 		}
@@ -215,46 +217,5 @@ func (f *File) decodeSparseWindows(p *page, types []arrow.DataType, path []struc
 			all.numVisible = len(alive)
 		}
 	}
-	lds := joinLayers(sets)
 	return buildLeafArray(types, path, leafType, all, lds)
-}
-
-// joinLayers joins the structure of consecutive windows (each outer
-// first, as windowLayers cuts it): validity is appended (nil stands for
-// all valid), list offsets are rebased onto the slots before them.
-func joinLayers(sets [][]structural.LayerData) []structural.LayerData {
-	out := make([]structural.LayerData, len(sets[0]))
-	for i := range out {
-		o := structural.LayerData{Layer: sets[0][i].Layer, Dim: sets[0][i].Dim}
-		anyValid := false
-		for _, s := range sets {
-			o.Len += s[i].Len
-			anyValid = anyValid || s[i].Valid != nil
-		}
-		if anyValid {
-			o.Valid = make([]bool, 0, o.Len)
-			for _, s := range sets {
-				if s[i].Valid != nil {
-					o.Valid = append(o.Valid, s[i].Valid...)
-					continue
-				}
-				for range s[i].Len {
-					o.Valid = append(o.Valid, true)
-				}
-			}
-		}
-		if sets[0][i].Offsets != nil {
-			o.Offsets = make([]int32, 1, o.Len+1)
-			base := int32(0)
-			for _, s := range sets {
-				offs := s[i].Offsets
-				for _, x := range offs[1:] {
-					o.Offsets = append(o.Offsets, base+x)
-				}
-				base += offs[len(offs)-1]
-			}
-		}
-		out[i] = o
-	}
-	return out
 }

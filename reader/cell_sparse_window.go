@@ -33,11 +33,21 @@ func (f *File) decodeSparseWindow(p *page, path []structural.Step, a, b uint64, 
 // window checks element window [a, b) of sparse page p and expands its
 // structure: the layers and the leaf slots [s0, s1).
 func (m *sparseMeta) window(p *page, a, b uint64) ([]structural.LayerData, int, int, error) {
-	if a > b || b > p.rows || a%m.scale != 0 || b%m.scale != 0 {
-		return nil, 0, 0, fmt.Errorf("window [%d, %d) of a sparse page of %d elements in rows of %d: %w", a, b, p.rows, m.scale, ErrCorrupt)
+	lo, hi, err := m.topSlots(p, a, b)
+	if err != nil {
+		return nil, 0, 0, err
 	}
-	lds, s0, s1 := m.ix.Window(int(a/m.scale), int(b/m.scale))
+	lds, s0, s1 := m.ix.Window(lo, hi)
 	return lds, s0, s1, nil
+}
+
+// topSlots checks element window [a, b) of sparse page p and returns its
+// top-level slots.
+func (m *sparseMeta) topSlots(p *page, a, b uint64) (int, int, error) {
+	if a > b || b > p.rows || a%m.scale != 0 || b%m.scale != 0 {
+		return 0, 0, fmt.Errorf("window [%d, %d) of a sparse page of %d elements in rows of %d: %w", a, b, p.rows, m.scale, ErrCorrupt)
+	}
+	return int(a / m.scale), int(b / m.scale), nil
 }
 
 // slotValues decodes the values of leaf slots [s0, s1) of a sparse page.

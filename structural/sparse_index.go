@@ -76,8 +76,8 @@ func (s *posList) below(x int) int {
 // returned h: it gallops from h, so a rising sequence of calls costs the
 // log of each step rather than of the set.
 func (s *posList) belowFrom(x, h int) int {
-	if s.p == nil {
-		return s.below(x)
+	if s.p == nil || h > len(s.p) || h > 0 && int(s.p[h-1]) >= x {
+		return s.below(x) // not rising: searched afresh
 	}
 	lo, hi, step := h, h, 1
 	for hi < len(s.p) && int(s.p[hi]) < x {
@@ -137,56 +137,92 @@ func (x *SparseIndex) LeafRange(lo, hi int) (int, int) {
 // Rows(): per layer, outer first, its validity (nil only when the page's
 // layer has no null), list offsets from 0 and fixed-size-list dimension;
 // and the leaf slots [s0, s1) the window covers. The work is the window's
-// slots plus a binary search per layer.
+// slots plus a search per layer.
 func (x *SparseIndex) Window(lo, hi int) ([]LayerData, int, int) {
+	lds, leaf := x.Windows([][2]int{{lo, hi}})
+	return lds, leaf[0][0], leaf[0][1]
+}
+
+// Windows expands the structure of top-level windows (each [lo, hi) inside
+// Rows(), in rising order, not overlapping) into one structure, the
+// windows' slots one after another per layer (list offsets running on),
+// and returns the leaf slots of each window. Searches resume where the
+// previous window's ended, so k windows cost their slots plus k short
+// gallops per layer.
+func (x *SparseIndex) Windows(wins [][2]int) ([]LayerData, [][2]int) {
+	cur := slices.Clone(wins)
 	out := make([]LayerData, len(x.layers))
 	for i := range x.layers {
 		l := &x.layers[i]
-		w := LayerData{Layer: l.layer, Len: hi - lo, Dim: l.dim}
-		if l.layer == NullableItem || l.layer == NullableList {
-			w.Valid = make([]bool, hi-lo)
-			fillValidity(w.Valid, &l.valid, l.nulls, lo)
+		total := 0
+		for _, w := range cur {
+			total += w[1] - w[0]
 		}
-		nlo, nhi := x.child(i, lo), x.child(i, hi)
+		o := LayerData{Layer: l.layer, Len: total, Dim: l.dim}
+		nullable := l.layer == NullableItem || l.layer == NullableList
+		if nullable {
+			o.Valid = make([]bool, total)
+		}
 		if l.cum != nil {
-			w.Offsets = make([]int32, hi-lo+1)
-			j := l.ne.below(lo)
-			base := l.cum[j]
-			next := hi // the next non-empty position
-			if j < l.ne.n {
-				next = l.ne.at(j)
-			}
-			for s := lo; s < hi; s++ {
-				if s == next {
-					j++
-					next = hi
-					if j < l.ne.n {
-						next = l.ne.at(j)
-					}
-				}
-				w.Offsets[s-lo+1] = int32(l.cum[j] - base)
-			}
+			o.Offsets = make([]int32, total+1)
 		}
-		out[i] = w
-		lo, hi = nlo, nhi
+		at, vh, nh := 0, 0, 0 // output slot, validity and non-empty hints
+		run := int32(0)        // child slots before the window
+		for k, w := range cur {
+			lo, hi := w[0], w[1]
+			if nullable {
+				vh = fillValidityFrom(o.Valid[at:at+hi-lo], &l.valid, l.nulls, lo, vh)
+			}
+			switch {
+			case l.cum != nil:
+				j := l.ne.belowFrom(lo, nh)
+				base := l.cum[j]
+				next := hi
+				if j < l.ne.n {
+					next = l.ne.at(j)
+				}
+				offs := o.Offsets[at+1 : at+1+hi-lo]
+				for s := lo; s < hi; s++ {
+					if s == next {
+						j++
+						next = hi
+						if j < l.ne.n {
+							next = l.ne.at(j)
+						}
+					}
+					offs[s-lo] = run + int32(l.cum[j]-base)
+				}
+				run += int32(l.cum[j] - base)
+				nh = j
+				cur[k] = [2]int{int(base), int(l.cum[j])}
+			case l.dim > 0:
+				cur[k] = [2]int{lo * l.dim, hi * l.dim}
+			}
+			at += hi - lo
+		}
+		out[i] = o
 	}
-	return out, lo, hi
+	return out, cur
 }
 
-// fillValidity writes the validity of slots [lo, lo+len(dst)) into dst,
-// which holds false.
-func fillValidity(dst []bool, v *posList, nulls bool, lo int) {
+// fillValidityFrom writes the validity of slots [lo, lo+len(dst)) into
+// dst, which holds false, its search resumed from hint h (a position index
+// of an earlier, lower window; 0 for none); it returns the hint for a
+// later, higher window.
+func fillValidityFrom(dst []bool, v *posList, nulls bool, lo, h int) int {
 	hi := lo + len(dst)
 	if nulls {
 		bitmap.FillTrue(dst)
 	}
-	for j := v.below(lo); j < v.n; j++ {
+	j := v.belowFrom(lo, h)
+	for ; j < v.n; j++ {
 		p := v.at(j)
 		if p >= hi {
 			break
 		}
 		dst[p-lo] = !nulls
 	}
+	return j
 }
 
 // IndexMaterialized prepares Ordinal and Alive (the leaf slots a sparse

@@ -92,5 +92,61 @@ func TestSparseIndex(t *testing.T) {
 				t.Fatalf("case %d: alive slots [%d, %d) differ", i, s0, s1)
 			}
 		}
+		// Rising windows (some empty, some adjacent) joined.
+		var wins [][2]int
+		for at := 0; at < rows; {
+			lo := at + rng.IntN(min(rows-at, 40)+1)
+			hi := lo + rng.IntN(min(rows-lo, 5)+1)
+			wins = append(wins, [2]int{lo, hi})
+			at = hi
+			if rng.IntN(4) == 0 {
+				at += rng.IntN(200)
+			}
+		}
+		got, leaf := x.Windows(wins)
+		want := joinRef(lds, wins)
+		for d := range want {
+			w, g := want[d], got[d]
+			if w.Len != g.Len || w.Dim != g.Dim || !slices.Equal(w.Offsets, g.Offsets) || !sameValid(w.Valid, g.Valid, w.Len) {
+				t.Fatalf("case %d: %d windows joined, layer %d: %+v, want %+v", i, len(wins), d, g, w)
+			}
+		}
+		for k, w := range wins {
+			if _, s0, s1 := sliceLayers(lds, w[0], w[1]); leaf[k] != [2]int{s0, s1} {
+				t.Fatalf("case %d window %d: leaf slots %v, want [%d, %d)", i, k, leaf[k], s0, s1)
+			}
+		}
 	}
+}
+
+// joinRef is the reference join of windows cut by sliceLayers: validity
+// appended, offsets running on.
+func joinRef(lds []LayerData, wins [][2]int) []LayerData {
+	out := make([]LayerData, len(lds))
+	for d, ld := range lds {
+		out[d] = LayerData{Layer: ld.Layer, Dim: ld.Dim}
+		if ld.Valid != nil {
+			out[d].Valid = []bool{}
+		}
+		if ld.Offsets != nil {
+			out[d].Offsets = []int32{0}
+		}
+	}
+	for _, w := range wins {
+		cut, _, _ := sliceLayers(lds, w[0], w[1])
+		for d, c := range cut {
+			o := &out[d]
+			o.Len += c.Len
+			if o.Valid != nil {
+				o.Valid = append(o.Valid, c.Valid...)
+			}
+			if o.Offsets != nil {
+				base := o.Offsets[len(o.Offsets)-1]
+				for _, v := range c.Offsets[1:] {
+					o.Offsets = append(o.Offsets, base+v)
+				}
+			}
+		}
+	}
+	return out
 }

@@ -92,7 +92,7 @@ func TestValidityPolarity(t *testing.T) {
 			var got []bool
 			if l.layer == NullableItem {
 				got = make([]bool, c.n)
-				fillValidity(got, &l.valid, l.nulls, 0)
+				fillValidityFrom(got, &l.valid, l.nulls, 0, 0)
 			}
 			if !sameValid(got, c.valid, c.n) {
 				t.Errorf("validity does not read back")
