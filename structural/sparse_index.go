@@ -167,7 +167,7 @@ func (x *SparseIndex) Windows(wins [][2]int) ([]LayerData, [][2]int) {
 			o.Offsets = make([]int32, total+1)
 		}
 		at, vh, nh := 0, 0, 0 // output slot, validity and non-empty hints
-		run := int32(0)        // child slots before the window
+		run := int32(0)       // child slots before the window
 		for k, w := range cur {
 			lo, hi := w[0], w[1]
 			if nullable {
