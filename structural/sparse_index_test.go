@@ -150,3 +150,52 @@ func joinRef(lds []LayerData, wins [][2]int) []LayerData {
 	}
 	return out
 }
+
+// TestNullAmong: the first non-empty position a validity set makes null is
+// found whatever the sets' forms, against a slot-by-slot reference.
+func TestNullAmong(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 2))
+	explicit := func(xs []int) posList {
+		p := make([]uint32, len(xs))
+		for i, x := range xs {
+			p[i] = uint32(x)
+		}
+		return posList{n: len(xs), p: p}
+	}
+	for i := 0; i < 2000; i++ {
+		slots := 1 + rng.IntN(300)
+		var ne, v []int
+		for s := range slots {
+			if rng.IntN(3) == 0 {
+				ne = append(ne, s)
+			}
+			if rng.IntN(4+i%7) == 0 {
+				v = append(v, s)
+			}
+		}
+		nulls := i%2 == 0
+		want, wantOK := 0, true
+		for _, p := range ne {
+			if slices.Contains(v, p) == nulls {
+				want, wantOK = p, false
+				break
+			}
+		}
+		vs := explicit(v)
+		if i%5 == 0 && len(v) > 0 {
+			vs = posList{n: 1, start: v[0]} // a constant
+			want, wantOK = 0, true
+			for _, p := range ne {
+				if (p == v[0]) == nulls {
+					want, wantOK = p, false
+					break
+				}
+			}
+		}
+		ps := explicit(ne)
+		got, ok := nullAmong(&ps, &vs, nulls, slots)
+		if ok != wantOK || (!ok && got != want) {
+			t.Fatalf("case %d: nullAmong = %d, %v; want %d, %v", i, got, ok, want, wantOK)
+		}
+	}
+}

@@ -218,7 +218,7 @@ func (r *seqReader) list(l *indexLayer, ls *enc23pb.SparseListLayer) error {
 		l.layer = AllValidList
 		if !(l.nulls && l.valid.n == 0) {
 			l.layer = NullableList
-			if p, ok := nullAmong(&l.ne, &l.valid, l.nulls); !ok {
+			if p, ok := nullAmong(&l.ne, &l.valid, l.nulls, l.slots); !ok {
 				return sparseCorrupt("list slot %d is non-empty and null", p)
 			}
 		}
@@ -239,10 +239,11 @@ func runningCounts(counts *seqValues, childSlots uint64) ([]uint32, error) {
 		// Explicit counts are under 2^32 each: the sum of n of them
 		// cannot wrap 64 bits. Checked once at the end, a zero found then.
 		var zero uint32 = 1
+		out := cum[1 : len(d)+1]
 		for k, c := range d {
 			total += uint64(c)
 			zero &= min(c, 1)
-			cum[k+1] = uint32(total)
+			out[k] = uint32(total)
 		}
 		if zero == 0 {
 			return nil, sparseCorrupt("a non-empty list slot with count 0")
@@ -269,20 +270,26 @@ func runningCounts(counts *seqValues, childSlots uint64) ([]uint32, error) {
 	return cum, nil
 }
 
-// nullAmong reports the first of positions ps that a validity set makes
-// null (false when there is one), in one merge of the two sets.
-func nullAmong(ps, v *posList, nulls bool) (int, bool) {
+// nullAmong reports the first of positions ps (inside [0, slots)) that a
+// validity set makes null (false when there is one). Explicit sets are
+// checked branch-free through a bitmap of the validity positions; the
+// offender is looked for only on failure.
+func nullAmong(ps, v *posList, nulls bool, slots int) (int, bool) {
 	if ps.p != nil && v.p != nil {
-		vp, j := v.p, 0
-		for _, p := range ps.p {
-			for j < len(vp) && vp[j] < p {
-				j++
-			}
-			if (j < len(vp) && vp[j] == p) == nulls {
-				return int(p), false
-			}
+		marks := make([]uint64, (slots+63)/64)
+		for _, p := range v.p {
+			marks[p/64] |= 1 << (p % 64)
 		}
-		return 0, true
+		// hit: some position is named; miss: some position is not.
+		var hit, miss uint64
+		for _, p := range ps.p {
+			b := marks[p/64] >> (p % 64) & 1
+			hit |= b
+			miss |= b ^ 1
+		}
+		if nulls && hit == 0 || !nulls && miss == 0 {
+			return 0, true
+		}
 	}
 	j := 0
 	for k := 0; k < ps.n; k++ {
