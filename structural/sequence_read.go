@@ -165,14 +165,6 @@ func (r *seqReader) read(e *enc21pb.CompressiveEncoding, n uint64, what string) 
 	return decodeSeq(e, payload, n, what)
 }
 
-// readInto plans the decode of a sequence of n u64 values into dst.
-func (r *seqReader) readInto(dst *seqValues, e *enc21pb.CompressiveEncoding, n uint64, what string) error {
-	return r.planDecode(e, n, what, func(payload []byte) (err error) {
-		*dst, err = decodeSeq(e, payload, n, what)
-		return err
-	})
-}
-
 // positionsInto plans the decode of a strictly increasing position set
 // inside [0, domain) into dst.
 func (r *seqReader) positionsInto(dst *posList, e *enc21pb.CompressiveEncoding, n uint64, domain int, what string) error {

@@ -207,8 +207,11 @@ func (r *seqReader) list(l *indexLayer, ls *enc23pb.SparseListLayer) error {
 	if err := r.positionsInto(&l.ne, ls.GetNonEmptyPositions(), ls.NumNonEmptyPositions, l.slots, "list non-empty"); err != nil {
 		return err
 	}
-	counts := new(seqValues)
-	if err := r.readInto(counts, ls.GetCounts(), ls.NumNonEmptyPositions, "list counts"); err != nil {
+	counts, n := ls.GetCounts(), ls.NumNonEmptyPositions
+	if err := r.planDecode(counts, n, "list counts", func(payload []byte) (err error) {
+		l.cum, err = decodeCounts(counts, payload, n, ls.NumChildSlots)
+		return err
+	}); err != nil {
 		return err
 	}
 	if err := r.validity(l, ls.GetValidity(), "list"); err != nil {
@@ -222,37 +225,55 @@ func (r *seqReader) list(l *indexLayer, ls *enc23pb.SparseListLayer) error {
 				return sparseCorrupt("list slot %d is non-empty and null", p)
 			}
 		}
-		var err error
-		l.cum, err = runningCounts(counts, ls.NumChildSlots)
-		return err
+		return nil
 	})
 	return nil
 }
 
-// runningCounts sums the counts of a list layer's non-empty positions:
-// out[k] is the child slots before the k-th, out[n] every child slot. Each
-// count is positive and they sum to childSlots.
+// decodeCounts decodes the counts of a list layer's n non-empty positions
+// as their running sum: out[k] is the child slots before the k-th, out[n]
+// every child slot. Each count is positive and they sum to childSlots.
+// Explicit counts are decoded into out[1:] and summed in place.
+func decodeCounts(e *enc21pb.CompressiveEncoding, payload []byte, n, childSlots uint64) ([]uint32, error) {
+	switch e.GetCompression().(type) {
+	case *enc21pb.CompressiveEncoding_Constant, *enc21pb.CompressiveEncoding_Range:
+		c, err := decodeSeq(e, payload, n, "list counts")
+		if err != nil {
+			return nil, err
+		}
+		return runningCounts(&c, childSlots)
+	}
+	if !backed(n, uint64(len(payload))) {
+		return nil, sparseCorrupt("list counts: %d values from %d bytes", n, len(payload))
+	}
+	cum := make([]uint32, n+1)
+	d := cum[1:]
+	if err := values.DecodeUint32s(e, payload, d); err != nil {
+		return nil, sparseCorrupt("list counts: %v", err)
+	}
+	// Each under 2^32, n of them cannot wrap 64 bits; checked once at the
+	// end.
+	var total uint64
+	var zero uint32 = 1
+	for k, c := range d {
+		total += uint64(c)
+		zero &= min(c, 1)
+		d[k] = uint32(total)
+	}
+	if zero == 0 {
+		return nil, sparseCorrupt("a non-empty list slot with count 0")
+	}
+	if total != childSlots {
+		return nil, sparseCorrupt("list counts sum to %d, child slots %d", total, childSlots)
+	}
+	return cum, nil
+}
+
+// runningCounts is decodeCounts for counts that are not stored (a
+// constant or a progression).
 func runningCounts(counts *seqValues, childSlots uint64) ([]uint32, error) {
 	cum := make([]uint32, counts.n+1)
 	var total uint64
-	if d := counts.data; d != nil {
-		// Explicit counts are under 2^32 each: the sum of n of them
-		// cannot wrap 64 bits. Checked once at the end, a zero found then.
-		var zero uint32 = 1
-		out := cum[1 : len(d)+1]
-		for k, c := range d {
-			total += uint64(c)
-			zero &= min(c, 1)
-			out[k] = uint32(total)
-		}
-		if zero == 0 {
-			return nil, sparseCorrupt("a non-empty list slot with count 0")
-		}
-		if total != childSlots {
-			return nil, sparseCorrupt("list counts sum to %d, child slots %d", total, childSlots)
-		}
-		return cum, nil
-	}
 	for k := 0; k < counts.n; k++ {
 		c := counts.at(k)
 		if c == 0 {
