@@ -41,8 +41,9 @@ func (f *File) prefetchColumn(ci int, path []structural.Step, runs []rowRun, cac
 	pages := f.columns[ci]
 	dims := f.dims[ci]
 	type plan struct {
-		m  *sparseMeta
-		ks [][2]int // ordinal ranges of the runs
+		m   *sparseMeta
+		cur *structural.Cursor // the runs rise: searches resume
+		ks  [][2]int           // ordinal ranges of the runs
 	}
 	need := map[*page]*plan{}
 	var order []*page
@@ -54,21 +55,24 @@ func (f *File) prefetchColumn(ci int, path []structural.Step, runs []rowRun, cac
 			if p.sparse == nil || p.sparse.GetValues().GetZipped() == nil {
 				continue
 			}
-			m, err := f.sparseMetaFor(p, path)
-			if err != nil {
-				return err
+			pl := need[p]
+			if pl == nil {
+				m, err := f.sparseMetaFor(p, path)
+				if err != nil {
+					return err
+				}
+				pl = &plan{m: m, cur: m.ix.Cursor()}
+				need[p] = pl
+				order = append(order, p)
 			}
+			m := pl.m
 			a, b := max(es, p.firstRow)-p.firstRow, min(ee, p.firstRow+p.rows)-p.firstRow
 			if a%m.scale != 0 || b%m.scale != 0 {
 				continue // the read reports it
 			}
-			s0, s1 := m.ix.LeafRange(int(a/m.scale), int(b/m.scale))
-			if k0, k1 := m.ordinal(s0), m.ordinal(s1); k0 < k1 {
-				if need[p] == nil {
-					need[p] = &plan{m: m}
-					order = append(order, p)
-				}
-				need[p].ks = append(need[p].ks, [2]int{k0, k1})
+			s0, s1 := pl.cur.LeafRange(int(a/m.scale), int(b/m.scale))
+			if k0, k1 := pl.cur.Ordinal(s0), pl.cur.Ordinal(s1); k0 < k1 {
+				pl.ks = append(pl.ks, [2]int{k0, k1})
 			}
 		}
 	}

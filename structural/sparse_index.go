@@ -133,6 +133,54 @@ func (x *SparseIndex) LeafRange(lo, hi int) (int, int) {
 	return lo, hi
 }
 
+// A Cursor answers LeafRange and Ordinal for arguments that rise from call
+// to call (a take's sorted rows), each search resuming where the previous
+// one ended; arguments that do not rise are searched afresh.
+type Cursor struct {
+	x    *SparseIndex
+	ne   []int // per list layer: the non-empty positions below the last slot mapped
+	dead int   // the first dead range ending after the last slot ranked
+}
+
+// Cursor returns a cursor over the index (IndexMaterialized must have been
+// called for Ordinal).
+func (x *SparseIndex) Cursor() *Cursor { return &Cursor{x: x, ne: make([]int, len(x.layers))} }
+
+// LeafRange is SparseIndex.LeafRange.
+func (c *Cursor) LeafRange(lo, hi int) (int, int) {
+	for i := range c.x.layers {
+		l := &c.x.layers[i]
+		switch {
+		case l.cum != nil:
+			a := l.ne.belowFrom(lo, c.ne[i])
+			c.ne[i] = l.ne.belowFrom(hi, a)
+			lo, hi = int(l.cum[a]), int(l.cum[c.ne[i]])
+		case l.dim > 0:
+			lo, hi = lo*l.dim, hi*l.dim
+		}
+	}
+	return lo, hi
+}
+
+// Ordinal is SparseIndex.Ordinal.
+func (c *Cursor) Ordinal(s int) int {
+	x := c.x
+	i := c.dead
+	if i > len(x.dead) || i > 0 && int(x.dead[i-1]&(1<<32-1)) > s {
+		i = 0 // not rising
+	}
+	for step := 1; i < len(x.dead) && int(x.dead[i]&(1<<32-1)) <= s; step *= 2 {
+		if j := i + step; j < len(x.dead) && int(x.dead[j]&(1<<32-1)) <= s {
+			i = j + 1
+			continue
+		}
+		i += x.firstDeadEnding(s, i, min(i+step, len(x.dead)))
+		break
+	}
+	c.dead = i
+	return x.ordinalAt(s, i)
+}
+
 // Window expands the structure of top-level slots [lo, hi), 0 ≤ lo ≤ hi ≤
 // Rows(): per layer, outer first, its validity (nil only when the page's
 // layer has no null), list offsets from 0 and fixed-size-list dimension;
@@ -312,9 +360,10 @@ func forNullRuns(v *posList, nulls bool, slots int, f func(a, b int)) {
 	}
 }
 
-// firstDeadEnding is the index of the first dead range ending after s.
-func (x *SparseIndex) firstDeadEnding(s int) int {
-	i, _ := slices.BinarySearchFunc(x.dead, s, func(r uint64, s int) int {
+// firstDeadEnding is the index, counted from lo, of the first dead range
+// in [lo, hi) ending after s (hi - lo when none does).
+func (x *SparseIndex) firstDeadEnding(s, lo, hi int) int {
+	i, _ := slices.BinarySearchFunc(x.dead[lo:hi], s, func(r uint64, s int) int {
 		if int(r&(1<<32-1)) <= s {
 			return -1
 		}
@@ -327,7 +376,11 @@ func (x *SparseIndex) firstDeadEnding(s int) int {
 // ordinal when the slot stores one), 0 ≤ s ≤ LeafSlots(). IndexMaterialized
 // must have been called.
 func (x *SparseIndex) Ordinal(s int) int {
-	i := x.firstDeadEnding(s)
+	return x.ordinalAt(s, x.firstDeadEnding(s, 0, len(x.dead)))
+}
+
+// ordinalAt is Ordinal given i, the first dead range ending after s.
+func (x *SparseIndex) ordinalAt(s, i int) int {
 	dead := int(x.deadBefore[i])
 	if i < len(x.dead) {
 		if lo := int(x.dead[i] >> 32); lo < s {
@@ -342,7 +395,7 @@ func (x *SparseIndex) Ordinal(s int) int {
 func (x *SparseIndex) Alive(dst []bool, s0 int) {
 	s1 := s0 + len(dst)
 	bitmap.FillTrue(dst)
-	for i := x.firstDeadEnding(s0); i < len(x.dead); i++ {
+	for i := x.firstDeadEnding(s0, 0, len(x.dead)); i < len(x.dead); i++ {
 		lo, hi := int(x.dead[i]>>32), int(x.dead[i]&(1<<32-1))
 		if lo >= s1 {
 			break

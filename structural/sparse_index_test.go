@@ -66,6 +66,26 @@ func TestSparseIndex(t *testing.T) {
 				t.Fatalf("case %d: ordinal of leaf slot %d is %d, want %d", i, s, got, ord[s])
 			}
 		}
+		// A cursor over rising slots (steps of any size), then falling ones.
+		cur := x.Cursor()
+		for s := 0; s < len(ord); s += 1 + rng.IntN(1+rng.IntN(64)) {
+			if got := cur.Ordinal(s); got != ord[s] {
+				t.Fatalf("case %d: cursor ordinal of leaf slot %d is %d, want %d", i, s, got, ord[s])
+			}
+		}
+		for s := len(ord) - 1; s >= 0; s -= 1 + rng.IntN(50) {
+			if got := cur.Ordinal(s); got != ord[s] {
+				t.Fatalf("case %d: cursor ordinal of leaf slot %d (falling) is %d, want %d", i, s, got, ord[s])
+			}
+		}
+		cur = x.Cursor()
+		for lo := 0; lo <= rows; lo += 1 + rng.IntN(30) {
+			hi := lo + rng.IntN(min(rows-lo, 4)+1)
+			_, w0, w1 := sliceLayers(lds, lo, hi)
+			if l0, l1 := cur.LeafRange(lo, hi); l0 != w0 || l1 != w1 {
+				t.Fatalf("case %d: cursor LeafRange(%d, %d) = [%d, %d), want [%d, %d)", i, lo, hi, l0, l1, w0, w1)
+			}
+		}
 		for k := 0; k < 20; k++ {
 			lo := rng.IntN(rows + 1)
 			hi := lo + rng.IntN(rows-lo+1)
