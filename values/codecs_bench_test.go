@@ -103,6 +103,25 @@ func BenchmarkCodec(b *testing.B) {
 		}
 		b.ReportMetric(float64(total)/float64(len(enc)+FsstTableSize), "ratio")
 	})
+	// The writer's form: a page's values back to back in one buffer.
+	var page []byte
+	var offs []int
+	for _, s := range strs {
+		offs = append(offs, len(page))
+		page = append(page, s...)
+	}
+	offs = append(offs, len(page))
+	b.Run("fsst/urls-page", func(b *testing.B) {
+		var enc []byte
+		b.SetBytes(int64(total))
+		for b.Loop() {
+			enc = enc[:0]
+			for k := range strs {
+				enc = t.appendEncodedIn(enc, page, offs[k], offs[k+1])
+			}
+		}
+		b.ReportMetric(float64(total)/float64(len(enc)+FsstTableSize), "ratio")
+	})
 	b.Run("unfsst/urls", func(b *testing.B) {
 		var codes [][]byte
 		for _, s := range strs {

@@ -2,6 +2,7 @@ package values
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -288,11 +289,74 @@ func TestFsstMatchIsLongest(t *testing.T) {
 		}
 		sample = append(sample, b)
 	}
-	tab := BuildFsstTable(sample)
-	if !tab.Coded() || tab.NumSymbols() < 20 {
-		t.Fatalf("table of %d symbols (coded %v); the test needs a real one", tab.NumSymbols(), tab.Coded())
+	// One site's paths with numbers: dozens of symbols share a three-byte
+	// prefix ("docs/631", "docs/940", ...), one crowded bucket.
+	var paths [][]byte
+	for i := 0; i < 2000; i++ {
+		paths = append(paths, fmt.Appendf(nil, "https://www.example.com/docs/%d?ref=home", rng.IntN(1e9)))
 	}
+	for _, sample := range [][][]byte{sample, paths} {
+		tab := BuildFsstTable(sample)
+		if !tab.Coded() || tab.NumSymbols() < 20 {
+			t.Fatalf("table of %d symbols (coded %v); the test needs a real one", tab.NumSymbols(), tab.Coded())
+		}
+		checkLongest(t, tab, sample)
+	}
+	// A table made by hand: a hundred symbols of one prefix and lengths
+	// from one to eight in one bucket, some symbols twice (the lowest code
+	// wins).
+	tab := &FsstTable{coded: true}
+	add := func(sym string) {
+		var w [8]byte
+		copy(w[:], sym)
+		tab.sym[tab.n], tab.lens[tab.n] = binary.LittleEndian.Uint64(w[:]), uint8(len(sym))
+		tab.n++
+	}
+	for i := range 100 {
+		add(fmt.Sprintf("docs/%03d", 3*i))
+	}
+	for _, sym := range []string{"docs/", "docs/00", "docs/1", "doc", "do", "d", "docs/003", "docs/12", "s/1", "/", "?ref=", "home"} {
+		add(sym)
+	}
+	checkLongest(t, tab, paths)
+}
+
+// checkLongest checks match against a scan of every symbol, and the page
+// coder against match, on table tab.
+func checkLongest(t *testing.T, tab *FsstTable, sample [][]byte) {
 	tab.index()
+	most := 0
+	for h := range fsstBuckets {
+		most = max(most, int(tab.first3[h+1]-tab.first3[h]))
+	}
+	t.Logf("%d symbols, at most %d in a bucket", tab.NumSymbols(), most)
+	var page []byte
+	for _, s := range sample {
+		page = append(page, s...)
+	}
+	at := 0
+	for _, s := range sample {
+		// The page coder (whole words read past the value) codes as match
+		// does position by position.
+		var want []byte
+		for i := 0; i < len(s); {
+			var word uint64
+			for k := min(len(s), i+8) - 1; k >= i; k-- {
+				word = word<<8 | uint64(s[k])
+			}
+			c, l := tab.match(word, len(s)-i)
+			if c < 0 {
+				want = append(want, fsstEscape, s[i])
+			} else {
+				want = append(want, byte(c))
+			}
+			i += l
+		}
+		if got := tab.appendEncodedIn(nil, page, at, at+len(s)); !bytes.Equal(got, want) {
+			t.Fatalf("%q: page coder gives % x, match % x", s, got, want)
+		}
+		at += len(s)
+	}
 	for _, s := range sample {
 		for i := range s {
 			rem := len(s) - i
