@@ -1,6 +1,7 @@
 package reader
 
 import (
+	"encoding/binary"
 	"fmt"
 	"slices"
 
@@ -107,11 +108,19 @@ func decodeChunkedBody(m *enc21pb.MiniBlockLayout, bufs [][]byte, rows int) (*pa
 		pd.dict = &d
 	}
 	layout := values.ChunkLayout{HasRep: hasRep, HasDef: m.DefCompression != nil, NumBuffers: int(m.NumBuffers), Large: m.HasLargeChunk}
+	// Each chunk's level count leads its header: the levels are decoded
+	// in place into one slice per stream of the page's level count (when
+	// the page's bytes can back that many), each chunk into its own part.
+	levelAt := chunkLevels(refs, bufs[1], layout)
+	size := int(m.NumItems)
+	if levelAt != nil {
+		size = levelAt[len(refs)]
+	}
 	if layout.HasDef {
-		pd.def = make([]uint16, 0, m.NumItems)
+		pd.def = make([]uint16, 0, size)
 	}
 	if layout.HasRep {
-		pd.rep = make([]uint16, 0, m.NumItems)
+		pd.rep = make([]uint16, 0, size)
 	}
 	maxVis := structural.MaxVisibleDef(m.Layers)
 	// FSST-coded chunks are joined still coded (a fraction of the size)
@@ -129,7 +138,16 @@ func decodeChunkedBody(m *enc21pb.MiniBlockLayout, bufs [][]byte, rows int) (*pa
 	reps[0], defs[0] = pd.rep, pd.def
 	err = par.EachPiece(cuts, func(j, lo, hi int) error {
 		rep, def := reps[j], defs[j]
-		if j > 0 {
+		switch {
+		case levelAt != nil:
+			a, b := levelAt[lo], levelAt[hi]
+			if layout.HasRep {
+				rep = pd.rep[a:a:b]
+			}
+			if layout.HasDef {
+				def = pd.def[a:a:b]
+			}
+		case j > 0:
 			share := int(m.NumItems) / (len(cuts) - 1)
 			if layout.HasRep {
 				rep = make([]uint16, 0, share)
@@ -151,10 +169,21 @@ func decodeChunkedBody(m *enc21pb.MiniBlockLayout, bufs [][]byte, rows int) (*pa
 	if err != nil {
 		return nil, nil, err
 	}
-	pd.rep, pd.def = reps[0], defs[0]
-	for j := 1; j < len(reps); j++ {
-		pd.rep = append(pd.rep, reps[j]...)
-		pd.def = append(pd.def, defs[j]...)
+	if levelAt != nil {
+		// Every chunk decoded the levels its header counts, in place.
+		for j := range reps {
+			n := levelAt[cuts[j+1]] - levelAt[cuts[j]]
+			if layout.HasRep && len(reps[j]) != n || layout.HasDef && len(defs[j]) != n {
+				return nil, nil, fmt.Errorf("chunks %d to %d decoded %d, %d levels, headers say %d: %w", cuts[j], cuts[j+1], len(reps[j]), len(defs[j]), n, ErrCorrupt)
+			}
+		}
+		pd.rep, pd.def = pd.rep[:cap(pd.rep)], pd.def[:cap(pd.def)]
+	} else {
+		pd.rep, pd.def = reps[0], defs[0]
+		for j := 1; j < len(reps); j++ {
+			pd.rep = append(pd.rep, reps[j]...)
+			pd.def = append(pd.def, defs[j]...)
+		}
 	}
 	if hasRep {
 		rowStarts := 0
@@ -179,6 +208,28 @@ func decodeChunkedBody(m *enc21pb.MiniBlockLayout, bufs [][]byte, rows int) (*pa
 		return nil, nil, fmt.Errorf("fsst values: %w", err)
 	}
 	return pd, t, nil
+}
+
+// chunkLevels returns the running level count of a chunked page's chunks
+// from their headers (levelAt[ci] levels before chunk ci, the total last),
+// or nil when the page has no levels or its bytes cannot back that many
+// (its chunks then fail to decode, or decode growing their levels).
+func chunkLevels(refs []values.ChunkRef, data []byte, layout values.ChunkLayout) []int {
+	if !layout.HasRep && !layout.HasDef {
+		return nil
+	}
+	levelAt := make([]int, len(refs)+1)
+	for ci, r := range refs {
+		n := 0
+		if r.Size >= 2 {
+			n = int(binary.LittleEndian.Uint16(data[r.Offset:]))
+		}
+		levelAt[ci+1] = levelAt[ci] + n
+	}
+	if !backed(uint64(levelAt[len(refs)]), uint64(len(data))) {
+		return nil
+	}
+	return levelAt
 }
 
 // minParallelChunks is the fewest chunks a piece of a page decodes on its

@@ -57,8 +57,14 @@ func (e *LevelEncoder) appendRaw(dst []byte, c Codec, n int) ([]byte, error) {
 	return c.AppendBlock(dst, Block{Bits: 16, N: n, Data: e.raw})
 }
 
-// DecodeLevels decodes a block of n u16 levels.
+// DecodeLevels decodes a block of n u16 levels, appended to dst. Levels
+// bit packed out of line (the form chunks store them in, possibly under
+// general compression) are unpacked straight into dst on little-endian
+// hosts.
 func DecodeLevels(enc *enc21pb.CompressiveEncoding, buf []byte, n int, dst []uint16) ([]uint16, error) {
+	if out, ok, err := decodeLevelsInPlace(enc, buf, n, dst); ok {
+		return out, err
+	}
 	f, err := DecodeBlock(enc, buf, n)
 	if err != nil {
 		return dst, err
@@ -146,4 +152,44 @@ func isLevelRLE(e *enc21pb.CompressiveEncoding) bool {
 	}
 	v, l := r.GetValues().GetFlat(), r.GetRunLengths().GetFlat()
 	return v != nil && l != nil && v.BitsPerValue == 16 && v.Data == nil && l.Data == nil
+}
+
+// decodeLevelsInPlace is DecodeLevels for OutOfLineBitpacking{16} and
+// General{OutOfLineBitpacking{16}}: the unpacked words are written over
+// dst's new levels, seen as bytes. ok is false (nothing done) for other
+// encodings and on big-endian hosts.
+func decodeLevelsInPlace(enc *enc21pb.CompressiveEncoding, buf []byte, n int, dst []uint16) ([]uint16, bool, error) {
+	if !flNativeLE || n <= 0 || n > maxDecodeValues {
+		return dst, false, nil
+	}
+	inner := enc
+	if g := enc.GetGeneral(); g != nil {
+		inner = g.GetValues()
+	}
+	o := inner.GetOutOfLineBitpacking()
+	if o == nil || o.UncompressedBitsPerValue != 16 {
+		return dst, false, nil
+	}
+	w, ok := flatBits(o.GetValues())
+	if !ok {
+		return dst, false, nil
+	}
+	if g := enc.GetGeneral(); g != nil {
+		raw, err := Decompress(nil, Scheme(g.GetCompression().GetScheme()), buf)
+		if err != nil {
+			return dst, true, err
+		}
+		buf = raw
+	}
+	at := len(dst)
+	dst = slices.Grow(dst, n)[:at+n]
+	view := flWordBytes(dst[at:])
+	out, err := decodeOutOfLineBitpacked(view[:0], 16, w, buf, n)
+	if err != nil {
+		return dst[:at], true, err
+	}
+	if len(out) != 2*n || &out[0] != &view[0] {
+		return dst[:at], true, fmt.Errorf("levels decoded to %d bytes, want %d: %w", len(out), 2*n, ErrCorrupt)
+	}
+	return dst, true, nil
 }

@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"github.com/planarlance/planar/proto/enc21pb"
 )
 
 // TestLevelEncoderRoundTrip: each level codec the selector chooses, run
@@ -97,5 +99,49 @@ func TestLevelEncoderForms(t *testing.T) {
 	enc.Codec = nil
 	if _, err := enc.Append(nil, levels); !errors.Is(err, ErrNotApplicable) {
 		t.Errorf("no codec: %v", err)
+	}
+}
+
+// TestDecodeLevelsInPlace: levels bit packed out of line, alone or under
+// general compression, unpack straight into the destination after what it
+// holds, equal to the block decode; a short payload is an error and leaves
+// the destination as it was.
+func TestDecodeLevelsInPlace(t *testing.T) {
+	rng := rand.New(rand.NewPCG(4, 4))
+	for _, n := range []int{1, 5, 1023, 1024, 1025, 5000} {
+		for _, w := range []int{1, 2, 7, 15} {
+			levels := make([]uint16, n)
+			for i := range levels {
+				if w > 0 {
+					levels[i] = uint16(rng.IntN(1 << w))
+				}
+			}
+			ool := OutOfLineCodec{Bits: 16, Width: w}
+			packed, err := ool.AppendBlock(nil, Block{Bits: 16, N: n, Data: AppendFlatLevels(nil, levels)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			z, err := AppendCompressed(nil, SchemeZstd, 1, packed)
+			if err != nil {
+				t.Fatal(err)
+			}
+			gz := GeneralCodec{Scheme: SchemeZstd, Level: 1, Inner: ool}
+			for _, c := range []struct {
+				name string
+				enc  *enc21pb.CompressiveEncoding
+				buf  []byte
+			}{{"ool", ool.Encoding(), packed}, {"zstd(ool)", gz.Encoding(), z}} {
+				got, err := DecodeLevels(c.enc, c.buf, n, []uint16{9, 9})
+				if err != nil || len(got) != n+2 || got[0] != 9 || got[1] != 9 || !slices.Equal(got[2:], levels) {
+					t.Fatalf("n=%d w=%d %s: %d levels (%v), want the %d given after the two held", n, w, c.name, len(got), err, n)
+				}
+				if w > 0 {
+					short, err := DecodeLevels(c.enc, c.buf[:len(c.buf)-1], n, []uint16{9})
+					if err == nil || len(short) != 1 {
+						t.Fatalf("n=%d w=%d %s: a short payload gave %d levels (%v)", n, w, c.name, len(short), err)
+					}
+				}
+			}
+		}
 	}
 }
