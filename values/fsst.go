@@ -440,7 +440,9 @@ func (c FsstCodec) code(b Block, lo, hi int) Block {
 		out.Data = make([]byte, 0, b.Offsets[hi]-b.Offsets[lo]+uint64(hi-lo))
 	}
 	for i := lo; i < hi; i++ {
-		out.Data = c.Table.appendEncodedIn(out.Data, b.Data, int(b.Offsets[i]), int(b.Offsets[i+1]))
+		if s, e := b.Offsets[i], b.Offsets[i+1]; e > s { // (null slots are empty)
+			out.Data = c.Table.appendEncodedIn(out.Data, b.Data, int(s), int(e))
+		}
 		out.Offsets = append(out.Offsets, uint64(len(out.Data)))
 	}
 	return out

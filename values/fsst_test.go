@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"runtime"
+	"slices"
 	"testing"
 
 	"github.com/planarlance/planar/internal/par"
@@ -472,5 +473,28 @@ func TestFsstCodeInPieces(t *testing.T) {
 	dec, err := c.Table.DecodeBlock(four)
 	if err != nil || !bytes.Equal(dec.Data, b.Data) {
 		t.Fatalf("pieces do not decode back: %v", err)
+	}
+}
+
+// TestTopCands: the heap selection keeps exactly the first k candidates of
+// a full sort, in order, ties on gain and length included.
+func TestTopCands(t *testing.T) {
+	rng := rand.New(rand.NewPCG(6, 1))
+	for i := 0; i < 300; i++ {
+		n := rng.IntN(2000)
+		cs := make([]fsstCand, n)
+		for j := range cs {
+			cs[j] = fsstCand{s: fsstSym{v: uint64(rng.IntN(50)), l: uint8(1 + rng.IntN(8))}, g: rng.IntN(20)}
+		}
+		want := slices.Clone(cs)
+		slices.SortFunc(want, candBefore)
+		k := fsstMaxSymbols
+		if i%3 == 0 {
+			k = 1 + rng.IntN(10)
+		}
+		got := topCands(slices.Clone(cs), k)
+		if !slices.Equal(got, want[:min(k, n)]) {
+			t.Fatalf("case %d (%d candidates, k=%d): top differs", i, n, k)
+		}
 	}
 }

@@ -66,6 +66,8 @@ func BuildFsstTable(sample [][]byte) *FsstTable {
 		return fsstSym{v: t.sym[code], l: t.lens[code]}
 	}
 	var codes []int
+	var cands []fsstCand
+	gains := 0 // the previous round's candidate count, to size the next map
 	const rounds = 5
 	for round := range rounds {
 		clear(count1)
@@ -79,7 +81,7 @@ func BuildFsstTable(sample [][]byte) *FsstTable {
 				}
 			}
 		}
-		gain := make(map[fsstSym]int)
+		gain := make(map[fsstSym]int, gains)
 		for c := range nCodes {
 			if count1[c] == 0 {
 				continue
@@ -104,22 +106,15 @@ func BuildFsstTable(sample [][]byte) *FsstTable {
 				}
 			}
 		}
-		// Highest gain first (then longer, then smaller value: a total
-		// order, so the table does not depend on map iteration).
-		cands := make([]fsstCand, 0, len(gain))
+		// The fsstMaxSymbols best, highest gain first (then longer, then
+		// smaller value: a total order, so the table does not depend on map
+		// iteration).
+		gains = len(gain)
+		cands = cands[:0]
 		for s, g := range gain {
 			cands = append(cands, fsstCand{s, g})
 		}
-		slices.SortFunc(cands, func(a, b fsstCand) int {
-			if a.g != b.g {
-				return cmp.Compare(b.g, a.g)
-			}
-			if a.s.l != b.s.l {
-				return cmp.Compare(b.s.l, a.s.l)
-			}
-			return cmp.Compare(a.s.v, b.s.v)
-		})
-		cands = cands[:min(len(cands), fsstMaxSymbols)]
+		cands = topCands(cands, fsstMaxSymbols)
 		// Longer symbols first, as the reference implementation orders codes.
 		slices.SortStableFunc(cands, func(a, b fsstCand) int { return cmp.Compare(b.s.l, a.s.l) })
 		t.n = len(cands)
@@ -154,4 +149,55 @@ func (t *FsstTable) trainCodes(codes []int, s []byte) []int {
 		i += step
 	}
 	return codes
+}
+
+// candBefore is the order of training candidates: higher gain, then
+// longer, then smaller value.
+func candBefore(a, b fsstCand) int {
+	if a.g != b.g {
+		return cmp.Compare(b.g, a.g)
+	}
+	if a.s.l != b.s.l {
+		return cmp.Compare(b.s.l, a.s.l)
+	}
+	return cmp.Compare(a.s.v, b.s.v)
+}
+
+// topCands returns the k first of cs in candBefore order, sorted (cs is
+// reordered): a pass keeping the k best in a heap whose root is the worst
+// kept, then a sort of those k, instead of sorting every candidate.
+func topCands(cs []fsstCand, k int) []fsstCand {
+	if len(cs) <= k {
+		slices.SortFunc(cs, candBefore)
+		return cs
+	}
+	h := cs[:k]
+	// Max-heap under candBefore: the root comes last in the order.
+	down := func(i int) {
+		for {
+			l := 2*i + 1
+			if l >= len(h) {
+				return
+			}
+			if r := l + 1; r < len(h) && candBefore(h[r], h[l]) > 0 {
+				l = r
+			}
+			if candBefore(h[l], h[i]) <= 0 {
+				return
+			}
+			h[i], h[l] = h[l], h[i]
+			i = l
+		}
+	}
+	for i := k/2 - 1; i >= 0; i-- {
+		down(i)
+	}
+	for _, c := range cs[k:] {
+		if candBefore(c, h[0]) < 0 {
+			h[0] = c
+			down(0)
+		}
+	}
+	slices.SortFunc(h, candBefore)
+	return h
 }

@@ -665,9 +665,10 @@ func (c *pageEnc) trainFsst(pv pageValues) *values.FsstTable {
 		start := k * n / runs
 		got := 0
 		for i := start; i < n && got < budget; i++ {
-			v := pv.fixed[pv.offsets[i]:pv.offsets[i+1]]
-			sample = append(sample, v)
-			got += len(v)
+			if v := pv.fixed[pv.offsets[i]:pv.offsets[i+1]]; len(v) > 0 {
+				sample = append(sample, v)
+				got += len(v)
+			}
 		}
 	}
 	return values.BuildFsstTable(sample)
