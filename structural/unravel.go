@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"slices"
+
+	"github.com/planarlance/planar/internal/par"
 )
 
 // ErrCorruptLevels reports repetition/definition levels (or the counts that
@@ -192,11 +194,25 @@ func unravelFlat(out []LayerData, condLayer []int, def []uint16, numRows, numVis
 		return nil, corrupt("levels give %d rows (×1), page has %d", n, numRows)
 	}
 	maxDef := uint16(len(condLayer) - 1)
-	// First, branch-free, whether any entry is null or out of range.
-	var or, top uint16
-	for _, v := range def {
-		or |= v
-		top = max(top, v)
+	// First, branch-free, whether any entry is null or out of range; then
+	// the validity. Both passes run in pieces side by side on large pages.
+	cuts := []int{0, n}
+	if n >= 2*par.MinValues {
+		cuts = par.Pieces(n, par.MinValues)
+	}
+	ors, tops := make([]uint16, len(cuts)-1), make([]uint16, len(cuts)-1)
+	par.EachPiece(cuts, func(j, lo, hi int) error {
+		var or, top uint16
+		for _, v := range def[lo:hi] {
+			or |= v
+			top = max(top, v)
+		}
+		ors[j], tops[j] = or, top
+		return nil
+	})
+	or, top := uint16(0), slices.Max(tops)
+	for _, o := range ors {
+		or |= o
 	}
 	if top > maxDef {
 		i := slices.IndexFunc(def, func(v uint16) bool { return v > maxDef })
@@ -205,9 +221,13 @@ func unravelFlat(out []LayerData, condLayer []int, def []uint16, numRows, numVis
 	var valid []bool // nil: every entry valid
 	if or != 0 {
 		valid = make([]bool, n)
-		for i, v := range def {
-			valid[i] = v == 0
-		}
+		par.EachPiece(cuts, func(_, lo, hi int) error {
+			out := valid[lo:hi]
+			for i, v := range def[lo:hi] {
+				out[i] = v == 0
+			}
+			return nil
+		})
 	}
 	out[0].Len = n
 	out[0].Valid = valid
