@@ -67,6 +67,9 @@ func expandDict(idx values.Block, dict *values.Block, valid []bool) (values.Bloc
 	if len(idx.Data) < idx.N*ib {
 		return values.Block{}, fmt.Errorf("%d dictionary indices in %d bytes: %w", idx.N, len(idx.Data), ErrCorrupt)
 	}
+	if !dict.Variable() && len(dict.ItemValid) == 0 && ib == 4 && w > 0 && dict.N > 0 {
+		return expandFixed(idx, dict, valid, out, w)
+	}
 	if dict.Variable() {
 		// Null slots stay empty (whatever item they name): size the
 		// output from the valid slots.
@@ -120,6 +123,47 @@ func expandDict(idx values.Block, dict *values.Block, valid []bool) (values.Bloc
 		} else {
 			out.Data = append(out.Data, dict.Data[int(k)*w:int(k+1)*w]...)
 		}
+	}
+	return out, nil
+}
+
+// expandFixed is expandDict for fixed-width items without item validity
+// under u32 indices: each value is copied from its item, in pieces side by
+// side on large pages (a null slot's index may name anything: it gets item
+// 0).
+func expandFixed(idx values.Block, dict *values.Block, valid []bool, out values.Block, w int) (values.Block, error) {
+	n, items := idx.N, uint32(dict.N)
+	if len(dict.Data) < dict.N*w {
+		return values.Block{}, fmt.Errorf("%d dictionary items in %d bytes: %w", dict.N, len(dict.Data), ErrCorrupt)
+	}
+	out.Data = make([]byte, n*w)
+	cuts := []int{0, n}
+	if n >= 2*par.MinValues {
+		cuts = par.Pieces(n, par.MinValues)
+	}
+	err := par.EachPiece(cuts, func(_, lo, hi int) error {
+		in, dst, d := idx.Data[4*lo:4*hi], out.Data[lo*w:hi*w], dict.Data
+		for i := range hi - lo {
+			k := binary.LittleEndian.Uint32(in[4*i:])
+			if k >= items {
+				if valid == nil || valid[lo+i] {
+					return fmt.Errorf("dictionary index %d of %d items: %w", k, dict.N, ErrCorrupt)
+				}
+				k = 0
+			}
+			switch w {
+			case 8:
+				binary.LittleEndian.PutUint64(dst[8*i:], binary.LittleEndian.Uint64(d[8*k:]))
+			case 4:
+				binary.LittleEndian.PutUint32(dst[4*i:], binary.LittleEndian.Uint32(d[4*k:]))
+			default:
+				copy(dst[i*w:(i+1)*w], d[int(k)*w:])
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return values.Block{}, err
 	}
 	return out, nil
 }

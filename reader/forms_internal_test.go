@@ -255,3 +255,46 @@ func TestDictStrings(t *testing.T) {
 		t.Errorf("items past the data: %v, want ErrCorrupt", err)
 	}
 }
+
+// TestExpandFixed: fixed-width items under u32 indices expand, in pieces on
+// large pages, to each slot's item (item 0 under a null naming anything); a
+// valid slot naming no item is ErrCorrupt.
+func TestExpandFixed(t *testing.T) {
+	for _, w := range []int{3, 4, 8} {
+		items := 5
+		dict := &values.Block{N: items, Bits: 8 * w, Data: make([]byte, items*w)}
+		for i := range dict.Data {
+			dict.Data[i] = byte(i*7 + 1)
+		}
+		for _, n := range []int{1, 9, 3*par.MinValues + 5} {
+			idx := values.Block{N: n, Bits: 32, Data: make([]byte, 4*n)}
+			valid := make([]bool, n)
+			for i := range n {
+				k := uint32(i % items)
+				valid[i] = i%4 != 0
+				if !valid[i] {
+					k = 100 + uint32(i)
+				}
+				binary.LittleEndian.PutUint32(idx.Data[4*i:], k)
+			}
+			got, err := expandDict(idx, dict, valid)
+			if err != nil || got.N != n || len(got.Data) != n*w {
+				t.Fatalf("w=%d n=%d: %d values in %d bytes (%v)", w, n, got.N, len(got.Data), err)
+			}
+			for i := range n {
+				k := i % items
+				if !valid[i] {
+					k = 0
+				}
+				if !bytes.Equal(got.Data[i*w:(i+1)*w], dict.Data[k*w:(k+1)*w]) {
+					t.Fatalf("w=%d n=%d slot %d: % x, want item %d", w, n, i, got.Data[i*w:(i+1)*w], k)
+				}
+			}
+			binary.LittleEndian.PutUint32(idx.Data[4*(n-1):], uint32(items))
+			valid[n-1] = true
+			if _, err := expandDict(idx, dict, valid); !errors.Is(err, ErrCorrupt) {
+				t.Fatalf("w=%d n=%d: a valid slot naming item %d of %d: %v", w, n, items, items, err)
+			}
+		}
+	}
+}
