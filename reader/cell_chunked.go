@@ -134,6 +134,20 @@ func decodeChunkedBody(m *enc21pb.MiniBlockLayout, bufs [][]byte, rows int) (*pa
 	if m.NumItems >= 2*par.MinValues && !plain {
 		cuts = par.Pieces(len(refs), minParallelChunks)
 	}
+	// Fixed-width values are decoded in place into one buffer of the page's
+	// values (when the chunks' bytes can back it), each chunk into its part.
+	var page []byte
+	var valAt []int
+	w, fixed := values.FixedChunkBits(m.ValueCompression)
+	if fixed && fs == nil && m.ValueCompression.GetFlat() == nil { // (flat chunks are joined by one copy anyway)
+		valAt = make([]int, len(refs)+1)
+		for ci, r := range refs {
+			valAt[ci+1] = valAt[ci] + r.NumValues
+		}
+		if n := valAt[len(refs)]; backed(uint64(n), uint64(len(bufs[1]))) {
+			page = make([]byte, n*w/8)
+		}
+	}
 	reps, defs := make([][]uint16, len(cuts)-1), make([][]uint16, len(cuts)-1)
 	reps[0], defs[0] = pd.rep, pd.def
 	err = par.EachPiece(cuts, func(j, lo, hi int) error {
@@ -156,11 +170,32 @@ func decodeChunkedBody(m *enc21pb.MiniBlockLayout, bufs [][]byte, rows int) (*pa
 				def = make([]uint16, 0, share)
 			}
 		}
+		var sink *valueSink
+		if page != nil {
+			sink = &valueSink{}
+		}
 		for ci := lo; ci < hi; ci++ {
 			r := refs[ci]
+			if sink != nil {
+				a, b := valAt[ci]*w/8, valAt[ci+1]*w/8
+				sink.dst = page[a:a:b]
+			}
 			var err error
-			if rep, def, blocks[ci], err = decodeOneChunk(m, layout, maxVis, bufs[1][r.Offset:r.Offset+r.Size], r, ci, rep, def, fs != nil); err != nil {
+			if rep, def, blocks[ci], err = decodeChunkInto(m, layout, maxVis, bufs[1][r.Offset:r.Offset+r.Size], r, ci, rep, def, fs != nil, sink); err != nil {
 				return err
+			}
+			if sink != nil {
+				// Values that did not land in place (a tree decoding into
+				// memory of its own) are copied there.
+				v := blocks[ci]
+				a, b := valAt[ci]*w/8, valAt[ci+1]*w/8
+				if v.Bits != w || v.N != r.NumValues || v.Variable() || v.Children != nil || v.NullItems || len(v.ItemValid) > 0 || len(v.Data) < b-a {
+					return fmt.Errorf("chunk %d decoded to %d %d-bit values, want %d of %d bits: %w", ci, v.N, v.Bits, r.NumValues, w, ErrCorrupt)
+				}
+				if b > a && &v.Data[0] != &page[a] {
+					copy(page[a:b], v.Data)
+				}
+				blocks[ci] = values.Block{}
 			}
 		}
 		reps[j], defs[j] = rep, def
@@ -197,7 +232,9 @@ func decodeChunkedBody(m *enc21pb.MiniBlockLayout, bufs [][]byte, rows int) (*pa
 			return nil, nil, fmt.Errorf("levels hold %d rows, page %d: %w", rowStarts, rows, ErrCorrupt)
 		}
 	}
-	if pd.vals, err = concatBlocks(blocks); err != nil {
+	if page != nil {
+		pd.vals = values.Block{Bits: w, N: valAt[len(refs)], Data: page}
+	} else if pd.vals, err = concatBlocks(blocks); err != nil {
 		return nil, nil, err
 	}
 	if fs == nil {
@@ -241,6 +278,19 @@ const minParallelChunks = 8
 // fsstCoded, values under an FSST encoding are returned still FSST-coded
 // (the caller expands the ones it needs with the page's table).
 func decodeOneChunk(m *enc21pb.MiniBlockLayout, layout values.ChunkLayout, maxVis int, data []byte, r values.ChunkRef, ci int, rep, def []uint16, fsstCoded bool) ([]uint16, []uint16, values.Block, error) {
+	return decodeChunkInto(m, layout, maxVis, data, r, ci, rep, def, fsstCoded, nil)
+}
+
+// valueSink is where a chunk's fixed-width values go (decodeChunkInto):
+// dst, with room for them, and the general-compression scratch the chunks
+// of one piece share.
+type valueSink struct {
+	dst, scratch []byte
+}
+
+// decodeChunkInto is decodeOneChunk with, when sink is not nil, the values
+// decoded into sink.dst (values.DecodeMiniBlockInto).
+func decodeChunkInto(m *enc21pb.MiniBlockLayout, layout values.ChunkLayout, maxVis int, data []byte, r values.ChunkRef, ci int, rep, def []uint16, fsstCoded bool, sink *valueSink) ([]uint16, []uint16, values.Block, error) {
 	parts, err := values.ParseChunk(data, layout)
 	if err != nil {
 		return rep, def, values.Block{}, fmt.Errorf("chunk %d: %w", ci, err)
@@ -267,9 +317,13 @@ func decodeOneChunk(m *enc21pb.MiniBlockLayout, layout values.ChunkLayout, maxVi
 		return rep, def, values.Block{}, fmt.Errorf("chunk %d has %d levels for %d values: %w", ci, parts.NumLevels, r.NumValues, ErrCorrupt)
 	}
 	var v values.Block
-	if fs := m.ValueCompression.GetFsst(); fs != nil && fsstCoded {
+	fs := m.ValueCompression.GetFsst()
+	switch {
+	case fs != nil && fsstCoded:
 		v, err = values.DecodeMiniBlock(fs.GetValues(), parts.Values, r.NumValues)
-	} else {
+	case sink != nil:
+		v, sink.scratch, err = values.DecodeMiniBlockInto(m.ValueCompression, parts.Values, r.NumValues, sink.dst, sink.scratch)
+	default:
 		v, err = values.DecodeMiniBlock(m.ValueCompression, parts.Values, r.NumValues)
 	}
 	if err != nil {

@@ -888,10 +888,25 @@ func FuzzDecodeMiniBlockTree(f *testing.F) {
 		alloc := fzHeapAllocs() - before
 		fzUnchanged(t, tr.name, bufs, orig)
 		in := len(b0) + len(b1) + len(b2)
+		// The in-place decode agrees, error for error, value for value.
+		bits, fixed := FixedChunkBits(tr.e)
+		var dst []byte
+		if fixed {
+			dst = make([]byte, 0, int(n)*bits/8)
+		}
+		into, _, ierr := DecodeMiniBlockInto(tr.e, bufs, int(n), dst, []byte{1, 2, 3})
+		fzUnchanged(t, tr.name+" into", bufs, orig)
+		if (err == nil) != (ierr == nil) {
+			t.Fatalf("%s: DecodeMiniBlock error %v, DecodeMiniBlockInto %v", tr.name, err, ierr)
+		}
 		if err != nil {
 			fzCheckErr(t, tr.name, err)
+			fzCheckErr(t, tr.name+" into", ierr)
 			fzCheckAlloc(t, tr.name, alloc, in, int(n), 0, tr.general)
 			return
+		}
+		if fixed && (into.Bits != got.Bits || into.N != got.N || !bytes.Equal(into.Data[:len(got.Data)], got.Data) || len(into.Data) != len(got.Data)) {
+			t.Fatalf("%s: in place %d %d-bit values (%d bytes), DecodeMiniBlock %d %d-bit (%d bytes)", tr.name, into.N, into.Bits, len(into.Data), got.N, got.Bits, len(got.Data))
 		}
 		fzCheckBlock(t, tr.name, got, int(n), tr.bits)
 		fzCheckAlloc(t, tr.name, alloc, in, int(n), fzBlockBytes(got), tr.general)
