@@ -33,21 +33,76 @@ type dictTable struct {
 }
 
 // newDictTable makes a table for at most limit distinct keys, of width bw
-// bytes (0: variable width).
+// bytes (0: variable width). It starts small and doubles whenever half
+// full, so its memory follows the keys it holds rather than the limit (a
+// page of 58k distinct float64 values probed 6 MB of slots sized for the
+// 100k limit; the keys alone are 1 MB).
 func newDictTable(limit, bw int) *dictTable {
-	size := 16
-	for size < 2*limit {
-		size <<= 1
-	}
-	t := &dictTable{
-		slots: make([]uint32, size), hashes: make([]uint32, size),
-		shift: uint(64 - bits.TrailingZeros(uint(size))), limit: limit, bw: bw,
-		seed: maphash.MakeSeed(),
-	}
+	t := &dictTable{limit: limit, bw: bw, seed: maphash.MakeSeed()}
+	t.resize(min(dictTableStart, tableSize(limit)))
 	if bw == 0 {
 		t.offsets = []uint64{0}
 	}
 	return t
+}
+
+// dictTableStart is the slots a table starts with.
+const dictTableStart = 1 << 10
+
+// tableSize is the slot count for n keys at most half full.
+func tableSize(n int) int {
+	size := 16
+	for size < 2*n {
+		size <<= 1
+	}
+	return size
+}
+
+// resize sets the table to size slots (a power of two), moving the keys
+// it holds. Keys land where their hash says; ids do not change.
+func (t *dictTable) resize(size int) {
+	t.shift = uint(64 - bits.TrailingZeros(uint(size)))
+	mask := uint64(size - 1)
+	if t.ents8 != nil || (t.bw == 8 && t.rows != nil) {
+		old := t.ents8
+		t.ents8 = make([]ent8, size)
+		for _, e := range old {
+			if e.id == 0 {
+				continue
+			}
+			j := (e.key * 0x9e3779b97f4a7c15) >> t.shift
+			for t.ents8[j].id != 0 {
+				j = (j + 1) & mask
+			}
+			t.ents8[j] = e
+		}
+		t.slots, t.hashes = nil, nil
+		return
+	}
+	old, oldTags := t.slots, t.hashes
+	t.slots, t.hashes = make([]uint32, size), make([]uint32, size)
+	for k, s := range old {
+		if s == 0 {
+			continue
+		}
+		h := t.hash(t.key(s - 1))
+		j := h >> t.shift
+		for t.slots[j] != 0 {
+			j = (j + 1) & mask
+		}
+		t.slots[j], t.hashes[j] = s, oldTags[k]
+	}
+}
+
+// roomFor grows the table, when it is half full, before one more key.
+func (t *dictTable) roomFor() {
+	size := len(t.slots)
+	if t.ents8 != nil {
+		size = len(t.ents8)
+	}
+	if 2*(t.n+1) > size && size < tableSize(t.limit) {
+		t.resize(2 * size)
+	}
 }
 
 // hash mixes a key: 8- and 16-byte keys by multiplication (fast, and
@@ -83,6 +138,7 @@ func (t *dictTable) key(id uint32) []byte {
 // intern returns v's id, adding v when it is new; ok is false when v is new
 // and the table already holds limit keys.
 func (t *dictTable) intern(v []byte) (id uint32, ok bool) {
+	t.roomFor()
 	j, tag, id, found := t.lookup(v)
 	if found {
 		return id, true
@@ -107,6 +163,7 @@ func (t *dictTable) internRow(src []byte, i int) (id uint32, ok bool) {
 	if t.bw == 8 {
 		return t.internRow8(binary.LittleEndian.Uint64(src[i*8:]), i)
 	}
+	t.roomFor()
 	j, tag, id, found := t.lookup(src[i*t.bw : (i+1)*t.bw])
 	if found {
 		return id, true
@@ -150,7 +207,10 @@ func (t *dictTable) claim(j uint64, tag uint32) (uint32, bool) {
 // probe compares words, without reading the record back.
 func (t *dictTable) internRow8(k uint64, i int) (uint32, bool) {
 	if t.ents8 == nil {
-		t.ents8 = make([]ent8, len(t.slots))
+		t.resize(len(t.slots))
+	}
+	if 2*(t.n+1) > len(t.ents8) && len(t.ents8) < tableSize(t.limit) {
+		t.resize(2 * len(t.ents8))
 	}
 	mask := uint64(len(t.ents8) - 1)
 	for j := (k * 0x9e3779b97f4a7c15) >> t.shift; ; j = (j + 1) & mask {
