@@ -238,20 +238,36 @@ func decodeDeltaBlock(c *enc21pb.Delta, buf []byte, n, depth int) (Block, error)
 	if d.Bits != bits {
 		return Block{}, fmt.Errorf("delta child width %d, want %d: %w", d.Bits, bits, ErrCorrupt)
 	}
-	out := make([]byte, 0, n*bits/8)
-	v := c.Base
-	for i := 0; i < n; i++ {
-		if i > 0 {
-			dv := loadWord(d.Data, bits, i-1)
-			if v+dv < v {
-				return Block{}, fmt.Errorf("delta overflows: %w", ErrCorrupt)
-			}
-			v += dv
+	if len(d.Data) < (n-1)*bits/8 {
+		return Block{}, fmt.Errorf("delta of %d values from %d delta bytes: %w", n, len(d.Data), ErrCorrupt)
+	}
+	// Summed with the overflow tests folded into one flag, checked once.
+	out := make([]byte, n*bits/8)
+	v, bad := c.Base, false
+	if bits == 32 {
+		bad = v > 0xFFFFFFFF
+		binary.LittleEndian.PutUint32(out, uint32(v))
+		ds, o := d.Data[:4*(n-1)], out[4:]
+		for i := range n - 1 {
+			v += uint64(binary.LittleEndian.Uint32(ds[4*i:])) // both under 2^32: no wrap
+			bad = bad || v > 0xFFFFFFFF
+			binary.LittleEndian.PutUint32(o[4*i:], uint32(v))
 		}
-		var ok bool
-		if out, ok = appendWord(out, v, bits); !ok {
+		if bad {
 			return Block{}, fmt.Errorf("delta overflows u32: %w", ErrCorrupt)
 		}
+		return Block{Bits: bits, N: n, Data: out}, nil
+	}
+	binary.LittleEndian.PutUint64(out, v)
+	ds, o := d.Data[:8*(n-1)], out[8:]
+	for i := range n - 1 {
+		nv := v + binary.LittleEndian.Uint64(ds[8*i:])
+		bad = bad || nv < v
+		v = nv
+		binary.LittleEndian.PutUint64(o[8*i:], v)
+	}
+	if bad {
+		return Block{}, fmt.Errorf("delta overflows: %w", ErrCorrupt)
 	}
 	return Block{Bits: bits, N: n, Data: out}, nil
 }
