@@ -150,6 +150,8 @@ func decodeChunkedBody(m *enc21pb.MiniBlockLayout, bufs [][]byte, rows int) (*pa
 	}
 	reps, defs := make([][]uint16, len(cuts)-1), make([][]uint16, len(cuts)-1)
 	reps[0], defs[0] = pd.rep, pd.def
+	R := uint16(structural.NumLists(m.Layers))
+	starts := make([]int, len(cuts)-1) // rows starting in each piece's levels
 	err = par.EachPiece(cuts, func(j, lo, hi int) error {
 		rep, def := reps[j], defs[j]
 		switch {
@@ -198,6 +200,14 @@ func decodeChunkedBody(m *enc21pb.MiniBlockLayout, bufs [][]byte, rows int) (*pa
 				blocks[ci] = values.Block{}
 			}
 		}
+		if hasRep {
+			// rep holds this piece's levels alone.
+			n := 0
+			for _, r := range rep {
+				n += b2i(r == R)
+			}
+			starts[j] = n
+		}
 		reps[j], defs[j] = rep, def
 		return nil
 	})
@@ -222,11 +232,8 @@ func decodeChunkedBody(m *enc21pb.MiniBlockLayout, bufs [][]byte, rows int) (*pa
 	}
 	if hasRep {
 		rowStarts := 0
-		R := uint16(structural.NumLists(m.Layers))
-		for _, r := range pd.rep {
-			if r == R {
-				rowStarts++
-			}
+		for _, n := range starts {
+			rowStarts += n
 		}
 		if rowStarts != rows {
 			return nil, nil, fmt.Errorf("levels hold %d rows, page %d: %w", rowStarts, rows, ErrCorrupt)

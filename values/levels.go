@@ -155,9 +155,9 @@ func isLevelRLE(e *enc21pb.CompressiveEncoding) bool {
 }
 
 // decodeLevelsInPlace is DecodeLevels for OutOfLineBitpacking{16} and
-// General{OutOfLineBitpacking{16}}: the unpacked words are written over
-// dst's new levels, seen as bytes. ok is false (nothing done) for other
-// encodings and on big-endian hosts.
+// Rle{Flat16, Flat8|16|32}, alone or under General: the levels are
+// written over dst's new levels, seen as bytes. ok is false (nothing done)
+// for other encodings and on big-endian hosts.
 func decodeLevelsInPlace(enc *enc21pb.CompressiveEncoding, buf []byte, n int, dst []uint16) ([]uint16, bool, error) {
 	if !flNativeLE || n <= 0 || n > maxDecodeValues {
 		return dst, false, nil
@@ -166,12 +166,23 @@ func decodeLevelsInPlace(enc *enc21pb.CompressiveEncoding, buf []byte, n int, ds
 	if g := enc.GetGeneral(); g != nil {
 		inner = g.GetValues()
 	}
-	o := inner.GetOutOfLineBitpacking()
-	if o == nil || o.UncompressedBitsPerValue != 16 {
-		return dst, false, nil
-	}
-	w, ok := flatBits(o.GetValues())
-	if !ok {
+	var decode func(view, buf []byte) ([]byte, error)
+	switch {
+	case inner.GetOutOfLineBitpacking() != nil:
+		o := inner.GetOutOfLineBitpacking()
+		w, ok := flatBits(o.GetValues())
+		if !ok || o.UncompressedBitsPerValue != 16 {
+			return dst, false, nil
+		}
+		decode = func(view, buf []byte) ([]byte, error) { return decodeOutOfLineBitpacked(view, 16, w, buf, n) }
+	case inner.GetRle() != nil:
+		vbits, ok1 := flatBits(inner.GetRle().GetValues())
+		lbits, ok2 := flatBits(inner.GetRle().GetRunLengths())
+		if !ok1 || !ok2 || vbits != 16 {
+			return dst, false, nil
+		}
+		decode = func(view, buf []byte) ([]byte, error) { return decodeRLEBlock(view, 16, lbits, buf, n) }
+	default:
 		return dst, false, nil
 	}
 	if g := enc.GetGeneral(); g != nil {
@@ -184,7 +195,7 @@ func decodeLevelsInPlace(enc *enc21pb.CompressiveEncoding, buf []byte, n int, ds
 	at := len(dst)
 	dst = slices.Grow(dst, n)[:at+n]
 	view := flWordBytes(dst[at:])
-	out, err := decodeOutOfLineBitpacked(view[:0], 16, w, buf, n)
+	out, err := decode(view[:0], buf)
 	if err != nil {
 		return dst[:at], true, err
 	}

@@ -2,6 +2,7 @@ package values
 
 import (
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -126,11 +127,34 @@ func TestDecodeLevelsInPlace(t *testing.T) {
 				t.Fatal(err)
 			}
 			gz := GeneralCodec{Scheme: SchemeZstd, Level: 1, Inner: ool}
-			for _, c := range []struct {
+			// Runs of the same levels, run-length coded (one- and two-byte
+			// run lengths), alone and under general compression.
+			runs := make([]uint16, n)
+			for i := range runs {
+				runs[i] = levels[i/7*7]
+			}
+			type form struct {
 				name string
 				enc  *enc21pb.CompressiveEncoding
 				buf  []byte
-			}{{"ool", ool.Encoding(), packed}, {"zstd(ool)", gz.Encoding(), z}} {
+				want []uint16
+			}
+			forms := []form{{"ool", ool.Encoding(), packed, levels}, {"zstd(ool)", gz.Encoding(), z, levels}}
+			for _, lb := range []int{8, 16} {
+				rc := RleCodec{Bits: 16, LenBits: lb}
+				rb, err := rc.AppendBlock(nil, Block{Bits: 16, N: n, Data: AppendFlatLevels(nil, runs)})
+				if err != nil {
+					t.Fatal(err)
+				}
+				lz, err := AppendCompressed(nil, SchemeLZ4, 0, rb)
+				if err != nil {
+					t.Fatal(err)
+				}
+				gl := GeneralCodec{Scheme: SchemeLZ4, Inner: rc}
+				forms = append(forms, form{fmt.Sprintf("rle%d", lb), rc.Encoding(), rb, runs}, form{fmt.Sprintf("lz4(rle%d)", lb), gl.Encoding(), lz, runs})
+			}
+			for _, c := range forms {
+				levels := c.want
 				got, err := DecodeLevels(c.enc, c.buf, n, []uint16{9, 9})
 				if err != nil || len(got) != n+2 || got[0] != 9 || got[1] != 9 || !slices.Equal(got[2:], levels) {
 					t.Fatalf("n=%d w=%d %s: %d levels (%v), want the %d given after the two held", n, w, c.name, len(got), err, n)
