@@ -152,6 +152,11 @@ func (f *File) decodeSparseWindows(p *page, types []arrow.DataType, path []struc
 		}
 	}
 	lds, leaf := m.ix.Windows(tops)
+	if ch := p.sparse.GetValues().GetChunked(); ch != nil {
+		if err := f.decodeTakeChunks(p, ch, m, leaf, cache); err != nil {
+			return nil, err
+		}
+	}
 	var blocks []values.Block
 	all := &pageData{}
 	kind := -1 // of the windows with values: 0 values, 1 all null, 2 constant

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/planarlance/planar/internal/par"
 	"github.com/planarlance/planar/proto/enc21pb"
 	"github.com/planarlance/planar/proto/enc23pb"
 	"github.com/planarlance/planar/structural"
@@ -137,15 +138,7 @@ type sparseChunk struct {
 // with one request per contiguous run; the call keeps them (cache), so a
 // take of many rows reads each chunk once.
 func (f *File) chunkedSlots(p *page, ch *enc23pb.ChunkedValues, m *sparseMeta, s0, s1 int, cache pageCache) (values.Block, *values.Block, error) {
-	first := func(c values.ChunkRef, s int) int { return c.FirstValue - s }
-	c0, found := slices.BinarySearchFunc(m.chunks, s0, first)
-	if !found {
-		c0--
-	}
-	c1, found := slices.BinarySearchFunc(m.chunks, s1-1, first)
-	if !found {
-		c1--
-	}
+	c0, c1 := m.chunkOf(s0), m.chunkOf(s1-1)
 	if c0 < 0 || c1 < c0 {
 		return values.Block{}, nil, fmt.Errorf("leaf slots [%d, %d) outside the chunks: %w", s0, s1, ErrCorrupt)
 	}
@@ -156,7 +149,7 @@ func (f *File) chunkedSlots(p *page, ch *enc23pb.ChunkedValues, m *sparseMeta, s
 			return vals, dc.dict, err
 		}
 	}
-	lo, last := m.chunks[c0], m.chunks[c1]
+	lo := m.chunks[c0]
 	var data []byte
 	for c := c0; c <= c1; {
 		if b, ok := cache.fetched[fetchKey{p, c}]; ok {
@@ -183,6 +176,24 @@ func (f *File) chunkedSlots(p *page, ch *enc23pb.ChunkedValues, m *sparseMeta, s
 		}
 		c = e + 1
 	}
+	dc, err := decodeSparseChunks(ch, m, c0, c1, data)
+	if err != nil {
+		return values.Block{}, nil, err
+	}
+	if c0 == c1 {
+		cache.sparseChunks[fetchKey{p, c0}] = dc
+	}
+	vals, err := sliceBlock(dc.vals, s0-lo.FirstValue, s1-lo.FirstValue)
+	if err != nil {
+		return values.Block{}, nil, err
+	}
+	return vals, dc.dict, nil
+}
+
+// decodeSparseChunks decodes chunks c0..c1 of a sparse chunked page from
+// their bytes, data.
+func decodeSparseChunks(ch *enc23pb.ChunkedValues, m *sparseMeta, c0, c1 int, data []byte) (sparseChunk, error) {
+	lo, last := m.chunks[c0], m.chunks[c1]
 	items := last.FirstValue + last.NumValues - lo.FirstValue
 	mb := &enc21pb.MiniBlockLayout{
 		ValueCompression: ch.Compression, Dictionary: ch.Dictionary, NumDictionaryItems: ch.NumDictionaryItems,
@@ -195,16 +206,82 @@ func (f *File) chunkedSlots(p *page, ch *enc23pb.ChunkedValues, m *sparseMeta, s
 	}
 	dp, err := decodeChunkedPage(mb, bufs, items)
 	if err != nil {
-		return values.Block{}, nil, err
+		return sparseChunk{}, err
 	}
-	if c0 == c1 {
-		cache.sparseChunks[fetchKey{p, c0}] = sparseChunk{vals: dp.vals, dict: dp.dict}
+	return sparseChunk{vals: dp.vals, dict: dp.dict}, nil
+}
+
+// chunkOf is the chunk of a sparse chunked page holding leaf slot s (-1
+// when none does).
+func (m *sparseMeta) chunkOf(s int) int {
+	c, found := slices.BinarySearchFunc(m.chunks, s, func(c values.ChunkRef, s int) int { return c.FirstValue - s })
+	if !found {
+		c--
 	}
-	vals, err := sliceBlock(dp.vals, s0-lo.FirstValue, s1-lo.FirstValue)
-	if err != nil {
-		return values.Block{}, nil, err
+	return c
+}
+
+// decodeTakeChunks decodes, side by side, the chunks a take's windows of a
+// sparse chunked page need (leaf: each window's leaf slots), each once,
+// into the call's cache, which chunkedSlots then serves them from. The
+// chunks not fetched yet are read with one request per run of adjacent
+// ones. Windows across chunks are left to chunkedSlots.
+func (f *File) decodeTakeChunks(p *page, ch *enc23pb.ChunkedValues, m *sparseMeta, leaf [][2]int, cache pageCache) error {
+	var need []int
+	for _, ls := range leaf {
+		if ls[0] == ls[1] {
+			continue
+		}
+		c := m.chunkOf(ls[0])
+		if c < 0 || c != m.chunkOf(ls[1]-1) {
+			continue
+		}
+		if _, ok := cache.sparseChunks[fetchKey{p, c}]; ok || len(need) > 0 && need[len(need)-1] == c {
+			continue
+		}
+		need = append(need, c)
 	}
-	return vals, dp.dict, nil
+	slices.Sort(need)
+	need = slices.Compact(need)
+	if len(need) < 2 {
+		return nil
+	}
+	data := make([][]byte, len(need))
+	for i := 0; i < len(need); {
+		c := need[i]
+		if b, ok := cache.fetched[fetchKey{p, c}]; ok {
+			data[i] = b
+			i++
+			continue
+		}
+		j := i + 1
+		for j < len(need) && need[j] == need[j-1]+1 && cache.fetched[fetchKey{p, need[j]}] == nil {
+			j++
+		}
+		first, last := m.chunks[c], m.chunks[need[j-1]]
+		run, err := f.readAt(p.buffers[1].Position+uint64(first.Offset), uint64(last.Offset+last.Size-first.Offset))
+		if err != nil {
+			return err
+		}
+		for k := i; k < j; k++ {
+			at := m.chunks[need[k]].Offset - first.Offset
+			data[k] = run[at : at+m.chunks[need[k]].Size]
+			cache.fetched[fetchKey{p, need[k]}] = data[k]
+		}
+		i = j
+	}
+	decoded := make([]sparseChunk, len(need))
+	if err := par.Each(len(need), func(i int) error {
+		var err error
+		decoded[i], err = decodeSparseChunks(ch, m, need[i], need[i], data[i])
+		return err
+	}); err != nil {
+		return err
+	}
+	for i, c := range need {
+		cache.sparseChunks[fetchKey{p, c}] = decoded[i]
+	}
+	return nil
 }
 
 // indexedSlots returns the indices of leaf slots [s0, s1) and a
