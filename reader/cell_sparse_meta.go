@@ -26,9 +26,8 @@ type sparseMeta struct {
 	// The page's structure as stored (its position sets), expanded per
 	// window; for zipped and indexed values it also ranks the materialized
 	// leaf slots (valid, under valid ancestors).
-	ix        *structural.SparseIndex
-	scale     uint64 // page elements per top-level slot (structural FSL dimensions)
-	leafSlots int
+	ix    *structural.SparseIndex
+	scale uint64 // page elements per top-level slot (ix.Scale(), as readRuns counts them)
 
 	// Zipped values: the FullZip form of the description, the record width
 	// in bytes (fixed-width addressing) or the offset index (variable).
@@ -122,7 +121,7 @@ func (f *File) loadSparseMeta(p *page, path []structural.Step) (*sparseMeta, err
 	}
 	// Page lengths count elements: rows times every structural
 	// fixed-size-list dimension of the path (see readRuns).
-	m := &sparseMeta{ix: ix, scale: uint64(ix.Scale()), leafSlots: ix.LeafSlots()}
+	m := &sparseMeta{ix: ix, scale: uint64(ix.Scale())}
 	if err := f.loadValueMeta(p, m); err != nil {
 		return nil, err
 	}
@@ -191,7 +190,7 @@ func (f *File) loadValueMeta(p *page, m *sparseMeta) error {
 		if err != nil {
 			return err
 		}
-		if m.chunks, err = values.ParseChunkMeta(words, true, int(bufs[1].Size), uint64(m.leafSlots)); err != nil {
+		if m.chunks, err = values.ParseChunkMeta(words, true, int(bufs[1].Size), uint64(m.ix.LeafSlots())); err != nil {
 			return err
 		}
 		m.chunkWords = words
@@ -270,7 +269,7 @@ func (f *File) loadIndexedMeta(ix *enc23pb.IndexedValues, bufs []format.BufferRa
 	if len(payload) == 0 {
 		payload = nil
 	}
-	slots := m.leafSlots
+	slots := m.ix.LeafSlots()
 	idx, err := values.DecodeBlock(idxEnc, payload, slots)
 	if err != nil {
 		return fmt.Errorf("indexed values indices: %w", err)

@@ -150,31 +150,19 @@ func (f *File) chunkedSlots(p *page, ch *enc23pb.ChunkedValues, m *sparseMeta, s
 		}
 	}
 	lo := m.chunks[c0]
-	var data []byte
-	for c := c0; c <= c1; {
-		if b, ok := cache.fetched[fetchKey{p, c}]; ok {
+	cs := make([]int, c1-c0+1)
+	for k := range cs {
+		cs[k] = c0 + k
+	}
+	parts, whole, err := f.fetchChunks(p, m, cs, cache)
+	if err != nil {
+		return values.Block{}, nil, err
+	}
+	data := whole // the whole window in one read: no copy
+	if data == nil {
+		for _, b := range parts {
 			data = append(data, b...)
-			c++
-			continue
 		}
-		e := c
-		for e+1 <= c1 && cache.fetched[fetchKey{p, e + 1}] == nil {
-			e++
-		}
-		run, err := f.readAt(p.buffers[1].Position+uint64(m.chunks[c].Offset), uint64(m.chunks[e].Offset+m.chunks[e].Size-m.chunks[c].Offset))
-		if err != nil {
-			return values.Block{}, nil, err
-		}
-		for k := c; k <= e; k++ {
-			at := m.chunks[k].Offset - m.chunks[c].Offset
-			cache.fetched[fetchKey{p, k}] = run[at : at+m.chunks[k].Size]
-		}
-		if c == c0 && e == c1 {
-			data = run // the whole window in one read: no copy
-		} else {
-			data = append(data, run...)
-		}
-		c = e + 1
 	}
 	dc, err := decodeSparseChunks(ch, m, c0, c1, data)
 	if err != nil {
@@ -221,6 +209,40 @@ func (m *sparseMeta) chunkOf(s int) int {
 	return c
 }
 
+// fetchChunks returns the stored bytes of chunks cs (increasing) of a
+// sparse chunked page: from what the call fetched before, else read with
+// one request per run of adjacent chunks not fetched yet (kept in cache).
+// whole is the chunks' bytes in one piece when one request read them all.
+func (f *File) fetchChunks(p *page, m *sparseMeta, cs []int, cache pageCache) (parts [][]byte, whole []byte, err error) {
+	parts = make([][]byte, len(cs))
+	for i := 0; i < len(cs); {
+		if b, ok := cache.fetched[fetchKey{p, cs[i]}]; ok {
+			parts[i] = b
+			i++
+			continue
+		}
+		j := i + 1
+		for j < len(cs) && cs[j] == cs[j-1]+1 && cache.fetched[fetchKey{p, cs[j]}] == nil {
+			j++
+		}
+		first, last := m.chunks[cs[i]], m.chunks[cs[j-1]]
+		run, err := f.readAt(p.buffers[1].Position+uint64(first.Offset), uint64(last.Offset+last.Size-first.Offset))
+		if err != nil {
+			return nil, nil, err
+		}
+		for k := i; k < j; k++ {
+			at := m.chunks[cs[k]].Offset - first.Offset
+			parts[k] = run[at : at+m.chunks[cs[k]].Size]
+			cache.fetched[fetchKey{p, cs[k]}] = parts[k]
+		}
+		if i == 0 && j == len(cs) {
+			whole = run
+		}
+		i = j
+	}
+	return parts, whole, nil
+}
+
 // decodeTakeChunks decodes, side by side, the chunks a take's windows of a
 // sparse chunked page need (leaf: each window's leaf slots), each once,
 // into the call's cache, which chunkedSlots then serves them from. The
@@ -246,29 +268,9 @@ func (f *File) decodeTakeChunks(p *page, ch *enc23pb.ChunkedValues, m *sparseMet
 	if len(need) < 2 {
 		return nil
 	}
-	data := make([][]byte, len(need))
-	for i := 0; i < len(need); {
-		c := need[i]
-		if b, ok := cache.fetched[fetchKey{p, c}]; ok {
-			data[i] = b
-			i++
-			continue
-		}
-		j := i + 1
-		for j < len(need) && need[j] == need[j-1]+1 && cache.fetched[fetchKey{p, need[j]}] == nil {
-			j++
-		}
-		first, last := m.chunks[c], m.chunks[need[j-1]]
-		run, err := f.readAt(p.buffers[1].Position+uint64(first.Offset), uint64(last.Offset+last.Size-first.Offset))
-		if err != nil {
-			return err
-		}
-		for k := i; k < j; k++ {
-			at := m.chunks[need[k]].Offset - first.Offset
-			data[k] = run[at : at+m.chunks[need[k]].Size]
-			cache.fetched[fetchKey{p, need[k]}] = data[k]
-		}
-		i = j
+	data, _, err := f.fetchChunks(p, m, need, cache)
+	if err != nil {
+		return err
 	}
 	decoded := make([]sparseChunk, len(need))
 	if err := par.Each(len(need), func(i int) error {

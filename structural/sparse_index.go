@@ -112,26 +112,8 @@ func (x *SparseIndex) Bytes() uint64 {
 	return n
 }
 
-// child maps slot s of layer i to the first slot of its children in the
-// next layer's domain.
-func (x *SparseIndex) child(i, s int) int {
-	l := &x.layers[i]
-	switch {
-	case l.cum != nil:
-		return int(l.cum[l.ne.below(s)])
-	case l.dim > 0:
-		return s * l.dim
-	}
-	return s
-}
-
 // LeafRange returns the leaf slots [s0, s1) under top-level slots [lo, hi).
-func (x *SparseIndex) LeafRange(lo, hi int) (int, int) {
-	for i := range x.layers {
-		lo, hi = x.child(i, lo), x.child(i, hi)
-	}
-	return lo, hi
-}
+func (x *SparseIndex) LeafRange(lo, hi int) (int, int) { return x.Cursor().LeafRange(lo, hi) }
 
 // A Cursor answers LeafRange and Ordinal for arguments that rise from call
 // to call (a take's sorted rows), each search resuming where the previous
@@ -147,8 +129,11 @@ type Cursor struct {
 func (x *SparseIndex) Cursor() *Cursor { return &Cursor{x: x, ne: make([]int, len(x.layers))} }
 
 // LeafRange is SparseIndex.LeafRange.
-func (c *Cursor) LeafRange(lo, hi int) (int, int) {
-	for i := range c.x.layers {
+func (c *Cursor) LeafRange(lo, hi int) (int, int) { return c.down(0, lo, hi) }
+
+// down maps slots [lo, hi) of layer from to the leaf slots under them.
+func (c *Cursor) down(from, lo, hi int) (int, int) {
+	for i := from; i < len(c.x.layers); i++ {
 		l := &c.x.layers[i]
 		switch {
 		case l.cum != nil:
@@ -290,20 +275,9 @@ func (x *SparseIndex) IndexMaterialized() int {
 			continue // a null list has no children; an all-valid layer kills none
 		}
 		first := len(dead)
-		hints := make([]int, len(x.layers)) // the runs rise: each list layer's search resumes
+		cur := x.Cursor() // the runs rise: each list layer's search resumes
 		forNullRuns(&l.valid, l.nulls, l.slots, func(a, b int) {
-			for j := i; j < len(x.layers); j++ {
-				lj := &x.layers[j]
-				switch {
-				case lj.cum != nil:
-					ha := lj.ne.belowFrom(a, hints[j])
-					hints[j] = lj.ne.belowFrom(b, ha)
-					a, b = int(lj.cum[ha]), int(lj.cum[hints[j]])
-				case lj.dim > 0:
-					a, b = a*lj.dim, b*lj.dim
-				}
-			}
-			if a < b {
+			if a, b = cur.down(i, a, b); a < b {
 				dead = append(dead, uint64(a)<<32|uint64(b))
 			}
 		})
