@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"reflect"
 	"runtime"
+	"slices"
 	"testing"
 )
 
@@ -499,4 +500,190 @@ func TestVariableInPieces(t *testing.T) {
 			t.Errorf("%s: one pass %+v, pieces %+v", tc.name, one, pieces)
 		}
 	}
+}
+
+// TestFixedInPieces: a page measured in pieces (cut at window boundaries,
+// joined in order) gives exactly what one pass gives, distinct estimate
+// included, whatever the cuts: runs and sortedness across a cut, pieces
+// sorted on their own but not together, pieces of nulls only, distinct sets
+// small per piece but large together.
+func TestFixedInPieces(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	for iter := range 3000 {
+		width := []int{8, 16, 32, 64}[iter%4]
+		n := []int{2048, 3000, 5000, 9000, 20000}[r.IntN(5)]
+		mask := uint64(math.MaxUint64) >> (64 - width)
+		vals := make([]uint64, n)
+		pattern := iter / 4 % 12
+		switch pattern {
+		case 0: // random
+			for i := range vals {
+				vals[i] = r.Uint64() & mask
+			}
+		case 1: // few distinct, with runs (across cuts too)
+			for i := range vals {
+				if i > 0 && r.IntN(8) > 0 {
+					vals[i] = vals[i-1]
+				} else {
+					vals[i] = uint64(r.IntN(20)) & mask
+				}
+			}
+		case 2: // sorted, with duplicates
+			var v uint64
+			for i := range vals {
+				v += uint64(r.IntN(3))
+				vals[i] = v & mask
+			}
+		case 3: // arithmetic
+			start, step := uint64(r.IntN(50)), uint64(1+r.IntN(3))
+			for i := range vals {
+				vals[i] = (start + uint64(i)*step) & mask
+			}
+		case 4: // signed around zero, and the all-ones value
+			for i := range vals {
+				vals[i] = uint64(int64(r.IntN(200)-100)) & mask
+				if r.IntN(50) == 0 {
+					vals[i] = mask
+				}
+			}
+		case 5: // sawtooth: sorted within stretches of 1024..4096, falling between
+			var v uint64
+			span := 1024 << r.IntN(3)
+			for i := range vals {
+				if i%span == 0 {
+					v = uint64(r.IntN(10))
+				}
+				v += uint64(r.IntN(2))
+				vals[i] = v & mask
+			}
+		case 6: // about 150 distinct per stretch of 2048, different between stretches
+			for i := range vals {
+				vals[i] = (uint64(i/2048)*1000 + uint64(r.IntN(150))) & mask
+			}
+		case 7: // constant
+			c := r.Uint64() & mask
+			for i := range vals {
+				vals[i] = c
+			}
+		case 8: // sorted then random
+			var v uint64
+			for i := range vals {
+				if i < n/2 {
+					v += uint64(r.IntN(4))
+				} else {
+					v = r.Uint64()
+				}
+				vals[i] = v & mask
+			}
+		case 9: // increasing by one, equal across some windows
+			for i := range vals {
+				vals[i] = uint64(i/700) & mask
+			}
+		case 10: // 255 to 258 distinct in shuffled stretches: a few per piece, the set's limit in all
+			d := 255 + r.IntN(4)
+			perm := r.Perm(d)
+			for i := range vals {
+				vals[i] = uint64(perm[i*d/n]*7919+3) & mask
+			}
+		case 11: // arithmetic but for one larger step (placed at a cut below)
+			for i := range vals {
+				vals[i] = uint64(5+3*i) & mask
+			}
+		}
+		var nulls []bool
+		switch iter % 5 {
+		case 1: // scattered
+			nulls = make([]bool, n)
+			for i := range nulls {
+				nulls[i] = r.IntN(4) == 0
+			}
+		case 2: // whole windows null, the first among them
+			nulls = make([]bool, n)
+			for i := range nulls {
+				nulls[i] = (i/WindowSize)%3 == 0
+			}
+		case 3: // one null
+			nulls = make([]bool, n)
+			nulls[r.IntN(n)] = true
+		case 4: // all but a few null
+			nulls = make([]bool, n)
+			for i := range nulls {
+				nulls[i] = r.IntN(100) > 0
+			}
+		}
+		// Cuts: 2 to 5 pieces at random window boundaries.
+		windows := (n + WindowSize - 1) / WindowSize
+		var inner []int
+		for _, w := range r.Perm(windows - 1)[:min(windows-1, 1+r.IntN(4))] {
+			inner = append(inner, (w+1)*WindowSize)
+		}
+		slices.Sort(inner)
+		cuts := append(append([]int{0}, inner...), n)
+		if pattern == 11 { // a step of 4, 2 or 0 across the first cut
+			shift := []uint64{1, mask, mask - 2}[r.IntN(3)]
+			for i := cuts[1]; i < n; i++ {
+				vals[i] = (vals[i] + shift) & mask
+			}
+		}
+		data := le(width, vals...)
+		for _, distinct := range []bool{true, false} {
+			one := fixed(data, width, n, nulls, distinct, []int{0, n})
+			pieces := fixed(data, width, n, nulls, distinct, cuts)
+			if !reflect.DeepEqual(one, pieces) {
+				t.Fatalf("iter %d (pattern %d, width %d, n %d, nulls %d, cuts %v, distinct %v):\n one pass %+v\n   pieces %+v",
+					iter, pattern, width, n, iter%5, cuts, distinct, one, pieces)
+			}
+		}
+	}
+}
+
+// FuzzFixedInPieces checks one pass against pieces on pages spun from the
+// fuzzer's bytes: values cycle through them (so runs, sortedness and the
+// distinct count follow the input), nulls and cuts come from a seed.
+func FuzzFixedInPieces(f *testing.F) {
+	f.Add([]byte{1, 2, 3, 4, 5, 6, 7, 8}, uint8(3), uint64(0), uint16(4000))
+	f.Add([]byte{0, 0, 0, 1}, uint8(2), uint64(7), uint16(9000))
+	f.Add([]byte{255, 255, 255, 255, 255, 255, 255, 255, 0}, uint8(7), uint64(3), uint16(2049))
+	f.Fuzz(func(t *testing.T, src []byte, mode uint8, seed uint64, size uint16) {
+		if len(src) == 0 {
+			return
+		}
+		width := []int{8, 16, 32, 64}[mode%4]
+		n := 1025 + int(size)%20000
+		mask := uint64(math.MaxUint64) >> (64 - width)
+		vals := make([]uint64, n)
+		var acc uint64
+		for i := range vals {
+			b := uint64(src[i%len(src)])
+			if mode&4 != 0 { // sorted-ish: a running sum of the bytes
+				acc += b
+			} else {
+				acc = b * 0x9e3779b97f4a7c15 >> (i % 7)
+			}
+			vals[i] = acc & mask
+		}
+		r := rand.New(rand.NewPCG(seed, uint64(n)))
+		var nulls []bool
+		if seed%3 != 0 {
+			nulls = make([]bool, n)
+			for i := range nulls {
+				nulls[i] = r.IntN(int(seed%7)+2) == 0
+			}
+		}
+		windows := (n + WindowSize - 1) / WindowSize
+		var inner []int
+		for _, w := range r.Perm(windows - 1)[:1+r.IntN(windows-1)] {
+			inner = append(inner, (w+1)*WindowSize)
+		}
+		slices.Sort(inner)
+		cuts := append(append([]int{0}, inner...), n)
+		data := le(width, vals...)
+		for _, distinct := range []bool{true, false} {
+			one := fixed(data, width, n, nulls, distinct, []int{0, n})
+			pieces := fixed(data, width, n, nulls, distinct, cuts)
+			if !reflect.DeepEqual(one, pieces) {
+				t.Fatalf("width %d n %d cuts %v distinct %v:\n one pass %+v\n   pieces %+v", width, n, cuts, distinct, one, pieces)
+			}
+		}
+	})
 }
