@@ -98,6 +98,7 @@ type seqAnalysis struct {
 	runValues  seqStats
 	runLengths seqStats // 32-bit
 	dict       []uint64 // sorted distinct values; nil beyond maxBlockDictItems
+	ranks      *distinctSet
 }
 
 func analyze(xs []uint64) *seqAnalysis {
@@ -105,7 +106,7 @@ func analyze(xs []uint64) *seqAnalysis {
 		values: newStats(64), deltas: newStats(64), monotonic: true,
 		runValues: newStats(64), runLengths: newStats(32),
 	}
-	distinct := make(map[uint64]struct{})
+	distinct := newDistinctSet(len(xs))
 	run := uint64(0)
 	for i, x := range xs {
 		if i > 0 {
@@ -126,11 +127,8 @@ func analyze(xs []uint64) *seqAnalysis {
 			run = 1
 		}
 		a.values.push(x)
-		if distinct != nil && (i == 0 || x != xs[i-1]) {
-			distinct[x] = struct{}{}
-			if len(distinct) > maxBlockDictItems {
-				distinct = nil
-			}
+		if distinct != nil && (i == 0 || x != xs[i-1]) && !distinct.add(x) {
+			distinct = nil // more than maxBlockDictItems
 		}
 	}
 	if len(xs) > 0 {
@@ -138,13 +136,107 @@ func analyze(xs []uint64) *seqAnalysis {
 		a.runLengths.push(run)
 	}
 	if distinct != nil {
-		a.dict = make([]uint64, 0, len(distinct))
-		for v := range distinct {
-			a.dict = append(a.dict, v)
-		}
-		slices.Sort(a.dict)
+		a.dict = distinct.sorted()
+		a.ranks = distinct
 	}
 	return a
+}
+
+// distinctSet collects the distinct values of a sequence, up to
+// maxBlockDictItems, in an open-addressing table keyed by value+1 (0 marks
+// an empty slot; 2^64-1, whose key would be 0, is flagged apart) that
+// doubles when half full; once sorted it gives each value's rank.
+type distinctSet struct {
+	keys  []uint64
+	ranks []uint32 // by slot, once sorted
+	n     int
+	top   bool // 2^64-1 is in the set
+	topR  uint32
+	shift uint
+}
+
+func newDistinctSet(n int) *distinctSet {
+	d := &distinctSet{}
+	d.resize(max(16, min(1<<bits.Len(uint(2*n)), 64)))
+	return d
+}
+
+func (d *distinctSet) resize(size int) {
+	old := d.keys
+	d.keys = make([]uint64, size)
+	d.shift = uint(64 - bits.TrailingZeros(uint(size)))
+	d.n = 0
+	for _, k := range old {
+		if k != 0 {
+			d.insert(k)
+		}
+	}
+}
+
+// slot is where key is, or the empty slot where it would go.
+func (d *distinctSet) slot(key uint64) uint64 {
+	mask := uint64(len(d.keys) - 1)
+	j := key * 0x9e3779b97f4a7c15 >> d.shift
+	for d.keys[j] != 0 && d.keys[j] != key {
+		j = (j + 1) & mask
+	}
+	return j
+}
+
+func (d *distinctSet) insert(key uint64) {
+	if j := d.slot(key); d.keys[j] == 0 {
+		d.keys[j] = key
+		d.n++
+	}
+}
+
+// add puts x in the set; false when that makes more than
+// maxBlockDictItems values.
+func (d *distinctSet) add(x uint64) bool {
+	if x == math.MaxUint64 {
+		d.top = true
+	} else {
+		if 2*(d.n+1) > len(d.keys) {
+			d.resize(2 * len(d.keys))
+		}
+		d.insert(x + 1)
+	}
+	return d.n+b2i(d.top) <= maxBlockDictItems
+}
+
+// sorted returns the values in increasing order and ranks them.
+func (d *distinctSet) sorted() []uint64 {
+	out := make([]uint64, 0, d.n+b2i(d.top))
+	for _, k := range d.keys {
+		if k != 0 {
+			out = append(out, k-1)
+		}
+	}
+	slices.Sort(out)
+	d.ranks = make([]uint32, len(d.keys))
+	for r, v := range out {
+		d.ranks[d.slot(v+1)] = uint32(r)
+	}
+	if d.top {
+		d.topR = uint32(len(out))
+		out = append(out, math.MaxUint64)
+	}
+	return out
+}
+
+// rank is the place of set value x among the sorted values.
+func (d *distinctSet) rank(x uint64) uint32 {
+	if x == math.MaxUint64 {
+		return d.topR
+	}
+	return d.ranks[d.slot(x+1)]
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // seqCandidate is one way to store a sequence, with its estimated cost and
@@ -424,8 +516,7 @@ func dictCandidate(xs []uint64, a *seqAnalysis) *seqCandidate {
 	idxStats := seqStats{bits: 32, n: a.values.n, first: 0, min: 0, max: uint64(k - 1)}
 	idx := make([]uint64, len(xs))
 	for i, x := range xs {
-		j, _ := slices.BinarySearch(a.dict, x)
-		idx[i] = uint64(j)
+		idx[i] = uint64(a.ranks.rank(x))
 	}
 	ic := leafCandidate(idx, &idxStats)
 	vc := leafCandidate(a.dict, &items)

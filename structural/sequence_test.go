@@ -3,6 +3,7 @@ package structural
 import (
 	"encoding/binary"
 	"errors"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -270,4 +271,51 @@ func wordsOf(xs []uint64) []byte {
 		out = binary.LittleEndian.AppendUint64(out, x)
 	}
 	return out
+}
+
+// TestDistinctSet: the set analyze fills holds what a map would, gives up
+// past maxBlockDictItems values, and ranks values as their sorted order
+// does, 0 and 2^64-1 included.
+func TestDistinctSet(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for iter := range 200 {
+		n := 1 + r.IntN(6000)
+		spread := []uint64{3, 100, 5000, math.MaxUint64}[iter%4]
+		xs := make([]uint64, n)
+		for i := range xs {
+			switch r.IntN(20) {
+			case 0:
+				xs[i] = math.MaxUint64
+			case 1:
+				xs[i] = 0
+			default:
+				xs[i] = r.Uint64N(spread)
+			}
+		}
+		want := map[uint64]bool{}
+		d := newDistinctSet(n)
+		ok := true
+		for _, x := range xs {
+			want[x] = true
+			if ok && !d.add(x) {
+				ok = false
+			}
+		}
+		if ok != (len(want) <= maxBlockDictItems) {
+			t.Fatalf("iter %d: %d distinct, set ok %v", iter, len(want), ok)
+		}
+		if !ok {
+			continue
+		}
+		sorted := d.sorted()
+		keys := slices.Sorted(maps.Keys(want))
+		if !slices.Equal(sorted, keys) {
+			t.Fatalf("iter %d: sorted %v, want %v", iter, sorted, keys)
+		}
+		for r, v := range keys {
+			if got := d.rank(v); got != uint32(r) {
+				t.Fatalf("iter %d: rank of %d is %d, want %d", iter, v, got, r)
+			}
+		}
+	}
 }

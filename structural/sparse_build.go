@@ -3,6 +3,7 @@ package structural
 import (
 	"fmt"
 
+	"github.com/planarlance/planar/internal/par"
 	"github.com/planarlance/planar/proto/enc21pb"
 	"github.com/planarlance/planar/proto/enc23pb"
 )
@@ -28,13 +29,13 @@ func BuildSparse(lds []LayerData, path []Step) (*enc23pb.SparseStructure, [][]by
 	if len(lds) == 0 || len(lds) != len(path) {
 		return nil, nil, fmt.Errorf("structural: %d layers for a path of %d steps", len(lds), len(path))
 	}
-	s := &enc23pb.SparseStructure{Layers: make([]*enc23pb.SparseStructuralLayer, 0, len(lds))}
-	var bufs [][]byte
-	add := func(p []byte) {
-		if p != nil {
-			bufs = append(bufs, p)
-		}
-	}
+	// First every layer is checked and its list positions and counts
+	// listed; then the sets (positions, counts, validity of every layer)
+	// are chosen and encoded side by side, each on its own; then the
+	// layers are put together in order.
+	outs := make([]layerOut, len(lds))
+	var jobs []func() error
+	slots := 0
 	domain := lds[0].Len
 	for i, ld := range lds {
 		if ld.Len != domain || ld.Len < 0 {
@@ -43,42 +44,91 @@ func BuildSparse(lds []LayerData, path []Step) (*enc23pb.SparseStructure, [][]by
 		if ld.Valid != nil && len(ld.Valid) != ld.Len {
 			return nil, nil, fmt.Errorf("structural: layer %d has %d validity entries for %d slots", i, len(ld.Valid), ld.Len)
 		}
+		o := &outs[i]
+		slots += ld.Len
 		switch path[i].Kind {
 		case StepList:
-			l, ne, counts, vb, err := listLayer(ld)
+			pos, cnt, err := listNonEmpty(ld)
 			if err != nil {
 				return nil, nil, fmt.Errorf("structural: layer %d: %w", i, err)
 			}
-			add(ne)
-			add(counts)
-			add(vb)
-			s.Layers = append(s.Layers, &enc23pb.SparseStructuralLayer{Layer: &enc23pb.SparseStructuralLayer_List{List: l}})
-			domain = int(l.NumChildSlots)
+			o.list = &enc23pb.SparseListLayer{NumChildSlots: uint64(ld.Offsets[ld.Len]), NumNonEmptyPositions: uint64(len(pos))}
+			jobs = append(jobs, func() (err error) {
+				o.list.NonEmptyPositions, o.ne, err = positionSet(pos, uint64(ld.Len))
+				return err
+			}, func() (err error) {
+				o.list.Counts, o.counts, err = countSet(cnt)
+				return err
+			})
+			domain = int(o.list.NumChildSlots)
 		case StepFSL:
 			if ld.Dim <= 0 || ld.Dim != path[i].Dim {
 				return nil, nil, fmt.Errorf("structural: layer %d has dimension %d, the path %d", i, ld.Dim, path[i].Dim)
 			}
-			v, vb, err := validitySet(ld.Valid, ld.Len)
-			if err != nil {
-				return nil, nil, err
-			}
-			add(vb)
-			s.Layers = append(s.Layers, &enc23pb.SparseStructuralLayer{Layer: &enc23pb.SparseStructuralLayer_FixedSizeList{FixedSizeList: &enc23pb.SparseFixedSizeListLayer{
-				Dimension: uint64(ld.Dim), Validity: v,
-			}}})
 			domain *= ld.Dim
 		case StepStruct, StepLeaf:
-			v, vb, err := validitySet(ld.Valid, ld.Len)
-			if err != nil {
-				return nil, nil, err
-			}
-			add(vb)
-			s.Layers = append(s.Layers, &enc23pb.SparseStructuralLayer{Layer: &enc23pb.SparseStructuralLayer_Validity{Validity: v}})
 		default:
 			return nil, nil, fmt.Errorf("structural: path step %d has kind %v", i, path[i].Kind)
 		}
+		jobs = append(jobs, func() (err error) {
+			o.valid, o.vb, err = validitySet(ld.Valid, ld.Len)
+			return err
+		})
+	}
+	run := par.Each
+	if slots < par.MinValues {
+		run = eachInTurn // a small structure: goroutines cost more than they save
+	}
+	if err := run(len(jobs), func(j int) error { return jobs[j]() }); err != nil {
+		return nil, nil, fmt.Errorf("structural: %w", err)
+	}
+	s := &enc23pb.SparseStructure{Layers: make([]*enc23pb.SparseStructuralLayer, 0, len(lds))}
+	var bufs [][]byte
+	add := func(p []byte) {
+		if p != nil {
+			bufs = append(bufs, p)
+		}
+	}
+	for i, o := range outs {
+		var layer enc23pb.SparseStructuralLayer
+		switch path[i].Kind {
+		case StepList:
+			add(o.ne)
+			add(o.counts)
+			o.list.Validity = o.valid
+			layer.Layer = &enc23pb.SparseStructuralLayer_List{List: o.list}
+		case StepFSL:
+			layer.Layer = &enc23pb.SparseStructuralLayer_FixedSizeList{FixedSizeList: &enc23pb.SparseFixedSizeListLayer{
+				Dimension: uint64(lds[i].Dim), Validity: o.valid,
+			}}
+		default:
+			layer.Layer = &enc23pb.SparseStructuralLayer_Validity{Validity: o.valid}
+		}
+		add(o.vb)
+		s.Layers = append(s.Layers, &layer)
 	}
 	return s, bufs, nil
+}
+
+// layerOut is one sparse layer as its sets are encoded: the list layer's
+// descriptor (list layers), the validity set, and their payloads (nil when
+// metadata only).
+type layerOut struct {
+	list   *enc23pb.SparseListLayer
+	valid  *enc23pb.SparseValiditySet
+	ne     []byte // non-empty positions
+	counts []byte
+	vb     []byte // validity positions
+}
+
+// eachInTurn is par.Each on the calling goroutine.
+func eachInTurn(n int, fn func(i int) error) error {
+	for i := range n {
+		if err := fn(i); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // BuildSparseDense is BuildSparse over a page's dense levels, unraveled
@@ -91,36 +141,32 @@ func BuildSparseDense(d Dense, path []Step) (*enc23pb.SparseStructure, [][]byte,
 	return BuildSparse(lds, path)
 }
 
-// listLayer encodes a list layer: its descriptor and the payloads of its
-// non-empty positions, counts and validity (nil when metadata only).
-func listLayer(ld LayerData) (l *enc23pb.SparseListLayer, ne, counts, vb []byte, err error) {
+// listNonEmpty lists a list layer's non-empty slots and their child
+// counts, checking its offsets.
+func listNonEmpty(ld LayerData) (pos, cnt []uint64, err error) {
 	if len(ld.Offsets) != ld.Len+1 || ld.Offsets[0] != 0 {
-		return nil, nil, nil, nil, fmt.Errorf("%d list offsets for %d slots", len(ld.Offsets), ld.Len)
+		return nil, nil, fmt.Errorf("%d list offsets for %d slots", len(ld.Offsets), ld.Len)
 	}
-	var pos, cnt []uint64
+	ne := 0
+	for s := 0; s < ld.Len; s++ {
+		if ld.Offsets[s+1] != ld.Offsets[s] {
+			ne++
+		}
+	}
+	pos, cnt = make([]uint64, 0, ne), make([]uint64, 0, ne)
 	for s := 0; s < ld.Len; s++ {
 		n := ld.Offsets[s+1] - ld.Offsets[s]
 		switch {
 		case n < 0:
-			return nil, nil, nil, nil, fmt.Errorf("list offsets decrease at slot %d", s)
+			return nil, nil, fmt.Errorf("list offsets decrease at slot %d", s)
 		case n > 0 && ld.Valid != nil && !ld.Valid[s]:
-			return nil, nil, nil, nil, fmt.Errorf("null list slot %d has %d children", s, n)
+			return nil, nil, fmt.Errorf("null list slot %d has %d children", s, n)
 		case n > 0:
 			pos = append(pos, uint64(s))
 			cnt = append(cnt, uint64(n))
 		}
 	}
-	l = &enc23pb.SparseListLayer{NumChildSlots: uint64(ld.Offsets[ld.Len]), NumNonEmptyPositions: uint64(len(pos))}
-	if l.NonEmptyPositions, ne, err = positionSet(pos, uint64(ld.Len)); err != nil {
-		return nil, nil, nil, nil, err
-	}
-	if l.Counts, counts, err = countSet(cnt); err != nil {
-		return nil, nil, nil, nil, err
-	}
-	if l.Validity, vb, err = validitySet(ld.Valid, ld.Len); err != nil {
-		return nil, nil, nil, nil, err
-	}
-	return l, ne, counts, vb, nil
+	return pos, cnt, nil
 }
 
 // positionSet encodes strictly increasing positions of a domain: metadata
