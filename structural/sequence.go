@@ -92,48 +92,37 @@ func (s *seqStats) isRange() bool { return s.n >= 2 && s.hasStep && s.step != 0 
 
 // seqAnalysis is everything the codec choice reads from a sequence.
 type seqAnalysis struct {
-	values     seqStats
-	deltas     seqStats // valid when monotonic and two values or more
-	monotonic  bool
-	runValues  seqStats
-	runLengths seqStats // 32-bit
-	dict       []uint64 // sorted distinct values; nil beyond maxBlockDictItems
-	ranks      *distinctSet
+	values    seqStats
+	deltas    seqStats // valid when monotonic and two values or more
+	monotonic bool
+	runs      uint64   // runs of equal values (their stats are taken by rleCandidate)
+	dict      []uint64 // sorted distinct values; nil beyond maxBlockDictItems
+	ranks     *distinctSet
 }
 
 func analyze(xs []uint64) *seqAnalysis {
-	a := &seqAnalysis{
-		values: newStats(64), deltas: newStats(64), monotonic: true,
-		runValues: newStats(64), runLengths: newStats(32),
-	}
+	a := &seqAnalysis{values: newStats(64), deltas: newStats(64), monotonic: true}
 	distinct := newDistinctSet(len(xs))
-	run := uint64(0)
 	for i, x := range xs {
 		if i > 0 {
 			p := xs[i-1]
-			if x >= p {
+			switch {
+			case !a.monotonic:
+			case x >= p:
 				a.deltas.push(x - p)
-			} else {
-				a.monotonic = false
+			default:
+				a.monotonic = false // the deltas are read only while monotonic
 			}
-			if x == p {
-				run++
-			} else {
-				a.runValues.push(p)
-				a.runLengths.push(run)
-				run = 1
+			if x != p {
+				a.runs++
 			}
 		} else {
-			run = 1
+			a.runs = 1
 		}
 		a.values.push(x)
 		if distinct != nil && (i == 0 || x != xs[i-1]) && !distinct.add(x) {
 			distinct = nil // more than maxBlockDictItems
 		}
-	}
-	if len(xs) > 0 {
-		a.runValues.push(xs[len(xs)-1])
-		a.runLengths.push(run)
 	}
 	if distinct != nil {
 		a.dict = distinct.sorted()
@@ -457,24 +446,30 @@ func deltaCandidate(xs []uint64, a *seqAnalysis) *seqCandidate {
 // lengths (32-bit) under leaf children, framed as [u64 LE values payload
 // length][values payload][lengths payload] when either has a payload.
 func rleCandidate(xs []uint64, a *seqAnalysis) *seqCandidate {
-	runs := a.runValues.n
-	if runs == 0 || runs >= a.values.n || a.runLengths.max > math.MaxUint32 {
+	runs := a.runs
+	if runs == 0 || runs >= a.values.n {
 		return nil
 	}
 	rv := make([]uint64, 0, runs)
 	rl := make([]uint64, 0, runs)
+	runValues, runLengths := newStats(64), newStats(32)
 	for i := 0; i < len(xs); {
 		j := i + 1
 		for j < len(xs) && xs[j] == xs[i] {
 			j++
 		}
 		rv, rl = append(rv, xs[i]), append(rl, uint64(j-i))
+		runValues.push(xs[i])
+		runLengths.push(uint64(j - i))
 		i = j
 	}
-	vals := leafCandidate(rv, &a.runValues)
-	lens := leafCandidate(rl, &a.runLengths)
+	if runLengths.max > math.MaxUint32 {
+		return nil
+	}
+	vals := leafCandidate(rv, &runValues)
+	lens := leafCandidate(rl, &runLengths)
 	if !isMetadata(lens.enc) && !isFlat(vals.enc) && !isFlat(lens.enc) {
-		lens = directCandidates(rl, &a.runLengths, leafCost, false)[0]
+		lens = directCandidates(rl, &runLengths, leafCost, false)[0]
 	}
 	has := vals.hasPayload || lens.hasPayload
 	var p uint64

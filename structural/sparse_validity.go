@@ -3,6 +3,7 @@ package structural
 import (
 	"google.golang.org/protobuf/proto"
 
+	"github.com/planarlance/planar/internal/par"
 	"github.com/planarlance/planar/proto/enc21pb"
 	"github.com/planarlance/planar/proto/enc23pb"
 )
@@ -193,6 +194,13 @@ func validitySet(valid []bool, n int) (*enc23pb.SparseValiditySet, []byte, error
 	case !vs.inline && !ns.inline && ns.stats.count < vs.stats.count/8:
 		preferValid = false
 	default:
+		if vs.stats.count+ns.stats.count >= par.MinValues {
+			// Both sides are priced: the two choices run side by side.
+			par.Each(2, func(i int) error {
+				[2]*validitySide{vs, ns}[i].cost(valid)
+				return nil
+			})
+		}
 		preferValid = vs.cost(valid) < ns.cost(valid)
 	}
 	side, meaning := ns, enc23pb.SparseValiditySet_SPARSE_VALIDITY_NULL_POSITIONS
