@@ -5,6 +5,8 @@ import (
 	"math/bits"
 	"sync"
 	"unsafe"
+
+	"github.com/planarlance/planar/internal/par"
 )
 
 // WindowSize is the number of values per entry of FixedStats.WindowWidths
@@ -191,7 +193,9 @@ func countNulls(nulls []bool) int {
 // Levels measures a page's repetition or definition levels. Levels often
 // come in long runs: after a window whose runs averaged 32 levels or more,
 // the next window is scanned four levels at a time, each group compared
-// with the previous level as one 64-bit word and skipped when equal.
+// with the previous level as one 64-bit word and skipped when equal. A
+// stream of 2·par.MinValues levels or more is measured in pieces side by
+// side (cut at window boundaries), with the same result.
 func Levels(levels []uint16) LevelStats {
 	n := len(levels)
 	s := LevelStats{N: n}
@@ -199,12 +203,40 @@ func Levels(levels []uint16) LevelStats {
 		return s
 	}
 	s.WindowWidths = make([]int, (n+WindowSize-1)/WindowSize)
-	prev := levels[0]
-	runs := 1
-	longRuns := true
 	var mx uint16
-	for w := range s.WindowWidths {
-		win := levels[w*WindowSize : min(n, (w+1)*WindowSize)]
+	if n < 2*par.MinValues {
+		mx, s.Runs = levelsPiece(levels, 0, n, s.WindowWidths)
+	} else {
+		cuts := windowCuts(n, par.MinValues)
+		maxes := make([]uint16, len(cuts)-1)
+		runs := make([]int, len(cuts)-1)
+		widths := s.WindowWidths
+		par.EachPiece(cuts, func(j, lo, hi int) error {
+			maxes[j], runs[j] = levelsPiece(levels, lo, hi, widths)
+			return nil
+		})
+		for j := range maxes {
+			mx = max(mx, maxes[j])
+			s.Runs += runs[j]
+			if lo := cuts[j]; j > 0 && levels[lo] == levels[lo-1] {
+				s.Runs-- // the piece's first run continues the one before
+			}
+		}
+	}
+	s.Max = mx
+	s.BitWidth = bits.Len16(mx)
+	return s
+}
+
+// levelsPiece measures levels [lo, hi) (lo a multiple of WindowSize): their
+// largest level and their runs, counted as if they began a stream; it
+// fills their entries of widths.
+func levelsPiece(levels []uint16, lo, hi int, widths []int) (mx uint16, runs int) {
+	prev := levels[lo]
+	runs = 1
+	longRuns := true
+	for w := lo; w < hi; w += WindowSize {
+		win := levels[w:min(hi, w+WindowSize)]
 		runs0 := runs
 		var wmax uint16
 		if longRuns {
@@ -214,12 +246,9 @@ func Levels(levels []uint16) LevelStats {
 		}
 		longRuns = (runs-runs0)*32 <= len(win)
 		mx = max(mx, wmax)
-		s.WindowWidths[w] = bits.Len16(wmax)
+		widths[w/WindowSize] = bits.Len16(wmax)
 	}
-	s.Max = mx
-	s.BitWidth = bits.Len16(mx)
-	s.Runs = runs
-	return s
+	return mx, runs
 }
 
 //go:noinline
