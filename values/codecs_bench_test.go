@@ -122,6 +122,32 @@ func BenchmarkCodec(b *testing.B) {
 		}
 		b.ReportMetric(float64(total)/float64(len(enc)+FsstTableSize), "ratio")
 	})
+	// The URL class of the benchmarks (internal/corpus): a few prefixes
+	// shared by most of the table's symbols ("em-", "ite").
+	words := []string{"alpha", "bravo", "charlie", "delta"}
+	var cpage []byte
+	coffs := []int{0}
+	var csample [][]byte
+	for i := range 100000 {
+		s := fmt.Sprintf("https://www.example.com/catalog/%s/item-%d?ref=%s", words[r.IntN(4)], r.IntN(100000), words[i%3])
+		if i < 2000 {
+			csample = append(csample, []byte(s))
+		}
+		cpage = append(cpage, s...)
+		coffs = append(coffs, len(cpage))
+	}
+	ct := BuildFsstTable(csample)
+	b.Run("fsst/urls-class", func(b *testing.B) {
+		var enc []byte
+		b.SetBytes(int64(len(cpage)))
+		for b.Loop() {
+			enc = enc[:0]
+			for k := range len(coffs) - 1 {
+				enc = ct.appendEncodedIn(enc, cpage, coffs[k], coffs[k+1])
+			}
+		}
+		b.ReportMetric(float64(len(cpage))/float64(len(enc)+FsstTableSize), "ratio")
+	})
 	b.Run("unfsst/urls", func(b *testing.B) {
 		var codes [][]byte
 		for _, s := range strs {

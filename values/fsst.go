@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"math/bits"
 	"slices"
 	"sort"
 	"sync"
@@ -57,6 +58,52 @@ type FsstTable struct {
 	two    []int16 // 1<<16 entries; nil until the index is built
 	first3 [fsstBuckets + 1]uint16
 	long3  [256]fsstEntry
+	// A crowded bucket (more than fsstScanMax symbols: URL tables put
+	// most of their symbols under a few prefixes such as "em-" and
+	// "ite") is not scanned: it holds one stand-in entry that matches any
+	// word (length 0, code fsstEscape, which no symbol has), lenBits[h]
+	// has bit l-3 set for each length l of its symbols, and each of those
+	// lengths is looked up, longest first, in exact (keyed by the
+	// symbol's bytes and length). The scan loop stays as it is for the
+	// other buckets.
+	lenBits [fsstBuckets]uint8
+	exact   []fsstEntry // fsstExactSlots entries, code 0 and len 0 when empty
+}
+
+// fsstScanMax is the most symbols a bucket holds and is still scanned.
+const fsstScanMax = 4
+
+// fsstExactSlots is the size of the exact-match table (a power of two, at
+// least four times the symbols it may hold).
+const fsstExactSlots = 1 << 10
+
+// fsstExactHash places a symbol of length l in the exact table.
+func fsstExactHash(sym uint64, l int) int {
+	return int(((sym ^ uint64(l)<<59) * 0x9e3779b97f4a7c15) >> (64 - 10))
+}
+
+// crowded finds the longest symbol of crowded bucket h at the start of
+// word (rem bytes left): its code and length, or length 0.
+func (t *FsstTable) crowded(word uint64, rem, h int) (int, int) {
+	for m := t.lenBits[h]; m != 0; {
+		top := bits.Len8(m) - 1
+		m &^= 1 << top
+		l := top + 3
+		if l > rem {
+			continue
+		}
+		key := word & fsstLenMask[l]
+		for j := fsstExactHash(key, l); ; j = (j + 1) & (fsstExactSlots - 1) {
+			e := &t.exact[j]
+			if e.len == 0 {
+				break
+			}
+			if int(e.len) == l && e.sym == key {
+				return int(e.code), l
+			}
+		}
+	}
+	return -1, 0
 }
 
 // fsstEntry is a symbol of three or more bytes as match tests it: its bytes
@@ -86,6 +133,12 @@ func (t *FsstTable) match(word uint64, rem int) (int, int) {
 		h := fsstHash3(word)
 		for k := t.first3[h]; k < t.first3[h+1]; k++ {
 			if e := &t.long3[k]; int(e.len) <= rem && word&e.mask == e.sym {
+				if e.code == fsstEscape {
+					if c, l := t.crowded(word, rem, h); l > 0 {
+						return c, l
+					}
+					break
+				}
 				return int(e.code), int(e.len)
 			}
 		}
@@ -272,6 +325,9 @@ func (t *FsstTable) appendEncodedIn(dst, buf []byte, start, end int) []byte {
 					break
 				}
 			}
+			if c == fsstEscape { // a crowded bucket's stand-in
+				c, l = t.crowded(word, rem, h)
+			}
 		}
 		if l == 0 && rem >= 2 {
 			if x := t.two[uint16(word)]; x >= 0 {
@@ -348,12 +404,53 @@ func (t *FsstTable) index() {
 	long := byLen[:n]
 	sort.SliceStable(long, func(x, y int) bool { return t.lens[long[x]] > t.lens[long[y]] })
 	var fill [fsstBuckets]uint8
+	t.lenBits = [fsstBuckets]uint8{}
 	for _, c := range long {
 		h := fsstHash3(t.sym[c])
 		l := t.lens[c]
 		t.long3[int(t.first3[h])+int(fill[h])] = fsstEntry{sym: t.sym[c], mask: fsstLenMask[l], code: c, len: l}
 		fill[h]++
+		t.lenBits[h] |= 1 << (l - 3)
 	}
+	// The exact table holds the symbols of crowded buckets, longest
+	// first and, among equal symbols, the first placed (lowest code).
+	// (Made only for a table with a crowded bucket.)
+	clear(t.exact)
+	for h := range fsstBuckets {
+		if t.first3[h+1]-t.first3[h] <= fsstScanMax {
+			continue
+		}
+		if t.exact == nil {
+			t.exact = make([]fsstEntry, fsstExactSlots)
+		}
+		for _, e := range t.long3[t.first3[h]:t.first3[h+1]] {
+			j := fsstExactHash(e.sym, int(e.len))
+			for t.exact[j].len != 0 && (t.exact[j].sym != e.sym || t.exact[j].len != e.len) {
+				j = (j + 1) & (fsstExactSlots - 1)
+			}
+			if t.exact[j].len == 0 {
+				t.exact[j] = e
+			}
+		}
+	}
+	if t.exact == nil {
+		return
+	}
+	// Crowded buckets keep only their stand-in.
+	var starts [fsstBuckets + 1]uint16
+	k := uint16(0)
+	for h := range fsstBuckets {
+		starts[h] = k
+		lo, hi := t.first3[h], t.first3[h+1]
+		if hi-lo > fsstScanMax {
+			t.long3[k] = fsstEntry{code: fsstEscape}
+			k++
+			continue
+		}
+		k += uint16(copy(t.long3[k:], t.long3[lo:hi]))
+	}
+	starts[fsstBuckets] = k
+	t.first3 = starts
 }
 
 // FsstCodec codes strings with an FSST symbol table, then stores the coded

@@ -296,7 +296,13 @@ func TestFsstMatchIsLongest(t *testing.T) {
 	for i := 0; i < 2000; i++ {
 		paths = append(paths, fmt.Appendf(nil, "https://www.example.com/docs/%d?ref=home", rng.IntN(1e9)))
 	}
-	for _, sample := range [][][]byte{sample, paths} {
+	// The benchmarks' URL class: most symbols under "em-" and "ite".
+	words4 := []string{"alpha", "bravo", "charlie", "delta"}
+	var catalog [][]byte
+	for i := 0; i < 2000; i++ {
+		catalog = append(catalog, fmt.Appendf(nil, "https://www.example.com/catalog/%s/item-%d?ref=%s", words4[rng.IntN(4)], rng.IntN(100000), words4[i%3]))
+	}
+	for _, sample := range [][][]byte{sample, paths, catalog} {
 		tab := BuildFsstTable(sample)
 		if !tab.Coded() || tab.NumSymbols() < 20 {
 			t.Fatalf("table of %d symbols (coded %v); the test needs a real one", tab.NumSymbols(), tab.Coded())
