@@ -185,22 +185,43 @@ func isSmallVariable(dt arrow.DataType) bool {
 // name.
 func dictStrings(dt arrow.DataType, idx values.Block, dict *values.Block, valid []bool, vb *memory.Buffer, nulls int) (arrow.ArrayData, error) {
 	n := idx.N
+	cuts, sizes, err := dictSizes(idx, dict, valid)
+	if err != nil {
+		return nil, err
+	}
+	if total := sizes[len(sizes)-1]; total > 1<<31-1 {
+		return nil, fmt.Errorf("dictionary expands to %d bytes: %w", total, ErrUnsupported)
+	}
+	offs := make([]byte, 4*(n+1))
+	data := make([]byte, sizes[len(sizes)-1])
+	dictFill(data, offs, 0, 0, 4, idx, dict, valid, cuts, sizes)
+	putOffsets(offs, n, []uint64{0}, int(sizes[len(sizes)-1]), 4)
+	return array.NewData(dt, n, []*memory.Buffer{vb, memory.NewBufferBytes(offs), memory.NewBufferBytes(data)}, nil, nulls, 0), nil
+}
+
+// dictSizes checks the 32-bit indices idx against the variable-width
+// dictionary items dict and sizes their expansion: the values cut into
+// pieces (cuts), sizes[j] the bytes of the valid values before piece j
+// (sizes[len(cuts)-1] all of them). Null slots (valid false) expand to
+// nothing, whatever their index.
+func dictSizes(idx values.Block, dict *values.Block, valid []bool) (cuts []int, sizes []uint64, err error) {
+	n := idx.N
 	if len(idx.Data) < 4*n || len(dict.Offsets) != dict.N+1 {
-		return nil, fmt.Errorf("%d dictionary indices in %d bytes, %d items: %w", n, len(idx.Data), dict.N, ErrCorrupt)
+		return nil, nil, fmt.Errorf("%d dictionary indices in %d bytes, %d items: %w", n, len(idx.Data), dict.N, ErrCorrupt)
 	}
 	for k := 0; k < dict.N; k++ {
 		if dict.Offsets[k] > dict.Offsets[k+1] {
-			return nil, fmt.Errorf("dictionary item %d ends before it starts: %w", k, ErrCorrupt)
+			return nil, nil, fmt.Errorf("dictionary item %d ends before it starts: %w", k, ErrCorrupt)
 		}
 	}
 	if dict.Offsets[dict.N] > uint64(len(dict.Data)) {
-		return nil, fmt.Errorf("dictionary items end at %d of %d bytes: %w", dict.Offsets[dict.N], len(dict.Data), ErrCorrupt)
+		return nil, nil, fmt.Errorf("dictionary items end at %d of %d bytes: %w", dict.Offsets[dict.N], len(dict.Data), ErrCorrupt)
 	}
 	keys := idx.Data[:4*n]
 	items := uint32(dict.N)
-	cuts := par.Pieces(n, par.MinValues)
-	sizes := make([]uint64, len(cuts))
-	err := par.EachPiece(cuts, func(j, lo, hi int) error {
+	cuts = par.Pieces(n, par.MinValues)
+	sizes = make([]uint64, len(cuts))
+	err = par.EachPiece(cuts, func(j, lo, hi int) error {
 		total := uint64(0)
 		for i := lo; i < hi; i++ {
 			if valid != nil && !valid[i] {
@@ -216,28 +237,35 @@ func dictStrings(dt arrow.DataType, idx values.Block, dict *values.Block, valid 
 		return nil
 	})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	for j := 1; j < len(sizes); j++ {
 		sizes[j] += sizes[j-1] // sizes[j]: bytes before piece j
 	}
-	if total := sizes[len(sizes)-1]; total > 1<<31-1 {
-		return nil, fmt.Errorf("dictionary expands to %d bytes: %w", total, ErrUnsupported)
-	}
-	offs := make([]byte, 4*(n+1))
-	data := make([]byte, sizes[len(sizes)-1])
+	return cuts, sizes, nil
+}
+
+// dictFill expands the values dictSizes sized into data (their bytes from
+// data[at]) and writes each value's start offset (plus at) to offs, an
+// offsets buffer of ow-byte entries, from slot row; the end offset of the
+// last value is the caller's to write.
+func dictFill(data, offs []byte, row, at, ow int, idx values.Block, dict *values.Block, valid []bool, cuts []int, sizes []uint64) {
+	keys := idx.Data
 	_ = par.EachPiece(cuts, func(j, lo, hi int) error {
-		at := uint32(sizes[j])
+		p := at + int(sizes[j])
 		for i := lo; i < hi; i++ {
+			if ow == 4 {
+				binary.LittleEndian.PutUint32(offs[4*(row+i):], uint32(p))
+			} else {
+				binary.LittleEndian.PutUint64(offs[8*(row+i):], uint64(p))
+			}
 			if valid == nil || valid[i] {
 				k := binary.LittleEndian.Uint32(keys[4*i:])
-				at += uint32(copy(data[at:], dict.Data[dict.Offsets[k]:dict.Offsets[k+1]]))
+				p += copy(data[p:], dict.Data[dict.Offsets[k]:dict.Offsets[k+1]])
 			}
-			binary.LittleEndian.PutUint32(offs[4*(i+1):], at)
 		}
 		return nil
 	})
-	return array.NewData(dt, n, []*memory.Buffer{vb, memory.NewBufferBytes(offs), memory.NewBufferBytes(data)}, nil, nulls, 0), nil
 }
 
 // leafArray builds the Arrow leaf array of n visible values of type dt.

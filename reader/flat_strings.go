@@ -17,18 +17,19 @@ import (
 
 // Flat string runs: a read of several whole dense chunked pages of a flat
 // string or binary column sizes the column's value bytes first (FSST-coded
-// pages by their codes, without expanding them), then expands or copies
-// each page's values straight into its part of one buffer: the values are
-// written once, where page by page they were written per page and copied
-// again to join the pages. Both steps run pages side by side.
+// pages by their codes, without expanding them; dictionary pages by their
+// indices), then expands or copies each page's values straight into its
+// part of one buffer: the values are written once, where page by page they
+// were written per page and copied again to join the pages. Both steps run
+// pages side by side.
 
 // flatVariableRuns counts the runs readFlatVariable read (tests check it).
 var flatVariableRuns atomic.Int64
 
 // readFlatVariable reads pages (each covered whole) of a flat string or
 // binary column of type dt, or returns ok false when a page is not a dense
-// chunked page of variable-width values without a dictionary (the caller
-// then decodes page by page).
+// chunked page of variable-width values, or of u32 indices into a
+// variable-width dictionary (the caller then decodes page by page).
 func (f *File) readFlatVariable(dt arrow.DataType, path []structural.Step, pages []*page) (arrow.Array, bool, error) {
 	ow := offsetWidth(dt)
 	if ow == 0 || f.paths.noFlatVariable || len(pages) < 2 || len(path) != 1 {
@@ -41,6 +42,10 @@ func (f *File) readFlatVariable(dt arrow.DataType, path []structural.Step, pages
 		size       int
 		at, row    int // where the page's values and rows start
 		flat, null bool
+		// dictionary pages: the items, and the pieces dictSizes cut
+		dict  *values.Block
+		cuts  []int
+		sizes []uint64
 	}
 	// Pages are decoded and sized side by side, then expanded side by
 	// side into their own parts of one buffer.
@@ -48,7 +53,7 @@ func (f *File) readFlatVariable(dt arrow.DataType, path []structural.Step, pages
 	err := par.Each(len(pages), func(i int) error {
 		p := pages[i]
 		mb := p.layout.GetMiniBlockLayout()
-		if p.sparse != nil || mb == nil || mb.Dictionary != nil {
+		if p.sparse != nil || mb == nil {
 			return nil
 		}
 		bufs, err := f.pageBuffers(p)
@@ -60,7 +65,15 @@ func (f *File) readFlatVariable(dt arrow.DataType, path []structural.Step, pages
 			return err
 		}
 		v := pd.vals
-		if !v.Variable() || pd.rep != nil || pd.dict != nil || len(pd.layers) != 1 || v.N != int(p.rows) || pd.numVisible != v.N || len(v.Offsets) != v.N+1 {
+		if pd.rep != nil || len(pd.layers) != 1 || v.N != int(p.rows) || pd.numVisible != v.N {
+			return nil
+		}
+		switch {
+		case pd.dict != nil: // u32 indices into variable-width items
+			if t != nil || !pd.dict.Variable() || v.Variable() || v.Bits != 32 {
+				return nil
+			}
+		case !v.Variable() || len(v.Offsets) != v.N+1:
 			return nil
 		}
 		lds, err := structural.UnravelPath(pd.layers, path, nil, pd.def, v.N, v.N)
@@ -68,9 +81,16 @@ func (f *File) readFlatVariable(dt arrow.DataType, path []structural.Step, pages
 			return err
 		}
 		pt := part{vals: v, fsst: t, valid: lds[len(lds)-1].Valid, flat: true}
-		pt.size = int(v.Offsets[v.N] - v.Offsets[0])
-		if t != nil {
+		switch {
+		case pd.dict != nil:
+			if pt.cuts, pt.sizes, err = dictSizes(v, pd.dict, pt.valid); err != nil {
+				return err
+			}
+			pt.dict, pt.size = pd.dict, int(pt.sizes[len(pt.sizes)-1])
+		case t != nil:
 			pt.size = t.DecodedLen(v)
+		default:
+			pt.size = int(v.Offsets[v.N] - v.Offsets[0])
 		}
 		parts[i] = pt
 		return nil
@@ -101,6 +121,10 @@ func (f *File) readFlatVariable(dt arrow.DataType, path []structural.Step, pages
 	err = par.Each(len(parts), func(i int) error {
 		pt := parts[i]
 		v := pt.vals
+		if pt.dict != nil {
+			dictFill(data, offs, pt.row, pt.at, ow, v, pt.dict, pt.valid, pt.cuts, pt.sizes)
+			return nil
+		}
 		base := -int(v.Offsets[0])
 		if pt.fsst != nil {
 			dec, err := pt.fsst.DecodeBlockExact(data[pt.at:pt.at+pt.size], v)

@@ -25,7 +25,13 @@ func TestFlatStringRuns(t *testing.T) {
 		{Name: "rand", Type: arrow.BinaryTypes.LargeString},
 		{Name: "bin", Type: arrow.BinaryTypes.Binary, Nullable: true},
 		{Name: "empty", Type: arrow.BinaryTypes.String, Nullable: true},
+		// Page dictionaries: few distinct values throughout, or in the
+		// first half only (dictionary pages, then plain ones).
+		{Name: "low", Type: arrow.BinaryTypes.String, Nullable: true},
+		{Name: "lowlarge", Type: arrow.BinaryTypes.LargeString},
+		{Name: "halflow", Type: arrow.BinaryTypes.String},
 	}, nil)
+	words := []string{"red", "green", "blue", "ultraviolet", ""}
 	b := array.NewRecordBuilder(mem, schema)
 	defer b.Release()
 	hosts := []string{"example.com", "lance.org", "planar.dev"}
@@ -50,22 +56,36 @@ func TestFlatStringRuns(t *testing.T) {
 		} else {
 			b.Field(3).(*array.StringBuilder).Append("")
 		}
+		if i%7 == 3 {
+			b.Field(4).AppendNull()
+		} else {
+			b.Field(4).(*array.StringBuilder).Append(words[rng.IntN(len(words))])
+		}
+		b.Field(5).(*array.LargeStringBuilder).Append(words[rng.IntN(4)] + "-" + words[i%3])
+		if i < 20000 {
+			b.Field(6).(*array.StringBuilder).Append(words[rng.IntN(4)])
+		} else {
+			b.Field(6).(*array.StringBuilder).Append(fmt.Sprintf("value-%d", rng.IntN(1<<30)))
+		}
 	}
 	rec := b.NewRecordBatch()
 	defer rec.Release()
 	for _, format := range []writer.Format{writer.Format2_2, writer.Format2_3} {
 		f := open(t, writeFile(t, rec, writer.WithFormat(format), writer.WithMaxPageBytes(128<<10)))
-		fsst := false
-		for c := 0; c < 4; c++ {
-			if n := len(f.Pages(c)); n < 2 && c < 3 {
+		fsst, dict := false, 0
+		for c := 0; c < 7; c++ {
+			if n := len(f.Pages(c)); n < 2 && c != 3 {
 				t.Fatalf("column %d has %d pages; the test needs several", c, n)
 			}
 			for _, p := range f.Pages(c) {
 				fsst = fsst || strings.Contains(p.Encoding, "fsst")
+				if strings.Contains(p.Encoding, "dict=") {
+					dict++
+				}
 			}
 		}
-		if !fsst {
-			t.Errorf("%s: no FSST page; the test means to cover one", format)
+		if !fsst || dict < 4 {
+			t.Errorf("%s: FSST page %v, %d dictionary pages; the test means to cover both", format, fsst, dict)
 		}
 		for _, on := range []bool{true, false} {
 			prev := f.SetFlatVariable(on)
@@ -74,7 +94,7 @@ func TestFlatStringRuns(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if runs := reader.FlatVariableRuns() - before; on && runs < 2 || !on && runs != 0 {
+			if runs := reader.FlatVariableRuns() - before; on && runs < 5 || !on && runs != 0 {
 				t.Errorf("%s one-buffer=%v: %d runs read into one buffer", format, on, runs)
 			}
 			for c := range rec.Columns() {
