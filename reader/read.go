@@ -9,6 +9,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
+	"github.com/planarlance/planar/internal/par"
 	"github.com/planarlance/planar/structural"
 )
 
@@ -68,7 +69,7 @@ func (f *File) readRange(start, n int64, cache pageCache) (arrow.RecordBatch, er
 	if err != nil {
 		return nil, err
 	}
-	return f.readFields(f.schema, layout, start, n, func(int) pageCache { return cache }, false)
+	return f.readFields(f.schema, layout, start, n, func(int, int) pageCache { return cache }, false)
 }
 
 // Take reads the rows at the given indices, in the given order (repeats
@@ -114,7 +115,7 @@ func (f *File) take(indices []int64, columns []string) (arrow.RecordBatch, error
 	cache := newPageCache()
 	defer cache.release()
 	if len(indices) == 0 {
-		return f.readFields(schema, layout, 0, 0, func(int) pageCache { return cache }, false)
+		return f.readFields(schema, layout, 0, 0, func(int, int) pageCache { return cache }, false)
 	}
 	// The stored values the runs need from sparse zipped pages, fetched
 	// with one request per run of adjacent value ordinals.
@@ -151,7 +152,7 @@ func (f *File) takeRuns(schema *arrow.Schema, layout []fieldColumns, runs []rowR
 func (f *File) takeField(fc fieldColumns, runs []rowRun, n int64, cache pageCache) (arrow.Array, error) {
 	return f.assembleField(fc, func(k, ci int) (arrow.Array, error) {
 		return f.readRuns(fc.field.Type, fc.paths[k], ci, runs, n, cache)
-	})
+	}, false)
 }
 
 // projection returns the schema and layout of the named top-level fields,
@@ -188,28 +189,48 @@ func bitWidth(dt arrow.DataType) int {
 	return 0
 }
 
-// readField reads rows [start, end) of one top-level field.
-func (f *File) readField(fc fieldColumns, start, end int64, cache pageCache) (arrow.Array, error) {
+// readField reads rows [start, end) of one top-level field, leaf k with
+// cache(k) (with parallel, leaves side by side: their caches must then be
+// distinct).
+func (f *File) readField(fc fieldColumns, start, end int64, cache func(k int) pageCache, parallel bool) (arrow.Array, error) {
 	return f.assembleField(fc, func(k, ci int) (arrow.Array, error) {
-		return f.readLeaf(fc.field.Type, fc.paths[k], ci, start, end, cache)
-	})
+		return f.readLeaf(fc.field.Type, fc.paths[k], ci, start, end, cache(k))
+	}, parallel)
 }
 
-// assembleField reads each leaf column of a top-level field with leaf and
-// merges them into the field's array.
-func (f *File) assembleField(fc fieldColumns, leaf func(k, ci int) (arrow.Array, error)) (arrow.Array, error) {
-	parts := make([]arrow.Array, 0, len(fc.cols))
+// assembleField reads each leaf column of a top-level field with leaf
+// (with parallel, the leaves side by side) and merges them into the
+// field's array. The error is the first leaf's that failed, in leaf order,
+// either way.
+func (f *File) assembleField(fc fieldColumns, leaf func(k, ci int) (arrow.Array, error), parallel bool) (arrow.Array, error) {
+	parts := make([]arrow.Array, len(fc.cols))
 	defer func() {
 		for _, p := range parts {
-			p.Release()
+			if p != nil {
+				p.Release()
+			}
 		}
 	}()
-	for k, ci := range fc.cols {
-		a, err := leaf(k, ci)
+	read := func(k int) error {
+		a, err := leaf(k, fc.cols[k])
 		if err != nil {
-			return nil, fmt.Errorf("column %q: %w", f.leaves[ci].Path, err)
+			return fmt.Errorf("column %q: %w", f.leaves[fc.cols[k]].Path, err)
 		}
-		parts = append(parts, a)
+		parts[k] = a
+		return nil
+	}
+	var err error
+	if parallel && len(parts) > 1 {
+		err = par.Each(len(parts), read)
+	} else {
+		for k := range parts {
+			if err = read(k); err != nil {
+				break
+			}
+		}
+	}
+	if err != nil {
+		return nil, err
 	}
 	m, err := merge(fc.field.Type, parts, fc.paths, 0)
 	if err != nil {

@@ -78,7 +78,7 @@ type RecordReader struct {
 	next   int64
 	end    int64
 	batch  int64
-	caches []pageCache // one per field: fields are decoded concurrently
+	caches [][]pageCache // per field, per leaf column: fields and their leaves are decoded concurrently
 	cur    arrow.RecordBatch
 	err    error
 }
@@ -108,9 +108,12 @@ func (f *File) NewRecordReader(opts ...ReadOption) (*RecordReader, error) {
 		return nil, classify(err)
 	}
 	r := &RecordReader{f: f, schema: schema, fields: fields, next: o.start, end: o.end, batch: o.batchRows,
-		caches: make([]pageCache, len(fields))}
+		caches: make([][]pageCache, len(fields))}
 	for i := range r.caches {
-		r.caches[i] = newPageCache()
+		r.caches[i] = make([]pageCache, len(fields[i].cols))
+		for k := range r.caches[i] {
+			r.caches[i][k] = newPageCache()
+		}
 	}
 	r.refs.Store(1)
 	return r, nil
@@ -130,7 +133,7 @@ func (r *RecordReader) Next() bool {
 		return false
 	}
 	n := min(r.batch, r.end-r.next)
-	rec, err := r.f.readFields(r.schema, r.fields, r.next, n, func(i int) pageCache { return r.caches[i] }, true)
+	rec, err := r.f.readFields(r.schema, r.fields, r.next, n, func(i, k int) pageCache { return r.caches[i][k] }, true)
 	if err != nil {
 		r.err = classify(err)
 		r.drop()
@@ -173,33 +176,37 @@ func (r *RecordReader) Release() {
 // or before the next row, and the per-batch caches of windows (a chunk on a
 // batch boundary is decoded again by the next batch).
 func (r *RecordReader) evict() {
-	for i, c := range r.caches {
-		for k, a := range c.arrays {
-			p := r.f.columns[k[0]][k[1]]
-			if p.firstRow+p.rows <= uint64(r.next)*r.f.dims[k[0]] {
-				a.Release()
-				delete(c.arrays, k)
+	for _, leaves := range r.caches {
+		for i, c := range leaves {
+			for k, a := range c.arrays {
+				p := r.f.columns[k[0]][k[1]]
+				if p.firstRow+p.rows <= uint64(r.next)*r.f.dims[k[0]] {
+					a.Release()
+					delete(c.arrays, k)
+				}
 			}
+			fresh := newPageCache()
+			fresh.arrays = c.arrays
+			leaves[i] = fresh
 		}
-		fresh := newPageCache()
-		fresh.arrays = c.arrays
-		r.caches[i] = fresh
 	}
 }
 
 func (r *RecordReader) drop() {
-	for i, c := range r.caches {
-		c.release()
-		r.caches[i] = newPageCache()
+	for _, leaves := range r.caches {
+		for i, c := range leaves {
+			c.release()
+			leaves[i] = newPageCache()
+		}
 	}
 }
 
 // readFields reads rows [start, start+n) of the given fields as a batch of
-// schema, field i with cache(i). With parallel, fields are decoded on up to
-// GOMAXPROCS goroutines (their caches must then be distinct: the File's own
-// caches are safe for concurrent use, a pageCache is not); the batch and
-// its errors do not depend on it.
-func (f *File) readFields(schema *arrow.Schema, fields []fieldColumns, start, n int64, cache func(int) pageCache, parallel bool) (arrow.RecordBatch, error) {
+// schema, leaf k of field i with cache(i, k). With parallel, fields and
+// their leaves are decoded on up to GOMAXPROCS goroutines (their caches
+// must then be distinct: the File's own caches are safe for concurrent
+// use, a pageCache is not); the batch and its errors do not depend on it.
+func (f *File) readFields(schema *arrow.Schema, fields []fieldColumns, start, n int64, cache func(i, k int) pageCache, parallel bool) (arrow.RecordBatch, error) {
 	if start < 0 || n < 0 || start > f.numRows || n > f.numRows-start {
 		return nil, fmt.Errorf("range [%d, +%d) of %d rows: %w", start, n, f.numRows, ErrOutOfRange)
 	}
@@ -207,7 +214,7 @@ func (f *File) readFields(schema *arrow.Schema, fields []fieldColumns, start, n 
 	errs := make([]error, len(fields))
 	read := func(i int) {
 		fc := fields[i]
-		a, err := f.readField(fc, start, start+n, cache(i))
+		a, err := f.readField(fc, start, start+n, func(k int) pageCache { return cache(i, k) }, parallel)
 		if err != nil {
 			errs[i] = fmt.Errorf("field %q: %w", fc.field.Name, err)
 			return

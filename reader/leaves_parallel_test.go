@@ -1,0 +1,87 @@
+package reader_test
+
+import (
+	"bytes"
+	"fmt"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/planarlance/planar/reader"
+	"github.com/planarlance/planar/writer"
+)
+
+// TestStructLeavesSideBySide: the leaves of one struct field are read side
+// by side (each with its own page cache); the batches equal the input
+// whatever the cores and the batch size, and when two leaves are damaged
+// the error is always the first one's, as one leaf after another gives it.
+func TestStructLeavesSideBySide(t *testing.T) {
+	st := arrow.StructOf(
+		arrow.Field{Name: "a", Type: arrow.PrimitiveTypes.Int32, Nullable: true},
+		arrow.Field{Name: "b", Type: arrow.BinaryTypes.String, Nullable: true},
+		arrow.Field{Name: "c", Type: arrow.PrimitiveTypes.Float64, Nullable: true})
+	schema := arrow.NewSchema([]arrow.Field{{Name: "s", Type: st, Nullable: true}}, nil)
+	b := array.NewRecordBuilder(memory.DefaultAllocator, schema)
+	defer b.Release()
+	sb := b.Field(0).(*array.StructBuilder)
+	const n = 30000
+	for i := range n {
+		if i%13 == 0 {
+			sb.AppendNull()
+			continue
+		}
+		sb.Append(true)
+		sb.FieldBuilder(0).(*array.Int32Builder).Append(int32(i))
+		sb.FieldBuilder(1).(*array.StringBuilder).Append(fmt.Sprint("v", i%97))
+		sb.FieldBuilder(2).(*array.Float64Builder).Append(float64(i) / 7)
+	}
+	rec := b.NewRecordBatch()
+	defer rec.Release()
+	data := writeFile(t, rec, writer.WithMaxPageBytes(32<<10))
+	for _, procs := range []int{1, 4} {
+		prev := runtime.GOMAXPROCS(procs)
+		f := open(t, data)
+		for _, batch := range []int64{n, 4096} {
+			rr, err := f.NewRecordReader(reader.WithBatchRows(batch))
+			if err != nil {
+				t.Fatal(err)
+			}
+			row := int64(0)
+			for rr.Next() {
+				got := rr.RecordBatch()
+				want := rec.NewSlice(row, row+got.NumRows())
+				if !array.RecordEqual(got, want) {
+					t.Errorf("%d cores, batches of %d: rows from %d differ", procs, batch, row)
+				}
+				want.Release()
+				row += got.NumRows()
+			}
+			if rr.Err() != nil || row != n {
+				t.Errorf("%d cores, batches of %d: %d rows, %v", procs, batch, row, rr.Err())
+			}
+			rr.Release()
+		}
+		runtime.GOMAXPROCS(prev)
+	}
+	// Damage the first page of leaves b and c: every read names b.
+	f := open(t, data)
+	damaged := bytes.Clone(data)
+	for _, c := range []int{1, 2} {
+		r := f.Pages(c)[0].Buffers[0]
+		for i := r.Position; i < r.Position+r.Size; i++ {
+			damaged[i] = 0xff
+		}
+	}
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
+	for range 20 {
+		g := open(t, damaged)
+		_, err := g.ReadAll()
+		if err == nil || !strings.Contains(err.Error(), `column "s.b"`) {
+			t.Fatalf("damaged leaves b and c: %v, want the error of s.b", err)
+		}
+	}
+}
