@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	"github.com/planarlance/planar/internal/bitmap"
+	"github.com/planarlance/planar/internal/par"
 )
 
 // A SparseIndex is the structure of a sparse page kept as it is stored:
@@ -199,6 +200,11 @@ func (x *SparseIndex) Windows(wins [][2]int) ([]LayerData, [][2]int) {
 		if l.cum != nil {
 			o.Offsets = make([]int32, total+1)
 		}
+		if len(cur) == 1 && cur[0][1]-cur[0][0] >= 2*par.MinValues {
+			cur[0] = l.windowInPieces(o, cur[0][0], cur[0][1])
+			out[i] = o
+			continue
+		}
 		at, vh, nh := 0, 0, 0 // output slot, validity and non-empty hints
 		run := int32(0)       // child slots before the window
 		for k, w := range cur {
@@ -236,6 +242,48 @@ func (x *SparseIndex) Windows(wins [][2]int) ([]LayerData, [][2]int) {
 		out[i] = o
 	}
 	return out, cur
+}
+
+// windowInPieces is one layer of Windows for a single large window [lo,
+// hi): its validity and list offsets are written in pieces side by side,
+// each piece searching its own start. It returns the window's child slots.
+func (l *indexLayer) windowInPieces(o LayerData, lo, hi int) [2]int {
+	base := 0 // child slots before the window
+	if l.cum != nil {
+		base = int(l.cum[l.ne.belowFrom(lo, 0)])
+	}
+	par.EachPiece(par.Pieces(hi-lo, par.MinValues), func(_, a, b int) error {
+		if o.Valid != nil {
+			fillValidityFrom(o.Valid[a:b], &l.valid, l.nulls, lo+a, 0)
+		}
+		if l.cum == nil {
+			return nil
+		}
+		j := l.ne.belowFrom(lo+a, 0)
+		next := lo + b
+		if j < l.ne.n {
+			next = l.ne.at(j)
+		}
+		offs := o.Offsets[1+a : 1+b]
+		for s := lo + a; s < lo+b; s++ {
+			if s == next {
+				j++
+				next = lo + b
+				if j < l.ne.n {
+					next = l.ne.at(j)
+				}
+			}
+			offs[s-lo-a] = int32(int(l.cum[j]) - base)
+		}
+		return nil
+	})
+	switch {
+	case l.cum != nil:
+		return [2]int{base, int(l.cum[l.ne.belowFrom(hi, 0)])}
+	case l.dim > 0:
+		return [2]int{lo * l.dim, hi * l.dim}
+	}
+	return [2]int{lo, hi}
 }
 
 // fillValidityFrom writes the validity of slots [lo, lo+len(dst)) into

@@ -2,6 +2,7 @@ package structural
 
 import (
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"testing"
 )
@@ -216,6 +217,43 @@ func TestNullAmong(t *testing.T) {
 		got, ok := nullAmong(&ps, &vs, nulls, slots)
 		if ok != wantOK || (!ok && got != want) {
 			t.Fatalf("case %d: nullAmong = %d, %v; want %d, %v", i, got, ok, want, wantOK)
+		}
+	}
+}
+
+// TestSparseIndexLargeWindows: a window of 128Ki top-level slots or more is
+// expanded in pieces side by side; on four cores it equals the layers cut
+// to it, for every path of the random structures (several pieces per
+// layer, cuts landing inside runs of nulls and of children), and so does
+// the page's whole window. BuildSparse, on these sizes, encodes the sets
+// side by side too.
+func TestSparseIndexLargeWindows(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
+	rng := rand.New(rand.NewPCG(21, 22))
+	for i := 1; i < 1+len(sparseTestPaths); i++ {
+		c := randomSparse(t, rng, i, 1)
+		c.rows = 300_000 + rng.IntN(200_000)
+		c.lds = randomLayers(rng, c.path, c.rows)
+		var err error
+		if c.s, c.bufs, err = BuildSparse(c.lds, c.path); err != nil {
+			t.Fatalf("case %d: %v", i, err)
+		}
+		x, err := ReadSparseIndex(c.s, c.bufs, rowsOf(c.path, c.rows), c.path, totalBytes(c.bufs))
+		if err != nil {
+			t.Fatalf("case %d: %v", i, err)
+		}
+		for _, w := range [][2]int{{0, c.rows}, {1, c.rows - 1}, {12345, 12345 + 2<<16 + 777}} {
+			got, s0, s1 := x.Window(w[0], w[1])
+			want, w0, w1 := sliceLayers(c.lds, w[0], w[1])
+			if s0 != w0 || s1 != w1 {
+				t.Fatalf("case %d window %v: leaf slots [%d, %d), want [%d, %d)", i, w, s0, s1, w0, w1)
+			}
+			for d := range want {
+				wl, g := want[d], got[d]
+				if wl.Len != g.Len || wl.Dim != g.Dim || !slices.Equal(wl.Offsets, g.Offsets) || !sameValid(wl.Valid, g.Valid, wl.Len) {
+					t.Fatalf("case %d window %v layer %d differs", i, w, d)
+				}
+			}
 		}
 	}
 }
