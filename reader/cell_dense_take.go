@@ -425,13 +425,14 @@ type denseWindow struct {
 	p    *page
 	m    *denseMeta
 	a, b uint64
+	ci   int // the page's column
 }
 
 // prefetchDense reads the byte ranges the runs of a take need from dense
 // chunked and zipped pages they cover in part: the chunks of the runs' rows
 // and the records of zipped rows, the latter after the repetition index
 // entries that locate them. Each round is one batch of coalesced reads.
-func (f *File) prefetchDense(layout []fieldColumns, runs []rowRun, cache pageCache) error {
+func (f *File) prefetchDense(layout []fieldColumns, runs []rowRun, raw *rawCache, cacheFor func(ci int) pageCache) error {
 	var wins []denseWindow
 	for _, fc := range layout {
 		for k, ci := range fc.cols {
@@ -471,11 +472,11 @@ func (f *File) prefetchDense(layout []fieldColumns, runs []rowRun, cache pageCac
 					if metas[pi] == nil {
 						m, err := f.denseMetaFor(p)
 						if err != nil {
-							return err
+							return fmt.Errorf("column %q: page %d: %w", f.leaves[ci].Path, pi, err)
 						}
 						metas[pi] = m
 					}
-					wins = append(wins, denseWindow{p, metas[pi], a, b})
+					wins = append(wins, denseWindow{p, metas[pi], a, b, ci})
 				}
 			}
 		}
@@ -502,18 +503,18 @@ func (f *File) prefetchDense(layout []fieldColumns, runs []rowRun, cache pageCac
 			indexed = append(indexed, w)
 		}
 	}
-	if err := f.prefetch(cache.raw, want); err != nil {
+	if err := f.prefetch(raw, want); err != nil {
 		return err
 	}
 	want = want[:0]
 	for _, w := range indexed {
-		lo, hi, _, err := f.zippedRange(w.p, w.m, w.a, w.b, cache)
+		lo, hi, _, err := f.zippedRange(w.p, w.m, w.a, w.b, cacheFor(w.ci))
 		if err != nil {
-			return err
+			return fmt.Errorf("column %q: %w", f.leaves[w.ci].Path, err)
 		}
 		want = append(want, byteRange{w.p.buffers[0].Position + lo, hi - lo})
 	}
-	return f.prefetch(cache.raw, want)
+	return f.prefetch(raw, want)
 }
 
 // pageNear is sortSearchPages that first tries page hint and the one after

@@ -1,11 +1,13 @@
 package reader
 
 import (
+	"fmt"
 	"slices"
 	"sort"
 
 	"github.com/apache/arrow-go/v18/arrow"
 
+	"github.com/planarlance/planar/internal/par"
 	"github.com/planarlance/planar/proto/enc23pb"
 	"github.com/planarlance/planar/structural"
 	"github.com/planarlance/planar/values"
@@ -26,15 +28,24 @@ type valueSpan struct {
 
 // prefetchSparse fetches the stored values that runs need from the sparse
 // zipped pages of every column.
-func (f *File) prefetchSparse(layout []fieldColumns, runs []rowRun, cache pageCache) error {
+func (f *File) prefetchSparse(layout []fieldColumns, runs []rowRun, cacheFor func(ci int) pageCache) error {
+	type leaf struct {
+		ci   int
+		path []structural.Step
+	}
+	var leaves []leaf
 	for _, fc := range layout {
 		for k, ci := range fc.cols {
-			if err := f.prefetchColumn(ci, fc.paths[k], runs, cache); err != nil {
-				return err
-			}
+			leaves = append(leaves, leaf{ci, fc.paths[k]})
 		}
 	}
-	return nil
+	return par.Each(len(leaves), func(i int) error {
+		l := leaves[i]
+		if err := f.prefetchColumn(l.ci, l.path, runs, cacheFor(l.ci)); err != nil {
+			return fmt.Errorf("column %q: %w", f.leaves[l.ci].Path, err)
+		}
+		return nil
+	})
 }
 
 func (f *File) prefetchColumn(ci int, path []structural.Step, runs []rowRun, cache pageCache) error {

@@ -3,6 +3,7 @@ package reader
 import (
 	"slices"
 	"sort"
+	"sync"
 )
 
 // A take plans the byte ranges it needs from dense pages (chunks, records,
@@ -30,6 +31,7 @@ type rawBlock struct {
 
 // rawCache holds the byte ranges one call fetched, sorted by offset.
 type rawCache struct {
+	mu     sync.RWMutex // a take's leaves share one cache side by side
 	blocks []rawBlock
 }
 
@@ -38,6 +40,8 @@ func (c *rawCache) lookup(off, n uint64) ([]byte, bool) {
 	if c == nil {
 		return nil, false
 	}
+	c.mu.RLock()
+	defer c.mu.RUnlock()
 	i := sort.Search(len(c.blocks), func(k int) bool { return c.blocks[k].off > off })
 	// Blocks do not overlap when fetched through prefetch; a few earlier
 	// blocks are checked for ranges fetched on a miss.
@@ -52,6 +56,8 @@ func (c *rawCache) lookup(off, n uint64) ([]byte, bool) {
 }
 
 func (c *rawCache) insert(b rawBlock) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	i := sort.Search(len(c.blocks), func(k int) bool { return c.blocks[k].off > b.off })
 	c.blocks = slices.Insert(c.blocks, i, b)
 }

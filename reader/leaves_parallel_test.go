@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
@@ -15,10 +16,11 @@ import (
 	"github.com/planarlance/planar/writer"
 )
 
-// TestStructLeavesSideBySide: the leaves of one struct field are read side
-// by side (each with its own page cache); the batches equal the input
-// whatever the cores and the batch size, and when two leaves are damaged
-// the error is always the first one's, as one leaf after another gives it.
+// TestStructLeavesSideBySide: the leaves of one struct field are read
+// (streams, ReadAll) and taken side by side (each with its own page
+// cache); the batches and takes equal the input whatever the cores and the
+// batch size, and when two leaves are damaged the error is always the
+// first one's, as one leaf after another gives it.
 func TestStructLeavesSideBySide(t *testing.T) {
 	st := arrow.StructOf(
 		arrow.Field{Name: "a", Type: arrow.PrimitiveTypes.Int32, Nullable: true},
@@ -65,6 +67,25 @@ func TestStructLeavesSideBySide(t *testing.T) {
 			}
 			rr.Release()
 		}
+		idx := []int64{0, 1, 2, 500, 501, 4095, 4096, 17000, n - 2, n - 1}
+		for i := int64(3); i < n; i += 37 {
+			idx = append(idx, i)
+		}
+		slices.Sort(idx)
+		idx = slices.Compact(idx)
+		got, err := f.Take(idx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for k, i := range idx {
+			g, w := got.NewSlice(int64(k), int64(k+1)), rec.NewSlice(i, i+1)
+			if !array.RecordEqual(g, w) {
+				t.Fatalf("%d cores: take row %d differs", procs, i)
+			}
+			g.Release()
+			w.Release()
+		}
+		got.Release()
 		runtime.GOMAXPROCS(prev)
 	}
 	// Damage the first page of leaves b and c: every read names b.
@@ -82,6 +103,10 @@ func TestStructLeavesSideBySide(t *testing.T) {
 		_, err := g.ReadAll()
 		if err == nil || !strings.Contains(err.Error(), `column "s.b"`) {
 			t.Fatalf("damaged leaves b and c: %v, want the error of s.b", err)
+		}
+		_, err = g.Take([]int64{1, 2, 3, n - 1})
+		if err == nil || !strings.Contains(err.Error(), `column "s.b"`) {
+			t.Fatalf("take of damaged leaves b and c: %v, want the error of s.b", err)
 		}
 	}
 }

@@ -112,47 +112,69 @@ func (f *File) take(indices []int64, columns []string) (arrow.RecordBatch, error
 		}
 		runs = append(runs, rowRun{i, i + 1})
 	}
-	cache := newPageCache()
-	defer cache.release()
 	if len(indices) == 0 {
+		cache := newPageCache()
+		defer cache.release()
 		return f.readFields(schema, layout, 0, 0, func(int, int) pageCache { return cache }, false)
 	}
+	// Each leaf column has a page cache of its own, the fetched byte
+	// ranges of dense pages one cache for all (their requests coalesce
+	// across columns): the leaves are prefetched and read side by side.
+	caches := make(map[int]pageCache)
+	raw := &rawCache{}
+	for _, fc := range layout {
+		for _, ci := range fc.cols {
+			c := newPageCache()
+			c.raw = raw
+			caches[ci] = c
+		}
+	}
+	defer func() {
+		for _, c := range caches {
+			c.release()
+		}
+	}()
+	cacheFor := func(ci int) pageCache { return caches[ci] }
 	// The stored values the runs need from sparse zipped pages, fetched
 	// with one request per run of adjacent value ordinals.
-	if err := f.prefetchSparse(layout, runs, cache); err != nil {
+	if err := f.prefetchSparse(layout, runs, cacheFor); err != nil {
 		return nil, err
 	}
 	// The chunks and records the runs need from dense pages, with nearby
 	// ranges coalesced.
-	if err := f.prefetchDense(layout, runs, cache); err != nil {
+	if err := f.prefetchDense(layout, runs, raw, cacheFor); err != nil {
 		return nil, err
 	}
-	return f.takeRuns(schema, layout, runs, int64(len(indices)), cache)
+	return f.takeRuns(schema, layout, runs, int64(len(indices)), cacheFor)
 }
 
 // takeRuns reads the rows of runs (n rows in all) of the fields of layout,
-// as a batch of schema.
-func (f *File) takeRuns(schema *arrow.Schema, layout []fieldColumns, runs []rowRun, n int64, cache pageCache) (arrow.RecordBatch, error) {
-	cols := make([]arrow.Array, 0, len(layout))
+// as a batch of schema, the fields and their leaves side by side (leaf
+// column ci with cacheFor(ci)); the error is the first field's that failed.
+func (f *File) takeRuns(schema *arrow.Schema, layout []fieldColumns, runs []rowRun, n int64, cacheFor func(ci int) pageCache) (arrow.RecordBatch, error) {
+	cols := make([]arrow.Array, len(layout))
 	defer func() {
 		for _, c := range cols {
-			c.Release()
+			if c != nil {
+				c.Release()
+			}
 		}
 	}()
-	for _, fc := range layout {
-		a, err := f.takeField(fc, runs, n, cache)
+	err := par.Each(len(layout), func(i int) error {
+		fc := layout[i]
+		a, err := f.assembleField(fc, func(k, ci int) (arrow.Array, error) {
+			return f.readRuns(fc.field.Type, fc.paths[k], ci, runs, n, cacheFor(ci))
+		}, true)
 		if err != nil {
-			return nil, fmt.Errorf("field %q: %w", fc.field.Name, err)
+			return fmt.Errorf("field %q: %w", fc.field.Name, err)
 		}
-		cols = append(cols, a)
+		cols[i] = a
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return array.NewRecordBatch(schema, cols, n), nil
-}
-
-func (f *File) takeField(fc fieldColumns, runs []rowRun, n int64, cache pageCache) (arrow.Array, error) {
-	return f.assembleField(fc, func(k, ci int) (arrow.Array, error) {
-		return f.readRuns(fc.field.Type, fc.paths[k], ci, runs, n, cache)
-	}, false)
 }
 
 // projection returns the schema and layout of the named top-level fields,
