@@ -254,18 +254,9 @@ func BuildDenseKeep(arrs []arrow.Array, path []Step, keep []bool) (Dense, []Segm
 	for _, a := range arrs {
 		rows += a.Len()
 	}
-	b.def = make([]uint16, 0, rows)
-	if b.R > 0 {
-		b.rep = make([]uint16, 0, rows)
-	}
-	chain := make([]node, L)
-	for ai, a := range arrs {
-		if err := prepare(a, path, chain); err != nil {
-			return Dense{}, nil, fmt.Errorf("array %d: %w", ai, err)
-		}
-		if err := b.walk(chain, 0, 0, a.Len(), 0); err != nil {
-			return Dense{}, nil, fmt.Errorf("array %d: %w", ai, err)
-		}
+	chain, err := b.walkArrays(arrs, rows)
+	if err != nil {
+		return Dense{}, nil, err
 	}
 	// Elements per row: the dimensions of the structural FSLs on the path
 	// (all of them, as Lance's FSL encoder multiplies the row count it hands
@@ -340,13 +331,116 @@ func BuildDenseKeep(arrs []arrow.Array, path []Step, keep []bool) (Dense, []Segm
 			identity = identity && (l == 0 || int(l) == c)
 		}
 		if !identity {
-			for i, c := range b.def {
-				b.def[i] = level[c]
-			}
+			par.EachPiece(par.Pieces(len(b.def), par.MinValues), func(_, lo, hi int) error {
+				for i, c := range b.def[lo:hi] {
+					b.def[lo+i] = level[c]
+				}
+				return nil
+			})
 		}
 		dense.Def = b.def
 	}
 	return dense, b.segs, nil
+}
+
+// walkArrays walks the page's arrays (rows in all) into b's entries, and
+// returns the chain of the last one. A large page of several arrays is
+// walked in groups of consecutive arrays side by side, each group by a
+// builder of its own, then joined: entries, used conditions and segments
+// are what one walk gives (a walk carries nothing from one top-level row to
+// the next but the segment it may extend), and the error is the first
+// failing array's.
+func (b *builder) walkArrays(arrs []arrow.Array, rows int) ([]node, error) {
+	L := len(b.path)
+	groups := []int{0, len(arrs)}
+	if rows >= 2*par.MinValues && len(arrs) > 1 {
+		groups = arrayGroups(arrs, par.Pieces(rows, par.MinValues))
+	}
+	subs := make([]*builder, len(groups)-1)
+	chains := make([][]node, len(groups)-1)
+	walk := func(g int) error {
+		sb := b
+		if len(subs) > 1 {
+			sb = &builder{path: b.path, listNum: b.listNum, R: b.R, used: make([]uint8, L)}
+		}
+		n := 0
+		for _, a := range arrs[groups[g]:groups[g+1]] {
+			n += a.Len()
+		}
+		sb.def = make([]uint16, 0, n)
+		if b.R > 0 {
+			sb.rep = make([]uint16, 0, n)
+		}
+		chain := make([]node, L)
+		for ai := groups[g]; ai < groups[g+1]; ai++ {
+			a := arrs[ai]
+			if err := prepare(a, b.path, chain); err != nil {
+				return fmt.Errorf("array %d: %w", ai, err)
+			}
+			if err := sb.walk(chain, 0, 0, a.Len(), 0); err != nil {
+				return fmt.Errorf("array %d: %w", ai, err)
+			}
+		}
+		subs[g], chains[g] = sb, chain
+		return nil
+	}
+	if len(subs) == 1 {
+		err := walk(0)
+		return chains[0], err
+	}
+	if err := par.Each(len(subs), walk); err != nil {
+		return nil, err
+	}
+	// Join: entries copied side by side to their places.
+	at := make([]int, len(subs)+1)
+	for g, sb := range subs {
+		at[g+1] = at[g] + len(sb.def)
+		for d, u := range sb.used {
+			b.used[d] |= u
+		}
+		b.visible += sb.visible
+		for k, sg := range sb.segs {
+			if l := len(b.segs) - 1; k == 0 && l >= 0 && b.segs[l].Arr == sg.Arr && b.segs[l].End == sg.Start {
+				b.segs[l].End = sg.End
+				continue
+			}
+			b.segs = append(b.segs, sg)
+		}
+	}
+	b.def = make([]uint16, at[len(subs)])
+	if b.R > 0 {
+		b.rep = make([]uint16, at[len(subs)])
+	}
+	par.Each(len(subs), func(g int) error {
+		copy(b.def[at[g]:], subs[g].def)
+		if b.R > 0 {
+			copy(b.rep[at[g]:], subs[g].rep)
+		}
+		return nil
+	})
+	return chains[len(chains)-1], nil
+}
+
+// arrayGroups cuts arrs into groups of consecutive arrays, one per piece
+// of cuts (of their rows): group g is arrays [groups[g], groups[g+1]) and
+// ends with the first array that reaches its piece's end. Groups with no
+// array are dropped.
+func arrayGroups(arrs []arrow.Array, cuts []int) []int {
+	groups := []int{0}
+	seen, ai := 0, 0
+	for _, end := range cuts[1:] {
+		for ai < len(arrs) && seen < end {
+			seen += arrs[ai].Len()
+			ai++
+		}
+		if ai > groups[len(groups)-1] {
+			groups = append(groups, ai)
+		}
+	}
+	if groups[len(groups)-1] != len(arrs) {
+		groups = append(groups, len(arrs))
+	}
+	return groups
 }
 
 // readableLists returns, per depth, the list layers with no null or empty
