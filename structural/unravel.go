@@ -248,26 +248,129 @@ func (u *unraveler) chain(numRows, numVisible int) ([]LayerData, error) {
 			k = d
 		}
 	}
+	if k < L && u.n > math.MaxInt32 {
+		return nil, corrupt("page of %d entries has more than 2^31-1 slots", u.n)
+	}
+	cuts := []int{0, u.n}
+	if u.n >= 2*par.MinValues {
+		cuts = u.rowCuts(k < L)
+	}
+	parts := make([]chainPart, len(cuts)-1)
+	if err := par.EachPiece(cuts, func(j, lo, hi int) error {
+		return u.chainPiece(&parts[j], k, lo, hi)
+	}); err != nil {
+		return nil, err
+	}
+	// Join the pieces: slots one after another per layer, the list
+	// offsets running on past the children of the pieces before.
+	out := parts[0].out
+	rows, visible := parts[0].rows, parts[0].visible
+	anyNull := parts[0].anyNull
+	if len(parts) > 1 {
+		out = u.out
+		for d := range out {
+			n := 0
+			for _, p := range parts {
+				n += p.out[d].Len
+			}
+			out[d].Len = n
+			out[d].Valid = make([]bool, 0, n)
+		}
+		if k < L {
+			n := 1
+			for _, p := range parts {
+				n += len(p.out[k].Offsets)
+			}
+			out[k].Offsets = make([]int32, 1, n)
+		}
+		children := int32(0)
+		for j, p := range parts {
+			if j > 0 {
+				rows, visible = rows+p.rows, visible+p.visible
+				for d := range anyNull {
+					anyNull[d] = anyNull[d] || p.anyNull[d]
+				}
+			}
+			for d := range out {
+				out[d].Valid = append(out[d].Valid, p.out[d].Valid...)
+			}
+			if k < L {
+				for _, o := range p.out[k].Offsets[1:] {
+					out[k].Offsets = append(out[k].Offsets, o+children)
+				}
+				children += int32(p.out[k+1].Len)
+			}
+		}
+	}
+	if visible != numVisible {
+		return nil, corrupt("levels give %d visible items, page has %d", visible, numVisible)
+	}
+	if rows != numRows {
+		return nil, corrupt("levels give %d rows (×1), page has %d", rows, numRows)
+	}
+	for d := range out {
+		if !anyNull[d] {
+			out[d].Valid = nil
+		}
+	}
+	return out, nil
+}
+
+// rowCuts cuts the entries into pieces at row starts (with a list layer,
+// entries of repetition 1), about par.Pieces's; a cut that finds no row
+// start before the next one is dropped.
+func (u *unraveler) rowCuts(list bool) []int {
+	cuts := par.Pieces(u.n, par.MinValues)
+	out := cuts[:1]
+	for _, c := range cuts[1 : len(cuts)-1] {
+		if list {
+			for c < u.n && u.rep[c] != 1 {
+				c++
+			}
+		}
+		if c > out[len(out)-1] && c < u.n {
+			out = append(out, c)
+		}
+	}
+	return append(out, u.n)
+}
+
+// chainPart is what chain unravels of one piece of a page's entries: per
+// layer its slots (list offsets from 0, counted over the piece's own
+// children), which layers have a null slot, and its rows and visible
+// items.
+type chainPart struct {
+	out           []LayerData
+	anyNull       []bool
+	rows, visible int
+}
+
+// chainPiece unravels entries [lo, hi), lo a row start, into p (the list
+// layer at depth k; L when none).
+func (u *unraveler) chainPiece(p *chainPart, k, lo, hi int) error {
+	L := len(u.path)
+	p.out = make([]LayerData, L)
+	p.anyNull = make([]bool, L)
+	for d := range p.out {
+		p.out[d].Layer, p.out[d].Dim = u.out[d].Layer, u.out[d].Dim
+	}
 	// Slots above the list open once a row, those below once an entry.
-	rowCap := u.n
+	rowCap := hi - lo
 	if k < L {
 		rowCap = 0
-		for _, r := range u.rep {
+		for _, r := range u.rep[lo:hi] {
 			if r == 1 {
 				rowCap++
 			}
 		}
-		if rowCap > math.MaxInt32 || u.n > math.MaxInt32 {
-			return nil, corrupt("page of %d entries has more than 2^31-1 slots", u.n)
-		}
-		u.out[k].Offsets = slices.Grow(u.out[k].Offsets, rowCap)
+		p.out[k].Offsets = make([]int32, 1, rowCap+1)
 	}
-	for d := range u.out {
-		c := u.n
+	for d := range p.out {
+		c := hi - lo
 		if d <= k {
 			c = rowCap
 		}
-		u.out[d].Valid = make([]bool, 0, c)
+		p.out[d].Valid = make([]bool, 0, c)
 	}
 	cond := func(i int) (int, bool, error) {
 		if u.def == nil {
@@ -279,78 +382,69 @@ func (u *unraveler) chain(numRows, numVisible int) ([]LayerData, error) {
 		}
 		return u.condLayer[v], u.condEmpty[v], nil
 	}
+	out, anyNull := p.out, p.anyNull
 	// push opens the slots of depths [from, to) for an entry of condition c.
 	push := func(from, to, c int) {
 		for d := from; d < to; d++ {
-			o := &u.out[d]
+			o := &out[d]
 			o.Valid = append(o.Valid, c > d)
 			o.Len++
 			if c <= d {
-				u.anyNull[d] = true
+				anyNull[d] = true
 			}
 		}
 	}
-	rows, open := 0, false
-	for i := 0; i < u.n; i++ {
+	rows, visible, open := 0, 0, false
+	for i := lo; i < hi; i++ {
 		c, empty, err := cond(i)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if k == L {
 			push(0, L, c)
 			rows++
-			u.visible++ // every entry reaches the leaf
+			visible++ // every entry reaches the leaf
 			continue
 		}
 		switch r := u.rep[i]; {
 		case r == 1:
 			if open {
-				u.out[k].Offsets = append(u.out[k].Offsets, int32(u.out[k+1].Len))
+				out[k].Offsets = append(out[k].Offsets, int32(out[k+1].Len))
 			}
 			rows++
 			push(0, k, c)
 			if c <= k {
 				// A list without children: null, empty or under a null.
-				o := &u.out[k]
+				o := &out[k]
 				valid := c == k && empty
 				o.Valid = append(o.Valid, valid)
 				o.Len++
 				if !valid {
-					u.anyNull[k] = true
+					anyNull[k] = true
 				}
 				open = false
-				u.out[k].Offsets = append(u.out[k].Offsets, int32(u.out[k+1].Len))
+				out[k].Offsets = append(out[k].Offsets, int32(out[k+1].Len))
 				continue
 			}
 			push(k, L, c)
 			open = true
 		case r == 0 && open:
 			if c <= k {
-				return nil, corrupt("entry %d has the condition of layer %d inside a valid slot of it", i, c)
+				return corrupt("entry %d has the condition of layer %d inside a valid slot of it", i, c)
 			}
 			push(k+1, L, c)
 		case r == 0:
-			return nil, corrupt("entry %d has repetition 0, a new slot of layer 0 needs 1", i)
+			return corrupt("entry %d has repetition 0, a new slot of layer 0 needs 1", i)
 		default:
-			return nil, corrupt("entry %d has repetition %d, at most 1 for one list layer", i, r)
+			return corrupt("entry %d has repetition %d, at most 1 for one list layer", i, r)
 		}
-		u.visible++ // a child of the list reaches the leaf
+		visible++ // a child of the list reaches the leaf
 	}
 	if open {
-		u.out[k].Offsets = append(u.out[k].Offsets, int32(u.out[k+1].Len))
+		out[k].Offsets = append(out[k].Offsets, int32(out[k+1].Len))
 	}
-	if u.visible != numVisible {
-		return nil, corrupt("levels give %d visible items, page has %d", u.visible, numVisible)
-	}
-	if rows != numRows {
-		return nil, corrupt("levels give %d rows (×1), page has %d", rows, numRows)
-	}
-	for d := range u.out {
-		if !u.anyNull[d] {
-			u.out[d].Valid = nil
-		}
-	}
-	return u.out, nil
+	p.rows, p.visible = rows, visible
+	return nil
 }
 
 func corrupt(format string, args ...any) error {
