@@ -50,12 +50,14 @@ type FsstTable struct {
 	lens   [256]uint8
 
 	// Encoder index: the one-byte symbol of each byte (-1: none), the
-	// two-byte symbol of each two-byte prefix (-1: none), and the longer
+	// best symbol of at most two bytes for each two-byte prefix (code |
+	// length<<8: the two-byte symbol, else the first byte's, else
+	// fsstEscape with length 1), and the longer
 	// symbols in buckets of a hash of their first three bytes, longest
 	// first (first3[h]..first3[h+1] indexes long3), so that a position
 	// looks at one or two candidates.
 	single [256]int16
-	two    []int16 // 1<<16 entries; nil until the index is built
+	short  []uint16 // 1<<16 entries; nil until the index is built
 	first3 [fsstBuckets + 1]uint16
 	long3  [256]fsstEntry
 	// A crowded bucket (more than fsstScanMax symbols: URL tables put
@@ -144,9 +146,11 @@ func (t *FsstTable) match(word uint64, rem int) (int, int) {
 		}
 	}
 	if rem >= 2 {
-		if c := t.two[uint16(word)]; c >= 0 {
-			return int(c), 2
+		x := t.short[uint16(word)]
+		if c := byte(x); c != fsstEscape {
+			return int(c), int(x >> 8)
 		}
+		return -1, 1
 	}
 	return int(t.single[byte(word)]), 1
 }
@@ -300,7 +304,7 @@ func (t *FsstTable) appendEncodedIn(dst, buf []byte, start, end int) []byte {
 	if !t.coded {
 		return append(dst, buf[start:end]...)
 	}
-	if t.two == nil {
+	if t.short == nil {
 		t.index()
 	}
 	// At most two bytes a byte (an escape and the byte), written in place.
@@ -329,19 +333,19 @@ func (t *FsstTable) appendEncodedIn(dst, buf []byte, start, end int) []byte {
 				c, l = t.crowded(word, rem, h)
 			}
 		}
-		if l == 0 && rem >= 2 {
-			if x := t.two[uint16(word)]; x >= 0 {
-				c, l = int(x), 2
+		if l == 0 {
+			x := t.short[uint16(word)]
+			c, l = int(byte(x)), int(x>>8)
+			if rem == 1 { // (the prefix's second byte is past the value)
+				c = int(byte(t.single[byte(word)]))
 			}
 		}
-		if l == 0 {
-			c, l = int(t.single[byte(word)]), 1
-		}
-		if c < 0 {
-			out[j], out[j+1] = fsstEscape, byte(word)
-			j += 2
-		} else {
-			out[j] = byte(c)
+		// An escape (code fsstEscape, or -1 from single) is followed by
+		// its byte; the byte is written after any code, and kept only
+		// after an escape (out has room for two bytes a byte).
+		out[j], out[j+1] = byte(c), byte(word)
+		j++
+		if byte(c) == fsstEscape {
 			j++
 		}
 		i += l
@@ -363,19 +367,13 @@ func (t *FsstTable) appendEncodedIn(dst, buf []byte, start, end int) []byte {
 	return dst
 }
 
-// index builds the encoder lookup (see FsstTable.single, two and first3).
+// index builds the encoder lookup (see FsstTable.single, short and first3).
 // Among equal symbols the lowest code is used, and longer symbols come
 // first, so that match takes the longest symbol at a position, as a scan
 // of every symbol longest first would.
 func (t *FsstTable) index() {
 	for b := range t.single {
 		t.single[b] = -1
-	}
-	if t.two == nil {
-		t.two = make([]int16, 1<<16)
-	}
-	for p := range t.two {
-		t.two[p] = -1
 	}
 	t.first3 = [fsstBuckets + 1]uint16{}
 	// Count the long symbols per bucket into first3[h+1], prefix-sum, then
@@ -389,13 +387,28 @@ func (t *FsstTable) index() {
 				t.single[byte(t.sym[c])] = int16(c)
 			}
 		case l == 2:
-			if p := uint16(t.sym[c]); t.two[p] < 0 {
-				t.two[p] = int16(c)
-			}
+			// (placed below, once the one-byte symbols are known)
 		case l >= 3:
 			byLen[n] = uint8(c)
 			n++
 			t.first3[fsstHash3(t.sym[c])+1]++
+		}
+	}
+	// short: a prefix's first byte's symbol (the low byte decides, so the
+	// first 256 entries repeat), then the two-byte symbols over it, the
+	// lowest code of equal ones.
+	if t.short == nil {
+		t.short = make([]uint16, 1<<16)
+	}
+	for b := range 256 {
+		t.short[b] = uint16(byte(t.single[b])) | 1<<8 // -1 becomes fsstEscape
+	}
+	for k := 256; k < len(t.short); k *= 2 {
+		copy(t.short[k:], t.short[:k])
+	}
+	for c := range t.n {
+		if p := uint16(t.sym[c]); t.lens[c] == 2 && t.short[p]>>8 != 2 {
+			t.short[p] = uint16(c) | 2<<8
 		}
 	}
 	for h := 1; h <= fsstBuckets; h++ {
@@ -502,7 +515,7 @@ func (c FsstCodec) Estimate(p *Profile) (int, bool) {
 // coded in pieces side by side (each value is coded on its own, so the
 // bytes do not depend on the cut), then joined.
 func (c FsstCodec) Code(b Block) Block {
-	if t := c.Table; t.coded && t.two == nil {
+	if t := c.Table; t.coded && t.short == nil {
 		t.index() // before any piece reads it
 	}
 	cuts := par.Pieces(b.N, par.MinValues)

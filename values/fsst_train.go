@@ -132,7 +132,7 @@ func BuildFsstTable(sample [][]byte) *FsstTable {
 // trainCodes greedily codes s with the current table, appending training
 // codes (symbol index, or 256+byte for an escaped byte) to codes.
 func (t *FsstTable) trainCodes(codes []int, s []byte) []int {
-	if t.two == nil {
+	if t.short == nil {
 		t.index()
 	}
 	for i := 0; i < len(s); {
