@@ -1,6 +1,7 @@
 package reader
 
 import (
+	"slices"
 	"sync/atomic"
 	"unsafe"
 
@@ -8,6 +9,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
+	"github.com/planarlance/planar/internal/par"
 	"github.com/planarlance/planar/proto/enc21pb"
 )
 
@@ -78,29 +80,46 @@ func (f *File) readRawPages(dt arrow.DataType, pages []*page) (out arrow.Array, 
 	defer buf.Release()
 	buf.Resize(int(rows) * rowBytes)
 	dst := buf.Bytes()
-	at := 0
-	for _, p := range pages {
-		slot := dst[at : at+int(p.buffers[0].Size)]
+	// The pages are read into their parts side by side (and each checked
+	// to decode as its part itself).
+	at := make([]int, len(pages)+1)
+	for i, p := range pages {
+		at[i+1] = at[i] + int(p.buffers[0].Size)
+	}
+	if at[len(pages)] != len(dst) {
+		return nil, false, nil // sizes that do not add up: the page path reports it
+	}
+	raw := make([]bool, len(pages))
+	err = par.Each(len(pages), func(i int) error {
+		p := pages[i]
+		slot := dst[at[i]:at[i+1]]
 		if err := f.readInto(slot, p.buffers[0].Position); err != nil {
-			return nil, false, err
+			return err
 		}
 		// The ordinary decode must see the slot itself as the values; any
 		// transform it would apply means the page is not raw after all.
 		pd, err := decodeDense(p, [][]byte{slot})
 		if err != nil {
-			return nil, false, err
+			return err
 		}
 		v := pd.vals
 		if pd.rep != nil || pd.def != nil || pd.dict != nil || pd.constant != nil || pd.scalarBuf != nil || pd.allNull ||
 			v.N != int(p.rows) || v.NullItems || v.Bits != 8*rowBytes || v.Dims != nil && !sameDims(v.Dims, dt) || len(v.Data) != len(slot) || len(slot) > 0 && unsafe.SliceData(v.Data) != unsafe.SliceData(slot) {
-			return nil, false, nil
+			return nil
 		}
 		for _, iv := range v.ItemValid {
 			if iv != nil {
-				return nil, false, nil
+				return nil
 			}
 		}
-		at += len(slot)
+		raw[i] = true
+		return nil
+	})
+	if err != nil {
+		return nil, false, err
+	}
+	if slices.Contains(raw, false) {
+		return nil, false, nil
 	}
 	rawPageRuns.Add(1)
 	d := rawData(dt, int(rows), buf)
