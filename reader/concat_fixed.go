@@ -9,6 +9,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/planarlance/planar/internal/bulk"
+	"github.com/planarlance/planar/internal/par"
 )
 
 // joinArrays concatenates arrays of one type: fixed-width trees and flat
@@ -113,12 +114,22 @@ func concatFixedData(datas []arrow.ArrayData) arrow.ArrayData {
 		bw := w / 8
 		vals.Resize(n * bw)
 		out := vals.Bytes()
-		at := 0
-		for _, d := range datas {
+		at := make([]int, len(datas)+1)
+		for i, d := range datas {
+			at[i+1] = at[i] + d.Len()*bw
+		}
+		copyOne := func(i int) error {
+			d := datas[i]
 			if b := d.Buffers()[1]; b != nil && d.Len() > 0 {
-				at += bulk.Copy(out[at:], b.Bytes()[d.Offset()*bw:(d.Offset()+d.Len())*bw])
-			} else {
-				at += d.Len() * bw
+				bulk.Copy(out[at[i]:at[i+1]], b.Bytes()[d.Offset()*bw:(d.Offset()+d.Len())*bw])
+			}
+			return nil
+		}
+		if n*bw >= 4*par.MinValues { // large joins copy side by side
+			_ = par.Each(len(datas), copyOne)
+		} else {
+			for i := range datas {
+				_ = copyOne(i)
 			}
 		}
 	}

@@ -88,6 +88,25 @@ func TestStructLeavesSideBySide(t *testing.T) {
 		got.Release()
 		runtime.GOMAXPROCS(prev)
 	}
+	// Damage pages 1 and 3 of leaf a (its whole pages are decoded side by
+	// side): every read names page 1.
+	f0 := open(t, data)
+	if n := len(f0.Pages(0)); n < 4 {
+		t.Fatalf("leaf a has %d pages; the test needs four", n)
+	}
+	pageDamaged := bytes.Clone(data)
+	for _, pi := range []int{1, 3} {
+		r := f0.Pages(0)[pi].Buffers[0]
+		for i := r.Position; i < r.Position+r.Size; i++ {
+			pageDamaged[i] = 0xff
+		}
+	}
+	for range 10 {
+		_, err := open(t, pageDamaged).ReadAll()
+		if err == nil || !strings.Contains(err.Error(), "page 1:") {
+			t.Fatalf("damaged pages 1 and 3: %v, want page 1's error", err)
+		}
+	}
 	// Damage the first page of leaves b and c: every read names b.
 	f := open(t, data)
 	damaged := bytes.Clone(data)

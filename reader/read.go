@@ -338,21 +338,11 @@ func (f *File) readRuns(top arrow.DataType, path []structural.Step, ci int, runs
 		}
 	}()
 	// Consecutive windows in one page are read together.
-	pi := -1
-	var wins [][2]uint64
-	flush := func() error {
-		if pi < 0 {
-			return nil
-		}
-		p := lr.pages[pi]
-		lr.at = pi
-		var err error
-		if parts, err = f.cellFor(p).read(lr, p, wins, parts); err != nil {
-			return fmt.Errorf("page %d: %w", pi, err)
-		}
-		wins = wins[:0]
-		return nil
+	type group struct {
+		pi   int
+		wins [][2]uint64
 	}
+	var groups []group
 	for _, r := range runs {
 		es, ee := uint64(r.start)*lr.dims, uint64(r.end)*lr.dims
 		for es < ee {
@@ -365,18 +355,68 @@ func (f *File) readRuns(top arrow.DataType, path []structural.Step, ci int, runs
 				return nil, fmt.Errorf("page %d of %d elements at %d does not hold whole rows of %d: %w", k, p.rows, p.firstRow, lr.dims, ErrCorrupt)
 			}
 			e := min(ee, p.firstRow+p.rows)
-			if k != pi {
-				if err := flush(); err != nil {
-					return nil, err
-				}
-				pi = k
+			if n := len(groups); n == 0 || groups[n-1].pi != k {
+				groups = append(groups, group{pi: k})
 			}
-			wins = append(wins, [2]uint64{es - p.firstRow, e - p.firstRow})
+			g := &groups[len(groups)-1]
+			g.wins = append(g.wins, [2]uint64{es - p.firstRow, e - p.firstRow})
 			es = e
 		}
 	}
-	if err := flush(); err != nil {
-		return nil, err
+	read := func(lr *leafRead, g group, dst []arrow.Array) ([]arrow.Array, error) {
+		p := lr.pages[g.pi]
+		lr.at = g.pi
+		dst, err := f.cellFor(p).read(lr, p, g.wins, dst)
+		if err != nil {
+			return dst, fmt.Errorf("page %d: %w", g.pi, err)
+		}
+		return dst, nil
+	}
+	whole := func(g group) bool {
+		return len(g.wins) == 1 && g.wins[0] == [2]uint64{0, lr.pages[g.pi].rows}
+	}
+	var wholes []int
+	for i, g := range groups {
+		if whole(g) {
+			wholes = append(wholes, i)
+		}
+	}
+	if len(runs) > 1 || len(wholes) < 2 {
+		for _, g := range groups {
+			if parts, err = read(lr, g, parts); err != nil {
+				return nil, err
+			}
+		}
+	} else {
+		// A range over several whole pages (a read, not a take, whose
+		// prefetched bytes are in the shared cache): the whole pages are
+		// decoded side by side, each with a cache of its own (a later
+		// batch never needs them); pages read in part keep the shared
+		// cache, which carries them to the next batch. The error is the
+		// first page's in order.
+		res := make([][]arrow.Array, len(groups))
+		errs := make([]error, len(groups))
+		for i, g := range groups {
+			if !whole(g) {
+				res[i], errs[i] = read(lr, g, nil)
+			}
+		}
+		_ = par.Each(len(wholes), func(k int) error {
+			i := wholes[k]
+			own := *lr
+			own.cache = newPageCache()
+			res[i], errs[i] = read(&own, groups[i], nil)
+			own.cache.release()
+			return nil
+		})
+		for i := range groups {
+			parts = append(parts, res[i]...)
+		}
+		for _, err := range errs {
+			if err != nil {
+				return nil, err
+			}
+		}
 	}
 	var out arrow.Array
 	if len(parts) == 1 && parts[0].Data().Offset() == 0 && (!lr.sliced || noOffsets(parts[0].DataType())) {
