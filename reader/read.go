@@ -163,7 +163,7 @@ func (f *File) takeRuns(schema *arrow.Schema, layout []fieldColumns, runs []rowR
 	err := par.Each(len(layout), func(i int) error {
 		fc := layout[i]
 		a, err := f.assembleField(fc, func(k, ci int) (arrow.Array, error) {
-			return f.readRuns(fc.field.Type, fc.paths[k], ci, runs, n, cacheFor(ci))
+			return f.readRuns(fc.field.Type, fc.paths[k], ci, runs, n, cacheFor(ci), true)
 		}, true)
 		if err != nil {
 			return fmt.Errorf("field %q: %w", fc.field.Name, err)
@@ -307,16 +307,17 @@ func retype(d arrow.ArrayData, dt arrow.DataType) arrow.ArrayData {
 // array of its path.
 func (f *File) readLeaf(top arrow.DataType, path []structural.Step, ci int, start, end int64, cache pageCache) (arrow.Array, error) {
 	if start == end {
-		return f.readRuns(top, path, ci, nil, 0, cache)
+		return f.readRuns(top, path, ci, nil, 0, cache, false)
 	}
-	return f.readRuns(top, path, ci, []rowRun{{start, end}}, end-start, cache)
+	return f.readRuns(top, path, ci, []rowRun{{start, end}}, end-start, cache, false)
 }
 
 // readRuns is the read pipeline every read of a leaf column goes through:
 // the rows of runs (n in all, in order) are cut into element windows per
 // page, each page's windows are read by the reader of its cell (cell.go),
-// and the arrays are joined once.
-func (f *File) readRuns(top arrow.DataType, path []structural.Step, ci int, runs []rowRun, n int64, cache pageCache) (arrow.Array, error) {
+// and the arrays are joined once. take says the runs are a take's, whose
+// prefetched bytes are in cache.
+func (f *File) readRuns(top arrow.DataType, path []structural.Step, ci int, runs []rowRun, n int64, cache pageCache, take bool) (arrow.Array, error) {
 	types, err := pathTypes(top, path)
 	if err != nil {
 		return nil, err
@@ -381,15 +382,14 @@ func (f *File) readRuns(top arrow.DataType, path []structural.Step, ci int, runs
 			wholes = append(wholes, i)
 		}
 	}
-	if len(runs) > 1 || len(wholes) < 2 {
+	if take || len(wholes) < 2 {
 		for _, g := range groups {
 			if parts, err = read(lr, g, parts); err != nil {
 				return nil, err
 			}
 		}
 	} else {
-		// A range over several whole pages (a read, not a take, whose
-		// prefetched bytes are in the shared cache): the whole pages are
+		// A range read over several whole pages: the whole pages are
 		// decoded side by side, each with a cache of its own (a later
 		// batch never needs them); pages read in part keep the shared
 		// cache, which carries them to the next batch. The error is the
