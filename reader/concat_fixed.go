@@ -125,13 +125,11 @@ func concatFixedData(datas []arrow.ArrayData) arrow.ArrayData {
 			}
 			return nil
 		}
+		run := par.InTurn
 		if n*bw >= 4*par.MinValues { // large joins copy side by side
-			_ = par.Each(len(datas), copyOne)
-		} else {
-			for i := range datas {
-				_ = copyOne(i)
-			}
+			run = par.Each
 		}
+		_ = run(len(datas), copyOne)
 	}
 	defer vals.Release()
 	return array.NewData(dt, n, []*memory.Buffer{validity, vals}, nil, nulls, 0)

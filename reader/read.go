@@ -241,17 +241,11 @@ func (f *File) assembleField(fc fieldColumns, leaf func(k, ci int) (arrow.Array,
 		parts[k] = a
 		return nil
 	}
-	var err error
-	if parallel && len(parts) > 1 {
-		err = par.Each(len(parts), read)
-	} else {
-		for k := range parts {
-			if err = read(k); err != nil {
-				break
-			}
-		}
+	run := par.InTurn
+	if parallel {
+		run = par.Each
 	}
-	if err != nil {
+	if err := run(len(parts), read); err != nil {
 		return nil, err
 	}
 	m, err := merge(fc.field.Type, parts, fc.paths, 0)

@@ -221,15 +221,11 @@ func (f *File) readFields(schema *arrow.Schema, fields []fieldColumns, start, n 
 		}
 		cols[i] = a
 	}
+	run := par.InTurn
 	if parallel {
-		_ = par.Each(len(fields), func(i int) error { read(i); return errs[i] })
-	} else {
-		for i := range fields {
-			if read(i); errs[i] != nil {
-				break
-			}
-		}
+		run = par.Each
 	}
+	_ = run(len(fields), func(i int) error { read(i); return errs[i] })
 	defer func() {
 		for _, c := range cols {
 			if c != nil {

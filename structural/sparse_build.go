@@ -77,7 +77,7 @@ func BuildSparse(lds []LayerData, path []Step) (*enc23pb.SparseStructure, [][]by
 	}
 	run := par.Each
 	if slots < par.MinValues {
-		run = eachInTurn // a small structure: goroutines cost more than they save
+		run = par.InTurn // a small structure: goroutines cost more than they save
 	}
 	if err := run(len(jobs), func(j int) error { return jobs[j]() }); err != nil {
 		return nil, nil, fmt.Errorf("structural: %w", err)
@@ -119,16 +119,6 @@ type layerOut struct {
 	ne     []byte // non-empty positions
 	counts []byte
 	vb     []byte // validity positions
-}
-
-// eachInTurn is par.Each on the calling goroutine.
-func eachInTurn(n int, fn func(i int) error) error {
-	for i := range n {
-		if err := fn(i); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // BuildSparseDense is BuildSparse over a page's dense levels, unraveled

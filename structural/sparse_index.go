@@ -216,21 +216,7 @@ func (x *SparseIndex) Windows(wins [][2]int) ([]LayerData, [][2]int) {
 			case l.cum != nil:
 				j := l.ne.belowFrom(lo, nh)
 				base := l.cum[j]
-				next := hi
-				if j < l.ne.n {
-					next = l.ne.at(j)
-				}
-				offs := o.Offsets[at+1 : at+1+hi-lo]
-				for s := lo; s < hi; s++ {
-					if s == next {
-						j++
-						next = hi
-						if j < l.ne.n {
-							next = l.ne.at(j)
-						}
-					}
-					offs[s-lo] = run + int32(l.cum[j]-base)
-				}
+				j = l.listOffsets(o.Offsets[at+1:at+1+hi-lo], lo, j, run-int32(base))
 				run += int32(l.cum[j] - base)
 				nh = j
 				cur[k] = [2]int{int(base), int(l.cum[j])}
@@ -256,24 +242,8 @@ func (l *indexLayer) windowInPieces(o LayerData, lo, hi int) [2]int {
 		if o.Valid != nil {
 			fillValidityFrom(o.Valid[a:b], &l.valid, l.nulls, lo+a, 0)
 		}
-		if l.cum == nil {
-			return nil
-		}
-		j := l.ne.belowFrom(lo+a, 0)
-		next := lo + b
-		if j < l.ne.n {
-			next = l.ne.at(j)
-		}
-		offs := o.Offsets[1+a : 1+b]
-		for s := lo + a; s < lo+b; s++ {
-			if s == next {
-				j++
-				next = lo + b
-				if j < l.ne.n {
-					next = l.ne.at(j)
-				}
-			}
-			offs[s-lo-a] = int32(int(l.cum[j]) - base)
+		if l.cum != nil {
+			l.listOffsets(o.Offsets[1+a:1+b], lo+a, l.ne.belowFrom(lo+a, 0), -int32(base))
 		}
 		return nil
 	})
@@ -284,6 +254,28 @@ func (l *indexLayer) windowInPieces(o LayerData, lo, hi int) [2]int {
 		return [2]int{lo * l.dim, hi * l.dim}
 	}
 	return [2]int{lo, hi}
+}
+
+// listOffsets writes, for list slots [lo, lo+len(dst)), the child slots
+// through each slot plus delta into dst; j is the count of non-empty
+// positions below lo. It returns the count below lo+len(dst).
+func (l *indexLayer) listOffsets(dst []int32, lo, j int, delta int32) int {
+	hi := lo + len(dst)
+	next := hi
+	if j < l.ne.n {
+		next = l.ne.at(j)
+	}
+	for s := lo; s < hi; s++ {
+		if s == next {
+			j++
+			next = hi
+			if j < l.ne.n {
+				next = l.ne.at(j)
+			}
+		}
+		dst[s-lo] = int32(l.cum[j]) + delta
+	}
+	return j
 }
 
 // fillValidityFrom writes the validity of slots [lo, lo+len(dst)) into

@@ -321,7 +321,7 @@ func (u *unraveler) chain(numRows, numVisible int) ([]LayerData, error) {
 // start before the next one is dropped.
 func (u *unraveler) rowCuts(list bool) []int {
 	cuts := par.Pieces(u.n, par.MinValues)
-	out := cuts[:1]
+	out := []int{0}
 	for _, c := range cuts[1 : len(cuts)-1] {
 		if list {
 			for c < u.n && u.rep[c] != 1 {

@@ -50,18 +50,25 @@ func EachPiece(cuts []int, fn func(j, lo, hi int) error) error {
 	return nil
 }
 
+// InTurn is Each on the calling goroutine: fn(i) in order, stopping at the
+// first error, which it returns (for work too small to share, or callers
+// that choose).
+func InTurn(n int, fn func(i int) error) error {
+	for i := range n {
+		if err := fn(i); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // Each runs fn(i) for i in [0, n) on up to GOMAXPROCS goroutines, each
 // taking the next index when done with one, and returns the error of the
 // lowest index that failed.
 func Each(n int, fn func(i int) error) error {
 	workers := min(runtime.GOMAXPROCS(0), n)
 	if workers <= 1 {
-		for i := range n {
-			if err := fn(i); err != nil {
-				return err
-			}
-		}
-		return nil
+		return InTurn(n, fn)
 	}
 	errs := make([]error, n)
 	var next atomic.Int64
