@@ -147,8 +147,16 @@ func SettledCounts(visible, valid int) bool {
 // zipped. The writer then gathers the valid values only; it still checks
 // the plan it gets, and gathers every slot when the plan differs.
 func SettledZipped(visible, valid, rowBytes int, format23 bool, o Options) bool {
-	return format23 && o.Policy == PolicyCost && o.Structural == StructuralAuto &&
-		SettledCounts(visible, valid) && rowBytes >= WideValueBytes
+	return SettledSparse(visible, valid, format23, o) && rowBytes >= WideValueBytes
+}
+
+// SettledSparse reports, from the counts alone, whether a format 2.3 page
+// goes sparse without a trial: the cost policy, automatic structure and
+// settled counts. The writer then gathers the valid strings of a flat page
+// only; whether they are zipped, and without a page dictionary, the ladder
+// settles from the stats of those values (NewLadder with validOnly).
+func SettledSparse(visible, valid int, format23 bool, o Options) bool {
+	return format23 && o.Policy == PolicyCost && o.Structural == StructuralAuto && SettledCounts(visible, valid)
 }
 
 // ForceSparse returns the plan of the page under sparse structure (the

@@ -160,12 +160,24 @@ func (l *Ladder) next() (rung, bool) {
 
 // settles reports whether the settled trial comes first: a TrySparse page
 // whose counts settle it, and, for valid-only values, whose sparse plan
-// zips them.
+// zips them and, for strings, tries no page dictionary (whose indices
+// cover every slot).
 func (l *Ladder) settles() bool {
 	if !l.plan.TrySparse || !SparseSettled(l.p) {
 		return false
 	}
-	return !l.validOnly || ForceSparse(l.p, l.o).Values == Zipped
+	if !l.validOnly {
+		return true
+	}
+	plan := ForceSparse(l.p, l.o)
+	if plan.Values != Zipped {
+		return false
+	}
+	if l.p.Kind == values.KindVariable {
+		dict, _ := PageDictionary(l.p, plan, l.o)
+		return dict == NoDict
+	}
+	return true
 }
 
 // zipsPlain reports whether the page's values have a plain zipped form to

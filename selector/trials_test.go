@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/planarlance/planar/stats"
 	"github.com/planarlance/planar/values"
 )
 
@@ -51,6 +52,15 @@ func TestLadder(t *testing.T) {
 	fewNulls := trialPage(1000, 990, nil)
 	settled := trialPage(8192, 100, nil)
 	wideFSL := func(p *Page) { p.Kind, p.Bits, p.Dims, p.MaxValueBytes = values.KindFSL, 32, []int{768}, 3072 }
+	// wideStrings: strings of 300 bytes, distinct of them among the
+	// valid ones.
+	wideStrings := func(distinct uint64) func(*Page) {
+		return func(p *Page) {
+			p.Kind, p.Bits, p.MaxValueBytes = values.KindVariable, 0, 300
+			p.Profile = &values.Profile{N: p.NumVisible, OffBits: 32, Var: &stats.VarStats{
+				N: p.NumVisible, Nulls: p.NumVisible - p.ValidLeaves, Bytes: 300 * p.ValidLeaves, MinLen: 300, MaxLen: 300, Distinct: distinct}}
+		}
+	}
 	narrowFSL := func(p *Page) { p.Kind, p.Bits, p.Dims, p.MaxValueBytes = values.KindFSL, 32, []int{4}, 16 }
 	for _, tc := range []struct {
 		name      string
@@ -102,6 +112,12 @@ func TestLadder(t *testing.T) {
 			nil, nil, -1, ""},
 		{"valid only, not settled: none", trialPage(1000, 300, wideFSL), Options{}, true,
 			nil, nil, -1, ""},
+		{"valid only strings, nearly all distinct: the settled zipped trial", trialPage(200000, 2000, wideStrings(1990)), Options{}, true,
+			[]Measured{ok(500)}, []string{"sparse x zipped"}, 0, "; cost: 2000 of 200000 slots valid settles sparse"},
+		{"valid only strings a page dictionary may pay for: none", trialPage(200000, 2000, wideStrings(100)), Options{}, true,
+			nil, nil, -1, ""},
+		{"every slot, the same strings: the settled trial with a dictionary", trialPage(200000, 2000, wideStrings(100)), Options{}, false,
+			[]Measured{ok(500)}, []string{"sparse x zipped+dict"}, 0, "; cost: 2000 of 200000 slots valid settles sparse"},
 	} {
 		l := NewLadder(tc.page, tc.opts, tc.validOnly)
 		got := climb(t, l, tc.outcomes)

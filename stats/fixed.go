@@ -7,6 +7,7 @@ import (
 	"slices"
 	"unsafe"
 
+	"github.com/planarlance/planar/internal/bitmap"
 	"github.com/planarlance/planar/internal/par"
 )
 
@@ -45,7 +46,7 @@ func fixed(data []byte, bits, n int, nulls []bool, distinct bool, cuts []int) Fi
 		if len(nulls) != n {
 			panic(fmt.Sprintf("stats.Fixed: %d nulls for %d values", len(nulls), n))
 		}
-		s.Nulls = countNulls(nulls)
+		s.Nulls = bitmap.CountTrue(nulls)
 		if s.Nulls == 0 {
 			nulls = nil
 		}
@@ -215,7 +216,7 @@ func (p *fixedPart[T]) measure(data []byte, nulls []bool, lo, hi int, widths []i
 		k := min(WindowSize, hi-w)
 		vals := view[T](data, sc, w, k)
 		wnulls := nullsAt(w, k)
-		wn := countNulls(wnulls)
+		wn := bitmap.CountTrue(wnulls)
 		runs0 := a.runs
 		var wor T
 		switch {

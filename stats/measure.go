@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"math/bits"
 	"sync"
-	"unsafe"
 
 	"github.com/planarlance/planar/internal/par"
 )
@@ -173,21 +172,6 @@ func b2i(b bool) int {
 		i = 1
 	}
 	return i
-}
-
-// countNulls counts the true entries, eight at a time (a bool is one byte
-// holding 0 or 1, so a multiply sums eight of them).
-func countNulls(nulls []bool) int {
-	b := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(nulls))), len(nulls))
-	c := 0
-	for len(b) >= 8 {
-		c += int(binary.LittleEndian.Uint64(b) * 0x0101010101010101 >> 56)
-		b = b[8:]
-	}
-	for _, x := range b {
-		c += int(x)
-	}
-	return c
 }
 
 // Levels measures a page's repetition or definition levels. Levels often

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/bits"
 
+	"github.com/planarlance/planar/internal/bitmap"
 	"github.com/planarlance/planar/internal/par"
 )
 
@@ -20,7 +21,7 @@ func Variable(offsets []uint64, data []byte, nulls []bool) VarStats {
 		if len(nulls) != n {
 			panic(fmt.Sprintf("stats.Variable: %d nulls for %d values", len(nulls), n))
 		}
-		s.Nulls = countNulls(nulls)
+		s.Nulls = bitmap.CountTrue(nulls)
 		if s.Nulls == 0 {
 			nulls = nil
 		}

@@ -156,13 +156,8 @@ func (c *pageEnc) encodeSparseZipped(d structural.Dense, pv pageValues, enc *enc
 // are null or under a null ancestor).
 func compactValues(pv pageValues) pageValues {
 	if pv.compact {
-		k := 0
-		for _, null := range pv.nulls[:pv.n] {
-			if !null {
-				k++
-			}
-		}
-		return pageValues{info: pv.info, n: k, fixed: pv.fixed, nulls: make([]bool, k)}
+		k := pv.stored()
+		return pageValues{info: pv.info, n: k, fixed: pv.fixed, offsets: pv.offsets, fsst: pv.fsst, nulls: make([]bool, k)}
 	}
 	k := 0
 	for _, null := range pv.nulls[:pv.n] {

@@ -36,15 +36,51 @@ type pageValues struct {
 	// borrowed: fixed is the Arrow array's own value buffer (one null-free
 	// segment), read-only; it is copied before anything writes to it.
 	borrowed bool
-	// compact: fixed holds the valid slots' values only, back to back
-	// (nulls still covers every slot): only a sparse x zipped page may be
-	// encoded from it (validOnly).
+	// compact: fixed (and offsets, for strings) hold the valid slots'
+	// values only, back to back (nulls still covers every slot, and
+	// nullCount is counted): only a sparse x zipped page may be encoded
+	// from it (validOnly).
 	compact bool
 }
 
-// gather collects a page's values. With validOnly, a fixed-size-list page
-// that the selector settles as sparse from its counts alone (and whose
-// sparse values are zipped) gathers its valid rows only (pv.compact).
+// stored is how many values pv holds: one per slot, or per valid slot of
+// a compact page.
+func (pv *pageValues) stored() int {
+	if pv.compact {
+		return pv.n - pv.nullCount
+	}
+	return pv.n
+}
+
+// valueAt is the index among pv's values of slot's value (for a compact
+// page, of the first valid slot from slot on): slot, or on a compact page
+// the valid slots before it, counted from an earlier slot from whose
+// index is at (0, 0 counts from the start).
+func (pv *pageValues) valueAt(from, at, slot int) int {
+	if !pv.compact {
+		return slot
+	}
+	return at + (slot - from) - bitmap.CountTrue(pv.nulls[from:slot])
+}
+
+// appendSlots appends the values of slots [lo, hi) of a variable-width
+// page (null slots empty) and their end offsets; v is the index of slot
+// lo's value (valueAt).
+func (pv *pageValues) appendSlots(data []byte, offs []uint64, lo, hi, v int) ([]byte, []uint64) {
+	for i := lo; i < hi; i++ {
+		if !pv.compact || !pv.nulls[i] {
+			data = append(data, pv.fixed[pv.offsets[v]:pv.offsets[v+1]]...)
+			v++
+		}
+		offs = append(offs, uint64(len(data)))
+	}
+	return data, offs
+}
+
+// gather collects a page's values. With validOnly, a page the selector
+// settles as sparse from its counts alone gathers its valid values only
+// (pv.compact): a fixed-size-list page whose sparse values are zipped, and
+// a string page (the ladder then says whether they are zipped).
 func (c *pageEnc) gather(segs []structural.Segment, n int, validOnly bool) pageValues {
 	pv := pageValues{n: n, info: c.info}
 	nulls := 0
@@ -72,6 +108,16 @@ func (c *pageEnc) gather(segs []structural.Segment, n int, validOnly bool) pageV
 			c.vals, c.nulls = data, pv.nulls
 			return pv
 		}
+	}
+	if validOnly && compactStrings && !pv.allNull && c.info.kind == values.KindVariable &&
+		selector.SettledSparse(n, n-nulls, c.cfg.format.planarMetadata(), c.opts) {
+		pv.offsets, pv.fixed = gatherVariableValid(append(c.offsets[:0], 0), c.vals[:0], segs, n-nulls)
+		pv.compact = true
+		c.vals, c.offsets, c.nulls = pv.fixed, pv.offsets, pv.nulls
+		if testHookCompact != nil {
+			testHookCompact()
+		}
+		return pv
 	}
 	if pv.allNull && n > 0 && c.info.kind == values.KindFSL {
 		// No value is stored: an all-null page's payload is never read
@@ -123,6 +169,13 @@ func (c *pageEnc) gather(segs []structural.Segment, n int, validOnly bool) pageV
 	c.nulls = pv.nulls
 	return pv
 }
+
+// compactStrings enables the valid-only gather of string pages (tests
+// compare the files written with and without it).
+var compactStrings = true
+
+// testHookCompact, when set, is called for every page gathered that way.
+var testHookCompact func()
 
 // borrowFixed returns the values of a page made of one null-free segment
 // of a fixed-width array as they lie in the array's buffer (capped, so an
@@ -412,6 +465,9 @@ func (c *pageEnc) page(d structural.Dense, pv pageValues, f Format) selector.Pag
 	case sp.AllNull:
 	case pv.counted && pv.offsets == nil:
 		sp.ValidLeaves = pv.n - pv.nullCount
+	case pv.compact:
+		sp.ValidLeaves = pv.n - pv.nullCount
+		sp.ValidBytes = int(pv.offsets[sp.ValidLeaves] - pv.offsets[0])
 	default:
 		for i, null := range pv.nulls[:pv.n] {
 			if !null {
@@ -507,7 +563,7 @@ func (c *pageEnc) encodeCell(d structural.Dense, pv pageValues, sp selector.Page
 	sparse := plan.Structure == selector.Sparse
 	if fc, ok := fsstOf(plan.Codec); ok {
 		// Code the page once, so chunks are cut on coded sizes.
-		coded := fc.Code(values.Block{N: pv.n, Data: pv.fixed, Offsets: pv.offsets})
+		coded := fc.Code(values.Block{N: pv.stored(), Data: pv.fixed, Offsets: pv.offsets})
 		pv.fixed, pv.offsets = coded.Data, coded.Offsets
 		pv.fsst = true
 	}
@@ -595,7 +651,16 @@ func (c *pageEnc) describeValues(sp *selector.Page, pv pageValues) {
 		sp.PackedBits = pv.info.fields
 	case values.KindVariable:
 		prof.Bits, prof.OffBits = 0, pv.info.offBits
-		st := stats.Variable(pv.offsets, pv.fixed, pv.nulls)
+		nulls := pv.nulls
+		if pv.compact {
+			nulls = nil
+		}
+		st := stats.Variable(pv.offsets, pv.fixed, nulls)
+		if pv.compact {
+			// The stored values are the page's non-null ones: every
+			// measure but the counts is the page's.
+			st.N, st.Nulls = pv.n, pv.nullCount
+		}
 		prof.Var = &st
 		prof.Sample = c.spreadSample(pv, sample)
 		if selector.TrainFsst(prof, pv.info.utf8, c.opts) {
@@ -609,6 +674,11 @@ func (c *pageEnc) describeValues(sp *selector.Page, pv pageValues) {
 func (c *pageEnc) spreadSample(pv pageValues, n int) values.Block {
 	const parts = 4
 	if n == pv.n || n < parts {
+		if pv.info.kind == values.KindVariable && pv.compact {
+			data, offs := pv.appendSlots(c.sampleData[:0], append(c.sampleOffs[:0], 0), 0, n, 0)
+			c.sampleData, c.sampleOffs = data, offs
+			return values.Block{N: n, Data: data, Offsets: offs}
+		}
 		if pv.info.kind == values.KindVariable {
 			return values.Block{N: n, Data: pv.fixed, Offsets: pv.offsets[:n+1]}
 		}
@@ -624,16 +694,15 @@ func (c *pageEnc) spreadSample(pv pageValues, n int) values.Block {
 		out.Bits, out.Offsets = 0, append(c.sampleOffs[:0], 0)
 	}
 	data := c.sampleData[:0]
+	from, at := 0, 0 // a slot before the next run and its value's index
 	for k := 0; k < parts; k++ {
 		start := k * (pv.n - per) / (parts - 1)
 		if skipFirst {
 			start = (k + 1) * (pv.n - per) / parts
 		}
 		if pv.info.kind == values.KindVariable {
-			for i := start; i < start+per; i++ {
-				data = append(data, pv.fixed[pv.offsets[i]:pv.offsets[i+1]]...)
-				out.Offsets = append(out.Offsets, uint64(len(data)))
-			}
+			from, at = start, pv.valueAt(from, at, start)
+			data, out.Offsets = pv.appendSlots(data, out.Offsets, start, start+per, at)
 			continue
 		}
 		bw := pv.info.bits / 8
@@ -648,11 +717,11 @@ func (c *pageEnc) spreadSample(pv pageValues, n int) values.Block {
 // the trainer's byte budget (runs of consecutive values from evenly spaced
 // places, so both local and page-wide repetition is seen).
 func (c *pageEnc) trainFsst(pv pageValues) *values.FsstTable {
-	n := pv.n
-	total := int(pv.offsets[n] - pv.offsets[0])
+	n, m := pv.n, pv.stored()
+	total := int(pv.offsets[m] - pv.offsets[0])
 	sample := make([][]byte, 0, 1024)
 	if total <= values.FsstTrainBytes {
-		for i := 0; i < n; i++ {
+		for i := 0; i < m; i++ {
 			if pv.offsets[i+1] > pv.offsets[i] { // (empty values, null slots among them, teach nothing)
 				sample = append(sample, pv.fixed[pv.offsets[i]:pv.offsets[i+1]])
 			}
@@ -661,10 +730,13 @@ func (c *pageEnc) trainFsst(pv pageValues) *values.FsstTable {
 	}
 	const runs = 64
 	budget := values.FsstTrainBytes / runs
+	from, at := 0, 0 // a slot before the next run and its value's index
 	for k := 0; k < runs; k++ {
-		start := k * n / runs
+		from, at = k*n/runs, pv.valueAt(from, at, k*n/runs)
 		got := 0
-		for i := start; i < n && got < budget; i++ {
+		// (The values from a slot on, null slots' empty ones left out,
+		// are those of a compact page from the slot's index on.)
+		for i := at; i < m && got < budget; i++ {
 			if v := pv.fixed[pv.offsets[i]:pv.offsets[i+1]]; len(v) > 0 {
 				sample = append(sample, v)
 				got += len(v)

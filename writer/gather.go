@@ -305,15 +305,56 @@ func gatherBits(dst []byte, nbits int, segs []structural.Segment) ([]byte, int) 
 // empty. offsets (absolute into data, starting at len(data)) grow by one per
 // value; the first offset must already be present.
 func gatherVariable(offsets []uint64, data []byte, segs []structural.Segment) ([]uint64, []byte) {
-	count, total := 0, 0
+	count, total := varSizes(segs)
+	offsets = slices.Grow(offsets, count)
+	data = slices.Grow(data, total)
+	eachVarSegment(segs, func(s structural.Segment, d arrow.ArrayData, vals []byte, o32 []int32, o64 []int64) {
+		switch {
+		case o64 != nil:
+			offsets, data = gatherOffsets(offsets, data, vals, o64, validity(d), d.Offset(), d.NullN(), s.Start, s.End)
+		case o32 != nil:
+			offsets, data = gatherOffsets(offsets, data, vals, o32, validity(d), d.Offset(), d.NullN(), s.Start, s.End)
+		default:
+			for i := s.Start; i < s.End; i++ {
+				offsets = append(offsets, uint64(len(data)))
+			}
+		}
+	})
+	return offsets, data
+}
+
+// gatherVariableValid appends the values of the valid slots of segs back to
+// back (valid of them) and their end offsets, as gatherVariable does with
+// the null slots left out: a valid run of slots is one copy.
+func gatherVariableValid(offsets []uint64, data []byte, segs []structural.Segment, valid int) ([]uint64, []byte) {
+	_, total := varSizes(segs) // (an upper bound: null slots may span bytes)
+	offsets = slices.Grow(offsets, valid)
+	data = slices.Grow(data, total)
+	eachVarSegment(segs, func(s structural.Segment, d arrow.ArrayData, vals []byte, o32 []int32, o64 []int64) {
+		if o64 != nil {
+			offsets, data = validRuns(offsets, data, vals, o64, d, s.Start, s.End)
+		} else {
+			offsets, data = validRuns(offsets, data, vals, o32, d, s.Start, s.End)
+		}
+	})
+	return offsets, data
+}
+
+// varSizes is the slots and the value bytes segments of string or binary
+// arrays span.
+func varSizes(segs []structural.Segment) (count, total int) {
 	for _, s := range segs {
-		d := s.Arr.Data()
-		lo, hi := varOffsets(d, s.Start, s.End)
+		lo, hi := varOffsets(s.Arr.Data(), s.Start, s.End)
 		count += s.End - s.Start
 		total += hi - lo
 	}
-	offsets = slices.Grow(offsets, count)
-	data = slices.Grow(data, total)
+	return count, total
+}
+
+// eachVarSegment calls f with each segment of string or binary arrays, its
+// value bytes and its offsets from the array's first slot (o64 for 64-bit
+// offsets, else o32; both nil when the array has no offsets buffer).
+func eachVarSegment(segs []structural.Segment, f func(s structural.Segment, d arrow.ArrayData, vals []byte, o32 []int32, o64 []int64)) {
 	for _, s := range segs {
 		d := s.Arr.Data()
 		bufs := d.Buffers()
@@ -321,20 +362,43 @@ func gatherVariable(offsets []uint64, data []byte, segs []structural.Segment) ([
 		if len(bufs) > 2 && bufs[2] != nil {
 			vals = bufs[2].Bytes()
 		}
-		if bufs[1] == nil {
-			for i := s.Start; i < s.End; i++ {
+		switch {
+		case bufs[1] == nil:
+			f(s, d, vals, nil, nil)
+		case d.DataType().ID() == arrow.LARGE_STRING || d.DataType().ID() == arrow.LARGE_BINARY:
+			f(s, d, vals, nil, arrow.Int64Traits.CastFromBytes(bufs[1].Bytes())[d.Offset():])
+		default:
+			f(s, d, vals, arrow.Int32Traits.CastFromBytes(bufs[1].Bytes())[d.Offset():], nil)
+		}
+	}
+}
+
+// validRuns appends the values of the valid slots among [s, e) of d (o:
+// its offsets from its first slot; nil when it has no offsets buffer, every
+// value empty), a run of valid slots at a time.
+func validRuns[T int32 | int64](offsets []uint64, data, vals []byte, o []T, d arrow.ArrayData, s, e int) ([]uint64, []byte) {
+	vb := validity(d)
+	for i := s; i < e; {
+		j, valid := e, true
+		if vb != nil && d.NullN() != 0 { // (-1: not counted)
+			j, valid = runEnd(vb, d.Offset(), i, e)
+		}
+		if !valid {
+			i = j
+			continue
+		}
+		if o == nil {
+			for ; i < j; i++ {
 				offsets = append(offsets, uint64(len(data)))
 			}
 			continue
 		}
-		switch d.DataType().ID() {
-		case arrow.LARGE_STRING, arrow.LARGE_BINARY:
-			o := arrow.Int64Traits.CastFromBytes(bufs[1].Bytes())[d.Offset():]
-			offsets, data = gatherOffsets(offsets, data, vals, o, validity(d), d.Offset(), d.NullN(), s.Start, s.End)
-		default:
-			o := arrow.Int32Traits.CastFromBytes(bufs[1].Bytes())[d.Offset():]
-			offsets, data = gatherOffsets(offsets, data, vals, o, validity(d), d.Offset(), d.NullN(), s.Start, s.End)
+		base := uint64(len(data)) - uint64(o[i])
+		data = append(data, vals[o[i]:o[j]]...)
+		for _, end := range o[i+1 : j+1] {
+			offsets = append(offsets, uint64(end)+base)
 		}
+		i = j
 	}
 	return offsets, data
 }

@@ -174,6 +174,21 @@ func Pack(dst []byte, flags []bool) int {
 	return set
 }
 
+// CountTrue counts the set flags, eight at a time (a bool is one byte
+// holding 0 or 1, so a multiply sums eight of them).
+func CountTrue(flags []bool) int {
+	b := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(flags))), len(flags))
+	c := 0
+	for len(b) >= 8 {
+		c += int(binary.LittleEndian.Uint64(b) * 0x0101010101010101 >> 56)
+		b = b[8:]
+	}
+	for _, x := range b {
+		c += int(x)
+	}
+	return c
+}
+
 // FillTrue sets every flag, by doubling copies.
 func FillTrue(flags []bool) {
 	if len(flags) == 0 {

@@ -1,0 +1,202 @@
+package writer
+
+import (
+	"bytes"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"sync/atomic"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/bitutil"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/planarlance/planar/selector"
+	"github.com/planarlance/planar/structural"
+)
+
+// sparseStrings builds a string-like array of n slots (typ: utf8,
+// large_utf8 or binary), a share null of them, from buffers so that some
+// null slots span bytes (Arrow allows it; they store none). distinct > 0
+// draws the values from that many; lo and hi bound their lengths.
+func sparseStrings(r *rand.Rand, typ arrow.DataType, n int, null float64, lo, hi, distinct int) arrow.Array {
+	pool := make([][]byte, max(distinct, 1))
+	word := func() []byte {
+		v := make([]byte, lo+r.IntN(hi-lo+1))
+		for i := range v {
+			v[i] = "abcdefghijklmnopqrstuvwxyz/._-0123456789"[r.IntN(40)]
+		}
+		return v
+	}
+	for i := range pool {
+		pool[i] = word()
+	}
+	valid := make([]byte, (n+7)/8)
+	var data []byte
+	ends := make([]int64, 1, n+1)
+	for i := 0; i < n; i++ {
+		v := word()
+		if distinct > 0 {
+			v = pool[r.IntN(distinct)]
+		}
+		if r.Float64() >= null {
+			bitutil.SetBit(valid, i)
+			data = append(data, v...)
+		} else if r.IntN(8) == 0 {
+			data = append(data, "junk"...) // bytes under a null slot
+		}
+		ends = append(ends, int64(len(data)))
+	}
+	var offs []byte
+	if typ.ID() == arrow.LARGE_STRING {
+		offs = arrow.Int64Traits.CastToBytes(ends)
+	} else {
+		o := make([]int32, len(ends))
+		for i, e := range ends {
+			o[i] = int32(e)
+		}
+		offs = arrow.Int32Traits.CastToBytes(o)
+	}
+	d := array.NewData(typ, n, []*memory.Buffer{memory.NewBufferBytes(valid), memory.NewBufferBytes(offs), memory.NewBufferBytes(data)}, nil, array.UnknownNullCount, 0)
+	defer d.Release()
+	return array.MakeFromData(d)
+}
+
+// TestGatherVariableValid checks the valid-only gather of strings against
+// the gather of every slot with the null slots left out: sliced arrays,
+// null slots spanning bytes, several segments, 32- and 64-bit offsets.
+func TestGatherVariableValid(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 9))
+	for _, typ := range []arrow.DataType{arrow.BinaryTypes.String, arrow.BinaryTypes.LargeString, arrow.BinaryTypes.Binary} {
+		for _, null := range []float64{0, 0.5, 0.99, 1} {
+			t.Run(fmt.Sprintf("%s/%v", typ, null), func(t *testing.T) {
+				var segs []structural.Segment
+				for k := 0; k < 4; k++ {
+					a := sparseStrings(r, typ, 300+r.IntN(300), null, 0, 9, 0)
+					defer a.Release()
+					s := array.NewSlice(a, int64(r.IntN(50)), int64(a.Len()-r.IntN(50)))
+					defer s.Release()
+					lo := r.IntN(40)
+					segs = append(segs, structural.Segment{Arr: s, Start: lo, End: s.Len() - r.IntN(40)})
+				}
+				allOffs, allData := gatherVariable([]uint64{0}, nil, segs)
+				var nulls []bool
+				for _, s := range segs {
+					for i := s.Start; i < s.End; i++ {
+						nulls = append(nulls, s.Arr.IsNull(i))
+					}
+				}
+				wantOffs, wantData := []uint64{0}, []byte{}
+				for i, null := range nulls {
+					if !null {
+						wantData = append(wantData, allData[allOffs[i]:allOffs[i+1]]...)
+						wantOffs = append(wantOffs, uint64(len(wantData)))
+					}
+				}
+				valid := len(wantOffs) - 1
+				offs, data := gatherVariableValid([]uint64{0}, nil, segs, valid)
+				if !slices.Equal(offs, wantOffs) || !bytes.Equal(data, wantData) {
+					t.Fatalf("valid-only gather: %d offsets, %d bytes; want %d offsets, %d bytes", len(offs), len(data), len(wantOffs), len(wantData))
+				}
+			})
+		}
+	}
+}
+
+// TestCompactStringsSameBytes writes flat string columns whose pages the
+// cost policy settles as sparse from their counts, with the valid-only
+// gather and without it: the files must be byte for byte the same (the
+// stats, the trial sample, the FSST training sample and the sparse zipped
+// values are the page's either way), whatever the lengths, cardinality
+// (a page dictionary sends the page back to a gather of every slot),
+// offsets width, batch splits and page budgets.
+func TestCompactStringsSameBytes(t *testing.T) {
+	var taken atomic.Int64
+	testHookCompact = func() { taken.Add(1) }
+	defer func() { testHookCompact = nil }()
+	type tc struct {
+		name          string
+		typ           arrow.DataType
+		rows          int
+		null          float64
+		lo, hi, dist  int
+		batches       int
+		pageBytes     int64
+		wantCompacted bool
+	}
+	cases := []tc{
+		{"short 99%", arrow.BinaryTypes.String, 50000, 0.99, 12, 20, 0, 1, 0, true},
+		{"empty and short 99%", arrow.BinaryTypes.String, 50000, 0.99, 0, 3, 0, 3, 0, true},
+		{"long fsst 99%", arrow.BinaryTypes.String, 80000, 0.99, 60, 200, 0, 2, 0, true},
+		{"wide 99.5%", arrow.BinaryTypes.LargeString, 40000, 0.995, 300, 600, 0, 1, 0, true},
+		{"binary 99.9%", arrow.BinaryTypes.Binary, 100000, 0.999, 5, 40, 0, 4, 0, true},
+		{"few valid", arrow.BinaryTypes.String, 10000, 0.9995, 5, 40, 0, 1, 0, true},
+		// (Gathered valid-only, then again, every slot, for the page
+		// dictionary the ladder tries.)
+		{"low cardinality 99%", arrow.BinaryTypes.String, 200000, 0.99, 8, 30, 5, 1, 0, true},
+		// (Zipped when sparse, so only the page dictionary, which the
+		// ladder must see, sends it back to every slot.)
+		{"wide repeated 99%", arrow.BinaryTypes.String, 300000, 0.99, 300, 600, 100, 1, 0, true},
+		{"small pages 99%", arrow.BinaryTypes.String, 300000, 0.99, 10, 80, 0, 5, 64 << 10, true},
+		{"at the threshold", arrow.BinaryTypes.String, 4096, 0.99, 10, 20, 0, 1, 0, true},
+		{"not settled 90%", arrow.BinaryTypes.String, 50000, 0.9, 10, 20, 0, 1, 0, false},
+		{"too few rows", arrow.BinaryTypes.String, 4000, 0.999, 10, 20, 0, 1, 0, false},
+	}
+	for i, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := rand.New(rand.NewPCG(uint64(i), 11))
+			a := sparseStrings(r, c.typ, c.rows, c.null, c.lo, c.hi, c.dist)
+			defer a.Release()
+			schema := arrow.NewSchema([]arrow.Field{{Name: "s", Type: c.typ, Nullable: true}}, nil)
+			write := func(compact bool) ([]byte, []PageReport) {
+				compactStrings = compact
+				defer func() { compactStrings = true }()
+				opts := []Option{WithFormat(Format2_3), WithPolicy(selector.PolicyCost)}
+				if c.pageBytes > 0 {
+					opts = append(opts, WithMaxPageBytes(c.pageBytes))
+				}
+				var buf bytes.Buffer
+				w, err := New(&buf, schema, opts...)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for k := 0; k < c.batches; k++ {
+					lo, hi := int64(k*c.rows/c.batches), int64((k+1)*c.rows/c.batches)
+					s := array.NewSlice(a, lo, hi)
+					rec := array.NewRecordBatch(schema, []arrow.Array{s}, hi-lo)
+					err := w.WriteBatch(rec)
+					rec.Release()
+					s.Release()
+					if err != nil {
+						t.Fatal(err)
+					}
+				}
+				if err := w.Close(); err != nil {
+					t.Fatal(err)
+				}
+				return buf.Bytes(), w.Report()
+			}
+			taken.Store(0)
+			got, rep := write(true)
+			compacted := taken.Load()
+			want, wantRep := write(false)
+			if taken.Load() != compacted {
+				t.Fatal("the valid-only gather ran with it disabled")
+			}
+			if (compacted > 0) != c.wantCompacted {
+				t.Fatalf("%d pages gathered valid-only, want some: %v", compacted, c.wantCompacted)
+			}
+			if !bytes.Equal(got, want) {
+				for k := range rep {
+					if k < len(wantRep) && (rep[k].Encoding != wantRep[k].Encoding || rep[k].Bytes != wantRep[k].Bytes) {
+						t.Logf("page %d: %s %q %d B; every slot: %s %q %d B", k, rep[k].Cell, rep[k].Encoding, rep[k].Bytes, wantRep[k].Cell, wantRep[k].Encoding, wantRep[k].Bytes)
+					}
+				}
+				t.Fatalf("valid-only gather wrote %d bytes, every slot %d, and they differ", len(got), len(want))
+			}
+			t.Logf("%d pages, %d gathered valid-only; first: %s, %s", len(rep), compacted, rep[0].Cell, rep[0].Encoding)
+		})
+	}
+}
