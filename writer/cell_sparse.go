@@ -140,7 +140,7 @@ func zippedPlane(l *enc21pb.PageLayout) (*enc23pb.ValuePlane, error) {
 // addressed by stride (fixed width) or by an offset index of n+1 entries
 // (variable width).
 func (c *pageEnc) encodeSparseZipped(d structural.Dense, pv pageValues, enc *encoded) error {
-	stored := compactValues(pv)
+	stored := c.compactValues(pv)
 	if err := c.encodeZipped(flatDense(stored.n), stored, enc); err != nil {
 		return err
 	}
@@ -153,8 +153,8 @@ func (c *pageEnc) encodeSparseZipped(d structural.Dense, pv pageValues, enc *enc
 }
 
 // compactValues keeps the values of the slots that hold one (the others
-// are null or under a null ancestor).
-func compactValues(pv pageValues) pageValues {
+// are null or under a null ancestor), in the stored scratch.
+func (c *pageEnc) compactValues(pv pageValues) pageValues {
 	if pv.compact {
 		k := pv.stored()
 		return pageValues{info: pv.info, n: k, fixed: pv.fixed, offsets: pv.offsets, fsst: pv.fsst, nulls: make([]bool, k)}
@@ -175,7 +175,7 @@ func compactValues(pv pageValues) pageValues {
 				size += pv.offsets[i+1] - pv.offsets[i]
 			}
 		}
-		out.fixed = make([]byte, 0, size)
+		out.fixed = slices.Grow(c.stored[:0], int(size))
 		for i, null := range pv.nulls[:pv.n] {
 			if !null {
 				out.fixed = append(out.fixed, pv.fixed[pv.offsets[i]:pv.offsets[i+1]]...)
@@ -184,7 +184,7 @@ func compactValues(pv pageValues) pageValues {
 		}
 	default:
 		w := pv.info.rowBits() / 8
-		out.fixed = make([]byte, 0, k*w)
+		out.fixed = slices.Grow(c.stored[:0], k*w)
 		for i := 0; i < pv.n; {
 			if pv.nulls[i] {
 				i++
@@ -225,6 +225,7 @@ func compactValues(pv pageValues) pageValues {
 			}
 		}
 	}
+	c.stored = out.fixed
 	return out
 }
 

@@ -83,12 +83,24 @@ func (c *pageEnc) encodeZipped(d structural.Dense, pv pageValues, enc *encoded) 
 		width, rows := c.zipRecords(pv)
 		fz.Details = &enc21pb.FullZipLayout_BitsPerValue{BitsPerValue: uint32(8 * width)}
 		fz.ValueCompression = c.zipEncoding(pv)
+		if br+bd == 0 && len(rows) == n*width {
+			// No control words: the records are the values as they
+			// are, written from where they lie (the gathered or
+			// borrowed values; keepBuffers leaves them).
+			data = rows
+			break
+		}
 		data, idx, err = values.AppendZippedFixed(c.data[:0], lv, d.Rep, d.Def, rows, width, n)
+		if err == nil {
+			c.data = data
+		}
 	}
 	if err != nil {
 		return err
 	}
-	c.data = data
+	if !fixedZip(pv.info.kind) {
+		c.data = data
+	}
 	enc.bufs = [][]byte{data}
 	if idx != nil {
 		enc.bufs = append(enc.bufs, idx)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"unsafe"
 
 	"google.golang.org/protobuf/proto"
 
@@ -34,7 +35,8 @@ type pageValues struct {
 	counted   bool
 	err       error // gathering failed (records that cannot be encoded)
 	// borrowed: fixed is the Arrow array's own value buffer (one null-free
-	// segment), read-only; it is copied before anything writes to it.
+	// segment of fixed-width values or of one-level fixed-size lists),
+	// read-only; it is copied before anything writes to it.
 	borrowed bool
 	// compact: fixed (and offsets, for strings) hold the valid slots'
 	// values only, back to back (nulls still covers every slot, and
@@ -142,6 +144,10 @@ func (c *pageEnc) gather(segs []structural.Segment, n int, validOnly bool) pageV
 		pv.offsets = append(c.offsets[:0], 0)
 		pv.offsets, pv.fixed = gatherVariable(pv.offsets, c.vals[:0], segs)
 	case values.KindFSL:
+		if b, ok := borrowFSL(segs, c.info, nulls); ok {
+			pv.fixed, pv.borrowed = b, true
+			break
+		}
 		// Lance stores a layer's validity whenever its children have
 		// nulls; the cost policy only when such a null is visible.
 		pv.fixed, pv.itemValid = gatherFSL(c.vals[:0], nil, segs, c.info, c.opts.Policy == selector.PolicyCost)
@@ -379,12 +385,12 @@ func (c *pageEnc) encode(d structural.Dense, segs []structural.Segment, f Format
 func (c *pageEnc) runLadder(d structural.Dense, pv pageValues, sp selector.Page, l *selector.Ladder, f Format) (encoded, bool, error) {
 	var encs []encoded
 	var errs []error
-	kept := 0
+	kept, swapped := 0, false
 	for t, ok := l.Next(); ok; t, ok = l.Next() {
 		// The trials before point into the scratch this one reuses.
 		for ; kept < len(encs); kept++ {
 			if errs[kept] == nil {
-				keepBuffers(&encs[kept])
+				swapped = c.keepBuffers(&encs[kept], pv.fixed, kept == 0) || swapped
 			}
 		}
 		enc, err := c.encodePlan(d, pv, sp, t.Plan, f, t.Dict)
@@ -392,6 +398,11 @@ func (c *pageEnc) runLadder(d structural.Dense, pv pageValues, sp selector.Page,
 		l.Record(measure(enc, err, d.NumVisible, sp.ValidLeaves))
 	}
 	i, why := l.Pick()
+	if swapped && i != 0 {
+		// The first trial's data scratch, which it kept, is free again:
+		// the next page writes there, not into a second one.
+		c.data, c.spareData = c.spareData, c.data
+	}
 	if i < 0 {
 		return encoded{}, false, nil
 	}
@@ -399,11 +410,30 @@ func (c *pageEnc) runLadder(d structural.Dense, pv pageValues, sp selector.Page,
 	return encs[i], true, errs[i]
 }
 
-// keepBuffers copies an encoded page's buffers out of the scratch memory.
-func keepBuffers(enc *encoded) {
+// keepBuffers keeps an encoded page's buffers from the scratch memory that
+// the next trial reuses, mostly by copying them. A buffer that is the
+// page's gathered values as they are (in: records zipped without control
+// words) stays, as trials only read those. With swap (the ladder's first
+// trial), a buffer that starts the data scratch stays too, and the next
+// trials write into the spare one: a page that weighs two cells copies
+// neither's values.
+func (c *pageEnc) keepBuffers(enc *encoded, in []byte, swap bool) (swapped bool) {
 	for i, b := range enc.bufs {
+		switch {
+		case len(b) == 0:
+			continue
+		case unsafe.SliceData(b) == unsafe.SliceData(in):
+			continue
+		case swap && !swapped && unsafe.SliceData(b) == unsafe.SliceData(c.data):
+			swapped = true
+			continue
+		}
 		enc.bufs[i] = slices.Clone(b)
 	}
+	if swapped {
+		c.data, c.spareData = c.spareData, c.data
+	}
+	return swapped
 }
 
 // measure is what the selector compares of an encoded page (rows: its leaf
@@ -528,7 +558,7 @@ func (c *pageEnc) encodeValueDict(d structural.Dense, pv pageValues, sp selector
 	if err != nil {
 		return z, err
 	}
-	keepBuffers(&z)
+	c.keepBuffers(&z, pv.fixed, false)
 	ch, err := c.encodeDictPage(d, pv, sp, placed, pd, idx, f)
 	rows := d.NumVisible
 	won, why := selector.PickDictionary(measure(z, nil, rows, sp.ValidLeaves), measure(ch, err, rows, sp.ValidLeaves))

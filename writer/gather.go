@@ -491,6 +491,33 @@ func walkFSL(data []byte, valid [][]byte, segs []structural.Segment, li leafInfo
 	return g.data, g.valid
 }
 
+// borrowFSL returns the items of a page made of one segment of one-level
+// fixed-size lists with no null row and no null item as they lie in the
+// child array's buffer (capped, so an append cannot write into it), instead
+// of a copy.
+func borrowFSL(segs []structural.Segment, li leafInfo, nulls int) ([]byte, bool) {
+	if len(segs) != 1 || nulls != 0 || len(li.dims) != 1 || li.itemType.ID() == arrow.BOOL || li.bits%8 != 0 || li.bits == 0 {
+		return nil, false
+	}
+	s := segs[0]
+	a, ok := s.Arr.(*array.FixedSizeList)
+	if !ok || a.NullN() != 0 || a.ListValues().NullN() != 0 {
+		return nil, false
+	}
+	cd := a.ListValues().Data()
+	if len(cd.Buffers()) < 2 || cd.Buffers()[1] == nil {
+		return nil, false
+	}
+	rb := li.dims[0] * li.bits / 8
+	base := (cd.Offset() + a.Data().Offset()*li.dims[0]) * li.bits / 8
+	buf := cd.Buffers()[1].Bytes()
+	lo, hi := base+s.Start*rb, base+s.End*rb
+	if hi > len(buf) {
+		return nil, false
+	}
+	return buf[lo:hi:hi], true
+}
+
 // gatherFSLBulk gathers one-level fixed-size lists of byte-aligned items
 // with bulk copies: runs of valid rows are copied whole, null rows zeroed,
 // and null items of valid rows zeroed after. The item validity is copied as
