@@ -50,7 +50,7 @@ func sparseStrings(r *rand.Rand, typ arrow.DataType, n int, null float64, lo, hi
 		ends = append(ends, int64(len(data)))
 	}
 	var offs []byte
-	if typ.ID() == arrow.LARGE_STRING {
+	if typ.ID() == arrow.LARGE_STRING || typ.ID() == arrow.LARGE_BINARY {
 		offs = arrow.Int64Traits.CastToBytes(ends)
 	} else {
 		o := make([]int32, len(ends))
@@ -101,6 +101,55 @@ func TestGatherVariableValid(t *testing.T) {
 					t.Fatalf("valid-only gather: %d offsets, %d bytes; want %d offsets, %d bytes", len(offs), len(data), len(wantOffs), len(wantData))
 				}
 			})
+		}
+	}
+}
+
+// TestBorrowVariable: a page of one segment of strings is read from the
+// array's own buffer, with the gather's offsets and bytes, unless a null
+// slot spans bytes (then it is gathered) or the page has several segments.
+func TestBorrowVariable(t *testing.T) {
+	r := rand.New(rand.NewPCG(8, 1))
+	for _, typ := range []arrow.DataType{arrow.BinaryTypes.String, arrow.BinaryTypes.LargeBinary} {
+		for _, null := range []float64{0, 0.3, 1} {
+			a := sparseStrings(r, typ, 500, null, 0, 12, 0)
+			defer a.Release()
+			// (a has bytes under some null slots; noJunk the same values
+			// without.)
+			b := array.NewBuilder(memory.NewGoAllocator(), typ)
+			for i := 0; i < a.Len(); i++ {
+				if a.IsNull(i) {
+					b.AppendNull()
+				} else {
+					b.AppendValueFromString(a.ValueStr(i))
+				}
+			}
+			noJunk := b.NewArray()
+			defer noJunk.Release()
+			for _, tc := range []struct {
+				name string
+				segs []structural.Segment
+				want bool
+			}{
+				{"no junk", []structural.Segment{{Arr: noJunk, Start: 17, End: 480}}, true},
+				{"junk under nulls", []structural.Segment{{Arr: a, Start: 0, End: 500}}, null == 0},
+				{"two segments", []structural.Segment{{Arr: noJunk, Start: 0, End: 100}, {Arr: noJunk, Start: 200, End: 300}}, false},
+			} {
+				offs, data, ok := borrowVariable([]uint64{0}, tc.segs)
+				if ok != tc.want {
+					t.Fatalf("%s/%v/%s: borrowed %v, want %v", typ, null, tc.name, ok, tc.want)
+				}
+				if !ok {
+					continue
+				}
+				wantOffs, wantData := gatherVariable([]uint64{0}, nil, tc.segs)
+				if !slices.Equal(offs, wantOffs) || !bytes.Equal(data, wantData) {
+					t.Fatalf("%s/%v/%s: borrowed values differ from the gathered ones", typ, null, tc.name)
+				}
+				if cap(data) != len(data) {
+					t.Fatalf("%s/%v/%s: borrowed buffer not capped", typ, null, tc.name)
+				}
+			}
 		}
 	}
 }

@@ -34,9 +34,10 @@ type pageValues struct {
 	nullCount int
 	counted   bool
 	err       error // gathering failed (records that cannot be encoded)
-	// borrowed: fixed is the Arrow array's own value buffer (one null-free
-	// segment of fixed-width values or of one-level fixed-size lists),
-	// read-only; it is copied before anything writes to it.
+	// borrowed: fixed is the Arrow array's own value buffer (one segment:
+	// null-free fixed-width values or one-level fixed-size lists, or
+	// strings whose null slots span no bytes), read-only; it is copied
+	// before anything writes to it.
 	borrowed bool
 	// compact: fixed (and offsets, for strings) hold the valid slots'
 	// values only, back to back (nulls still covers every slot, and
@@ -142,6 +143,10 @@ func (c *pageEnc) gather(segs []structural.Segment, n int, validOnly bool) pageV
 		pv.fixed, _ = gatherBits(c.vals[:0], 0, segs)
 	case values.KindVariable:
 		pv.offsets = append(c.offsets[:0], 0)
+		if offs, b, ok := borrowVariable(pv.offsets, segs); ok {
+			pv.offsets, pv.fixed, pv.borrowed = offs, b, true
+			break
+		}
 		pv.offsets, pv.fixed = gatherVariable(pv.offsets, c.vals[:0], segs)
 	case values.KindFSL:
 		if b, ok := borrowFSL(segs, c.info, nulls); ok {

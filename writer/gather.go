@@ -323,6 +323,51 @@ func gatherVariable(offsets []uint64, data []byte, segs []structural.Segment) ([
 	return offsets, data
 }
 
+// borrowVariable returns the values of a page made of one segment of a
+// string or binary array as they lie in the array's value buffer (capped,
+// so an append cannot write into it) instead of a copy, with their offsets
+// from its first byte appended to offsets: when every null slot spans no
+// bytes (gathered, a null slot is empty).
+func borrowVariable(offsets []uint64, segs []structural.Segment) ([]uint64, []byte, bool) {
+	if len(segs) != 1 {
+		return offsets, nil, false
+	}
+	var data []byte
+	ok := false
+	eachVarSegment(segs, func(s structural.Segment, d arrow.ArrayData, vals []byte, o32 []int32, o64 []int64) {
+		switch {
+		case o64 != nil:
+			offsets, data, ok = borrowOffsets(offsets, vals, o64, d, s.Start, s.End)
+		case o32 != nil:
+			offsets, data, ok = borrowOffsets(offsets, vals, o32, d, s.Start, s.End)
+		}
+	})
+	return offsets, data, ok
+}
+
+// borrowOffsets is borrowVariable of slots [s, e) of d (o: its offsets from
+// its first slot).
+func borrowOffsets[T int32 | int64](offsets []uint64, vals []byte, o []T, d arrow.ArrayData, s, e int) ([]uint64, []byte, bool) {
+	lo, hi := int(o[s]), int(o[e])
+	if lo < 0 || hi < lo || hi > len(vals) {
+		return offsets, nil, false
+	}
+	if vb := validity(d); vb != nil && d.NullN() != 0 {
+		for i := s; i < e; {
+			j, valid := runEnd(vb, d.Offset(), i, e)
+			if !valid && o[i] != o[j] {
+				return offsets, nil, false // null slots holding bytes
+			}
+			i = j
+		}
+	}
+	offsets = slices.Grow(offsets, e-s)
+	for _, end := range o[s+1 : e+1] {
+		offsets = append(offsets, uint64(int(end)-lo))
+	}
+	return offsets, vals[lo:hi:hi], true
+}
+
 // gatherVariableValid appends the values of the valid slots of segs back to
 // back (valid of them) and their end offsets, as gatherVariable does with
 // the null slots left out: a valid run of slots is one copy.
