@@ -148,6 +148,39 @@ func BenchmarkCodec(b *testing.B) {
 		}
 		b.ReportMetric(float64(len(cpage))/float64(len(enc)+FsstTableSize), "ratio")
 	})
+	// The page coded as the writer codes it (FsstCodec.Code, one piece:
+	// the benchmark runs on one core's worth of values).
+	cblock := Block{N: len(coffs) - 1, Data: cpage, Offsets: make([]uint64, len(coffs))}
+	for k, o := range coffs {
+		cblock.Offsets[k] = uint64(o)
+	}
+	b.Run("fsst/urls-class-code", func(b *testing.B) {
+		b.SetBytes(int64(len(cpage)))
+		for b.Loop() {
+			FsstCodec{Table: ct}.code(cblock, 0, cblock.N)
+		}
+	})
+	var lpage []byte
+	lblock := Block{Offsets: []uint64{0}}
+	var lsample [][]byte
+	for range 100000 {
+		for range 12 + r.IntN(9) {
+			lpage = append(lpage, byte('a'+r.IntN(26)))
+		}
+		if len(lsample) < 1000 {
+			lsample = append(lsample, lpage[lblock.Offsets[lblock.N]:])
+		}
+		lblock.Offsets = append(lblock.Offsets, uint64(len(lpage)))
+		lblock.N++
+	}
+	lblock.Data = lpage
+	lt := BuildFsstTable(lsample)
+	b.Run("fsst/letters-code", func(b *testing.B) {
+		b.SetBytes(int64(len(lpage)))
+		for b.Loop() {
+			FsstCodec{Table: lt}.code(lblock, 0, lblock.N)
+		}
+	})
 	b.Run("unfsst/urls", func(b *testing.B) {
 		var codes [][]byte
 		for _, s := range strs {
