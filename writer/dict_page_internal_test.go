@@ -11,7 +11,8 @@ import (
 	"github.com/planarlance/planar/values"
 )
 
-// TestInternPageInPieces: a page interned in pieces side by side gets the
+// TestInternPageInPieces: a page interned in pieces side by side (few
+// distinct keys), or by hash parts (many distinct 8-byte keys), gets the
 // ids one pass gives (first occurrence over the page, nulls sharing the
 // first null's), for fixed 8-byte, fixed 16-byte and variable values, with
 // and without nulls; a page past the limit is refused either way.
@@ -20,49 +21,54 @@ func TestInternPageInPieces(t *testing.T) {
 	defer runtime.GOMAXPROCS(prev)
 	const n = 300_000 // several pieces of at least par.MinValues
 	r := rand.New(rand.NewPCG(4, 5))
-	for _, bw := range []int{8, 16, 0} {
-		for _, nullEvery := range []int{0, 7} {
-			name := fmt.Sprintf("width %d, nulls every %d", bw, nullEvery)
-			pv := pageValues{n: n, nulls: make([]bool, n)}
-			if bw == 0 {
-				pv.offsets = []uint64{0}
-			}
-			for i := range n {
-				null := nullEvery > 0 && i%nullEvery == 3
-				pv.nulls[i] = null
-				k := r.IntN(300) // few distinct: the pieces path
-				switch {
-				case bw > 0 && null:
-					pv.fixed = append(pv.fixed, make([]byte, bw)...)
-				case bw > 0:
-					v := make([]byte, bw)
-					binary.LittleEndian.PutUint64(v, uint64(k)*0x9e3779b97f4a7c15)
-					pv.fixed = append(pv.fixed, v...)
-				case null:
-					pv.offsets = append(pv.offsets, uint64(len(pv.fixed)))
-				default:
-					pv.fixed = fmt.Appendf(pv.fixed, "value-%d", k)
-					pv.offsets = append(pv.offsets, uint64(len(pv.fixed)))
+	for _, distinct := range []int{300, 60000} {
+		for _, bw := range []int{8, 16, 0} {
+			for _, nullEvery := range []int{0, 7} {
+				name := fmt.Sprintf("%d distinct, width %d, nulls every %d", distinct, bw, nullEvery)
+				pv := pageValues{n: n, nulls: make([]bool, n)}
+				if bw == 0 {
+					pv.offsets = []uint64{0}
 				}
-			}
-			if bw > 0 {
-				pv.info.kind, pv.info.bits = values.KindFixed, 8*bw
-			}
-			want := make([]byte, 4*n)
-			one := newDictTable(100000, bw)
-			if !internRange(one, pv, pv.nulls, want, 0, n) {
-				t.Fatalf("%s: one pass refused", name)
-			}
-			got := make([]byte, 4*n)
-			tab, ok := internPage(pv, got, 100000, bw, 300)
-			if !ok || tab.n != one.n || !bytes.Equal(got, want) {
-				t.Fatalf("%s: pieces give %d keys (ok %v), one pass %d; ids equal %v", name, tab.n, ok, one.n, bytes.Equal(got, want))
-			}
-			if bw > 0 && !bytes.Equal(tab.appendRows(nil), one.appendRows(nil)) || bw == 0 && !bytes.Equal(tab.items, one.items) {
-				t.Fatalf("%s: keys differ", name)
-			}
-			if _, ok := internPage(pv, got, 250, bw, 300); ok {
-				t.Fatalf("%s: %d distinct keys interned under a limit of 250", name, one.n)
+				for i := range n {
+					null := nullEvery > 0 && i%nullEvery == 3
+					pv.nulls[i] = null
+					k := r.IntN(distinct)
+					switch {
+					case bw > 0 && null:
+						pv.fixed = append(pv.fixed, make([]byte, bw)...)
+					case bw > 0:
+						v := make([]byte, bw)
+						binary.LittleEndian.PutUint64(v, uint64(k)*0x9e3779b97f4a7c15)
+						pv.fixed = append(pv.fixed, v...)
+					case null:
+						pv.offsets = append(pv.offsets, uint64(len(pv.fixed)))
+					default:
+						pv.fixed = fmt.Appendf(pv.fixed, "value-%d", k)
+						pv.offsets = append(pv.offsets, uint64(len(pv.fixed)))
+					}
+				}
+				if bw > 0 {
+					pv.info.kind, pv.info.bits = values.KindFixed, 8*bw
+				}
+				want := make([]byte, 4*n)
+				one := newDictTable(100000, bw)
+				if !internRange(one, pv, pv.nulls, want, 0, n) {
+					t.Fatalf("%s: one pass refused", name)
+				}
+				got := make([]byte, 4*n)
+				tab, ok := internPage(pv, got, 100000, bw, uint64(distinct))
+				if !ok || tab.n != one.n || !bytes.Equal(got, want) {
+					t.Fatalf("%s: pieces give %d keys (ok %v), one pass %d; ids equal %v", name, tab.n, ok, one.n, bytes.Equal(got, want))
+				}
+				if bw > 0 && !bytes.Equal(tab.appendRows(nil), one.appendRows(nil)) || bw == 0 && !bytes.Equal(tab.items, one.items) {
+					t.Fatalf("%s: keys differ", name)
+				}
+				if _, ok := internPage(pv, got, one.n-1, bw, uint64(distinct)); ok {
+					t.Fatalf("%s: %d distinct keys interned under a limit of %d", name, one.n, one.n-1)
+				}
+				if _, ok := internPage(pv, got, one.n, bw, uint64(distinct)); !ok {
+					t.Fatalf("%s: %d distinct keys refused under a limit of %d", name, one.n, one.n)
+				}
 			}
 		}
 	}
