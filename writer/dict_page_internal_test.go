@@ -73,3 +73,52 @@ func TestInternPageInPieces(t *testing.T) {
 		}
 	}
 }
+
+// TestDictTableShortKeys: keys of at most 8 bytes (held in the short-key
+// table) and longer ones share one id count in first-occurrence order;
+// keys differing only by trailing zero bytes or length stay apart; values
+// near the end of their buffer (no word to load past them) intern the same;
+// the limit counts both kinds.
+func TestDictTableShortKeys(t *testing.T) {
+	r := rand.New(rand.NewPCG(6, 7))
+	var page []byte
+	offs := []uint64{0}
+	for range 20000 {
+		l := r.IntN(13)
+		for k := 0; k < l; k++ {
+			page = append(page, "a\x00b"[r.IntN(3)])
+		}
+		offs = append(offs, uint64(len(page)))
+	}
+	page = page[:len(page):len(page)] // the last values have no bytes past them
+	tab := newDictTable(1<<20, 0)
+	want := map[string]uint32{}
+	for i := range len(offs) - 1 {
+		v := page[offs[i]:offs[i+1]]
+		id, ok := tab.intern(v)
+		if !ok {
+			t.Fatalf("value %d refused", i)
+		}
+		w, seen := want[string(v)]
+		if !seen {
+			w = uint32(len(want))
+			want[string(v)] = w
+		}
+		if id != w {
+			t.Fatalf("value %d %q: id %d, want %d", i, v, id, w)
+		}
+		if !bytes.Equal(tab.key(id), v) {
+			t.Fatalf("value %d: key %q, want %q", i, tab.key(id), v)
+		}
+	}
+	if tab.n != len(want) || tab.nShort == 0 || tab.nShort == tab.n {
+		t.Fatalf("%d keys (%d short), want %d of both kinds", tab.n, tab.nShort, len(want))
+	}
+	small := newDictTable(3, 0)
+	for i, v := range []string{"ab", "a-long-key", "ab", "x", "another-long"} {
+		_, ok := small.intern([]byte(v))
+		if ok != (i < 4) {
+			t.Fatalf("limit 3, key %d %q: ok %v", i, v, ok)
+		}
+	}
+}

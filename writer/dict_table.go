@@ -23,13 +23,16 @@ type dictTable struct {
 	// Keys: fixed-width keys of width bw in items (bw > 0), or
 	// variable-width ones delimited by offsets; or, for internRow, records
 	// of width bw in src, the first row of each id in rows (no copy).
-	bw      int
-	items   []byte
-	offsets []uint64
-	src     []byte
-	rows    []uint32
-	ents8   []ent8 // internRow of 8-byte records: key and id+1 per slot (one cache line a probe)
-	seed    maphash.Seed
+	bw         int
+	items      []byte
+	offsets    []uint64
+	src        []byte
+	rows       []uint32
+	ents8      []ent8     // internRow of 8-byte records: key and id+1 per slot (one cache line a probe)
+	shorts     []entShort // intern of keys of at most 8 bytes, held in the slot (no hash of bytes, no compare)
+	nShort     int        // keys in shorts
+	shortShift uint       // 64 - log2(len(shorts))
+	seed       maphash.Seed
 }
 
 // newDictTable makes a table for at most limit distinct keys, of width bw
@@ -138,6 +141,9 @@ func (t *dictTable) key(id uint32) []byte {
 // intern returns v's id, adding v when it is new; ok is false when v is new
 // and the table already holds limit keys.
 func (t *dictTable) intern(v []byte) (id uint32, ok bool) {
+	if t.bw == 0 && len(v) <= 8 {
+		return t.internShort(v)
+	}
 	t.roomFor()
 	j, tag, id, found := t.lookup(v)
 	if found {
@@ -229,6 +235,76 @@ func (t *dictTable) internRow8(k uint64, i int) (uint32, bool) {
 			return e.id - 1, true
 		}
 	}
+}
+
+// internShort is intern of a variable-width key of at most 8 bytes: the
+// key's bytes as a little-endian word and its length are the slot's key.
+// Its ids come from the same count as the other keys', so ids stay in
+// first-occurrence order.
+func (t *dictTable) internShort(v []byte) (uint32, bool) {
+	var word uint64
+	if cap(v) >= 8 {
+		// (The bytes past v within its capacity are read and masked off.)
+		word = binary.LittleEndian.Uint64(v[:8]) & shortMask[len(v)]
+	} else {
+		for k := len(v) - 1; k >= 0; k-- {
+			word = word<<8 | uint64(v[k])
+		}
+	}
+	l := uint8(len(v))
+	if 2*(t.nShort+1) > len(t.shorts) {
+		t.growShorts()
+	}
+	mask := uint64(len(t.shorts) - 1)
+	for j := ((word ^ uint64(l)<<59) * 0x9e3779b97f4a7c15) >> t.shortShift; ; j = (j + 1) & mask {
+		e := &t.shorts[j]
+		if e.id == 0 {
+			if t.n >= t.limit {
+				return 0, false
+			}
+			id := uint32(t.n)
+			t.n++
+			t.nShort++
+			e.key, e.len, e.id = word, l, id+1
+			t.items = append(t.items, v...)
+			t.offsets = append(t.offsets, uint64(len(t.items)))
+			return id, true
+		}
+		if e.key == word && e.len == l {
+			return e.id - 1, true
+		}
+	}
+}
+
+// growShorts doubles the short-key table (or makes its first), moving its
+// keys.
+func (t *dictTable) growShorts() {
+	size := max(64, 2*len(t.shorts))
+	old := t.shorts
+	t.shorts = make([]entShort, size)
+	t.shortShift = uint(64 - bits.TrailingZeros(uint(size)))
+	mask := uint64(size - 1)
+	for _, e := range old {
+		if e.id == 0 {
+			continue
+		}
+		j := ((e.key ^ uint64(e.len)<<59) * 0x9e3779b97f4a7c15) >> t.shortShift
+		for t.shorts[j].id != 0 {
+			j = (j + 1) & mask
+		}
+		t.shorts[j] = e
+	}
+}
+
+// shortMask[l] keeps the low l bytes of a word.
+var shortMask = [9]uint64{0, 0xff, 0xffff, 0xffffff, 0xffffffff, 0xff_ffffffff, 0xffff_ffffffff, 0xffffff_ffffffff, ^uint64(0)}
+
+// entShort is a slot of the short-key table: the key's bytes, its length
+// and its id+1 (0: empty).
+type entShort struct {
+	key uint64
+	len uint8
+	id  uint32
 }
 
 // ent8 is a slot of an 8-byte-key table: the key and its id+1 (0: empty).
