@@ -136,7 +136,16 @@ var zstdSpeeds = [...]zstd.EncoderLevel{
 // zstdEncoders caches encoders, one pool per entry of zstdSpeeds. An encoder
 // built with concurrency 1 serializes concurrent EncodeAll calls, so pooling
 // gives parallel callers their own encoder.
-var zstdEncoders [len(zstdSpeeds)]sync.Pool
+// Inputs under zstdSmallWindow bytes go to encoders whose window is that
+// size: their frames are the same as a default window's (a single segment
+// whose matches all lie within the input), and such an encoder's history
+// buffer is 1 MiB instead of 8, which a process writing its first pages
+// would otherwise allocate (and count toward its next collection) per
+// level and goroutine.
+var zstdEncoders [2][len(zstdSpeeds)]sync.Pool
+
+// zstdSmallWindow is the window of the encoders for small inputs.
+const zstdSmallWindow = 1 << 20
 
 // zstdSmallInput is the input size up to which zstd runs at its better
 // level whatever the level asked (per-value compression of short values).
@@ -158,11 +167,11 @@ func zstdSpeedIndex(level int) int {
 	}
 }
 
-func getZstdEncoder(i int) (*zstd.Encoder, error) {
-	if e, ok := zstdEncoders[i].Get().(*zstd.Encoder); ok {
+func getZstdEncoder(small, i int) (*zstd.Encoder, error) {
+	if e, ok := zstdEncoders[small][i].Get().(*zstd.Encoder); ok {
 		return e, nil
 	}
-	return zstd.NewWriter(nil,
+	opts := []zstd.EOption{
 		zstd.WithEncoderLevel(zstdSpeeds[i]),
 		zstd.WithEncoderConcurrency(1),
 		zstd.WithZeroFrames(true),
@@ -174,7 +183,13 @@ func getZstdEncoder(i int) (*zstd.Encoder, error) {
 		// skewed bytes (packed decimal digits: 0.84 of their size instead
 		// of 1.0; the URL class under the cost policy: 4% smaller).
 		zstd.WithAllLitEntropyCompression(true),
-	)
+	}
+	if small == 1 {
+		// After the level, which sets the block size (64 KiB at the
+		// fastest) unless a window was set before it.
+		opts = append(opts, zstd.WithWindowSize(zstdSmallWindow))
+	}
+	return zstd.NewWriter(nil, opts...)
 }
 
 var (
@@ -201,13 +216,17 @@ func appendZstd(dst []byte, level int, src []byte) ([]byte, error) {
 		// (chosen when the fast levels did not entropy-code literals).
 		i = 2
 	}
-	enc, err := getZstdEncoder(i)
+	small := 0
+	if len(src) < zstdSmallWindow {
+		small = 1
+	}
+	enc, err := getZstdEncoder(small, i)
 	if err != nil {
 		return dst, fmt.Errorf("values: zstd encoder: %w", err)
 	}
 	dst = binary.LittleEndian.AppendUint64(dst, uint64(len(src)))
 	dst = enc.EncodeAll(src, dst)
-	zstdEncoders[i].Put(enc)
+	zstdEncoders[small][i].Put(enc)
 	return dst, nil
 }
 

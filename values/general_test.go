@@ -475,3 +475,44 @@ func TestZstdScan(t *testing.T) {
 		}
 	}
 }
+
+// TestZstdSmallWindowSameFrames: the encoders with a small window (for
+// inputs under zstdSmallWindow) write the frames the default-window ones
+// write, at every level, for inputs of many sizes and kinds up to just
+// under the window (a changed block size or window descriptor fails it).
+func TestZstdSmallWindowSameFrames(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 9))
+	sizes := []int{1, 100, 1023, 1024, 1025, 4 << 10, 60 << 10, 64 << 10, 65 << 10, 129 << 10, 300 << 10, zstdSmallWindow - 1}
+	for i := range zstdSpeeds {
+		small, err := getZstdEncoder(1, i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		large, err := getZstdEncoder(0, i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, n := range sizes {
+			for kind := range 3 {
+				src := make([]byte, n)
+				for k := range src {
+					switch kind {
+					case 0: // repetitive text, matches near and far
+						src[k] = "the quick brown fox jumps "[(k*7+k/1000)%26]
+					case 1: // skewed bytes
+						src[k] = byte(r.IntN(4) * r.IntN(4))
+					default: // noise with a copied block far back
+						src[k] = byte(r.IntN(256))
+						if k > n/2 && k-n/2 < n/4 {
+							src[k] = src[k-n/2]
+						}
+					}
+				}
+				a, b := small.EncodeAll(src, nil), large.EncodeAll(src, nil)
+				if !bytes.Equal(a, b) {
+					t.Fatalf("level %d, %d bytes, kind %d: small window %d bytes, default %d bytes, frames differ", i, n, kind, len(a), len(b))
+				}
+			}
+		}
+	}
+}
