@@ -36,8 +36,21 @@ func appendByteStreamSplit(dst []byte, bits int, src []byte, n int) []byte {
 	src = src[:n*b]
 	switch b {
 	case 4:
+		// Eight values at a time, each the low half of a row of the 8×8
+		// transpose: its first four results are the four streams' bytes.
+		le := binary.LittleEndian
+		i := 0
+		for ; i+8 <= n; i += 8 {
+			v := src[4*i : 4*i+32]
+			w0, w1, w2, w3, _, _, _, _ := transpose8(uint64(le.Uint32(v)), uint64(le.Uint32(v[4:])), uint64(le.Uint32(v[8:])), uint64(le.Uint32(v[12:])),
+				uint64(le.Uint32(v[16:])), uint64(le.Uint32(v[20:])), uint64(le.Uint32(v[24:])), uint64(le.Uint32(v[28:])))
+			le.PutUint64(out[i:], w0)
+			le.PutUint64(out[n+i:], w1)
+			le.PutUint64(out[2*n+i:], w2)
+			le.PutUint64(out[3*n+i:], w3)
+		}
 		s0, s1, s2, s3 := out[:n], out[n:2*n], out[2*n:3*n], out[3*n:4*n]
-		for i := range n {
+		for ; i < n; i++ {
 			v := src[4*i : 4*i+4]
 			s0[i], s1[i], s2[i], s3[i] = v[0], v[1], v[2], v[3]
 		}
@@ -48,14 +61,16 @@ func appendByteStreamSplit(dst []byte, bits int, src []byte, n int) []byte {
 		i := 0
 		for ; i+8 <= n; i += 8 {
 			v := src[8*i : 8*i+64]
-			var w [8]uint64
-			for k := range w {
-				w[k] = le.Uint64(v[8*k:])
-			}
-			transpose8(&w)
-			for j := range w {
-				le.PutUint64(out[j*n+i:], w[j])
-			}
+			w0, w1, w2, w3, w4, w5, w6, w7 := transpose8(le.Uint64(v), le.Uint64(v[8:]), le.Uint64(v[16:]), le.Uint64(v[24:]),
+				le.Uint64(v[32:]), le.Uint64(v[40:]), le.Uint64(v[48:]), le.Uint64(v[56:]))
+			le.PutUint64(out[i:], w0)
+			le.PutUint64(out[n+i:], w1)
+			le.PutUint64(out[2*n+i:], w2)
+			le.PutUint64(out[3*n+i:], w3)
+			le.PutUint64(out[4*n+i:], w4)
+			le.PutUint64(out[5*n+i:], w5)
+			le.PutUint64(out[6*n+i:], w6)
+			le.PutUint64(out[7*n+i:], w7)
 		}
 		for ; i < n; i++ {
 			v := src[8*i : 8*i+8]
@@ -67,27 +82,39 @@ func appendByteStreamSplit(dst []byte, bits int, src []byte, n int) []byte {
 	return dst[:start+n*b]
 }
 
-// transpose8 transposes the 8×8 byte matrix whose row k is w[k] (byte j of
-// row k at bits 8j): afterwards byte k of w[j] is what byte j of w[k] was.
-// Three rounds swap 1-, 2- and 4-byte blocks between rows 1, 2 and 4
-// apart.
-func transpose8(w *[8]uint64) {
+// transpose8 transposes the 8×8 byte matrix whose row k is wk (byte j of
+// row k at bits 8j): byte k of the j-th result is byte j of wk. Three rounds
+// swap 1-, 2- and 4-byte blocks between rows 1, 2 and 4 apart, in
+// registers.
+func transpose8(w0, w1, w2, w3, w4, w5, w6, w7 uint64) (uint64, uint64, uint64, uint64, uint64, uint64, uint64, uint64) {
 	const m1, m2, m4 = 0x00ff00ff00ff00ff, 0x0000ffff0000ffff, 0x00000000ffffffff
-	for k := 0; k < 8; k += 2 {
-		t := (w[k]>>8 ^ w[k+1]) & m1
-		w[k+1] ^= t
-		w[k] ^= t << 8
-	}
-	for _, k := range [4]int{0, 1, 4, 5} {
-		t := (w[k]>>16 ^ w[k+2]) & m2
-		w[k+2] ^= t
-		w[k] ^= t << 16
-	}
-	for k := 0; k < 4; k++ {
-		t := (w[k]>>32 ^ w[k+4]) & m4
-		w[k+4] ^= t
-		w[k] ^= t << 32
-	}
+	t := (w0>>8 ^ w1) & m1
+	w1, w0 = w1^t, w0^t<<8
+	t = (w2>>8 ^ w3) & m1
+	w3, w2 = w3^t, w2^t<<8
+	t = (w4>>8 ^ w5) & m1
+	w5, w4 = w5^t, w4^t<<8
+	t = (w6>>8 ^ w7) & m1
+	w7, w6 = w7^t, w6^t<<8
+
+	t = (w0>>16 ^ w2) & m2
+	w2, w0 = w2^t, w0^t<<16
+	t = (w1>>16 ^ w3) & m2
+	w3, w1 = w3^t, w1^t<<16
+	t = (w4>>16 ^ w6) & m2
+	w6, w4 = w6^t, w4^t<<16
+	t = (w5>>16 ^ w7) & m2
+	w7, w5 = w7^t, w5^t<<16
+
+	t = (w0>>32 ^ w4) & m4
+	w4, w0 = w4^t, w0^t<<32
+	t = (w1>>32 ^ w5) & m4
+	w5, w1 = w5^t, w1^t<<32
+	t = (w2>>32 ^ w6) & m4
+	w6, w2 = w6^t, w2^t<<32
+	t = (w3>>32 ^ w7) & m4
+	w7, w3 = w7^t, w3^t<<32
+	return w0, w1, w2, w3, w4, w5, w6, w7
 }
 
 // decodeByteStreamSplit appends the n bits-wide values (bits = 32 or 64)
@@ -106,8 +133,24 @@ func decodeByteStreamSplit(dst []byte, bits int, src []byte, n int) ([]byte, err
 	out := dst[start : start+n*b]
 	switch b {
 	case 4:
+		// Eight values at a time: four streams' words are the first rows
+		// of the 8×8 transpose, whose results hold a value each.
+		le := binary.LittleEndian
+		i := 0
+		for ; i+8 <= n; i += 8 {
+			w0, w1, w2, w3, w4, w5, w6, w7 := transpose8(le.Uint64(src[i:]), le.Uint64(src[n+i:]), le.Uint64(src[2*n+i:]), le.Uint64(src[3*n+i:]), 0, 0, 0, 0)
+			v := out[4*i : 4*i+32]
+			le.PutUint32(v, uint32(w0))
+			le.PutUint32(v[4:], uint32(w1))
+			le.PutUint32(v[8:], uint32(w2))
+			le.PutUint32(v[12:], uint32(w3))
+			le.PutUint32(v[16:], uint32(w4))
+			le.PutUint32(v[20:], uint32(w5))
+			le.PutUint32(v[24:], uint32(w6))
+			le.PutUint32(v[28:], uint32(w7))
+		}
 		s0, s1, s2, s3 := src[:n], src[n:2*n], src[2*n:3*n], src[3*n:4*n]
-		for i := range n {
+		for ; i < n; i++ {
 			v := out[4*i : 4*i+4]
 			v[0], v[1], v[2], v[3] = s0[i], s1[i], s2[i], s3[i]
 		}
@@ -115,15 +158,17 @@ func decodeByteStreamSplit(dst []byte, bits int, src []byte, n int) ([]byte, err
 		le := binary.LittleEndian
 		i := 0
 		for ; i+8 <= n; i += 8 {
-			var w [8]uint64
-			for j := range w {
-				w[j] = le.Uint64(src[j*n+i:])
-			}
-			transpose8(&w)
+			w0, w1, w2, w3, w4, w5, w6, w7 := transpose8(le.Uint64(src[i:]), le.Uint64(src[n+i:]), le.Uint64(src[2*n+i:]), le.Uint64(src[3*n+i:]),
+				le.Uint64(src[4*n+i:]), le.Uint64(src[5*n+i:]), le.Uint64(src[6*n+i:]), le.Uint64(src[7*n+i:]))
 			v := out[8*i : 8*i+64]
-			for k := range w {
-				le.PutUint64(v[8*k:], w[k])
-			}
+			le.PutUint64(v, w0)
+			le.PutUint64(v[8:], w1)
+			le.PutUint64(v[16:], w2)
+			le.PutUint64(v[24:], w3)
+			le.PutUint64(v[32:], w4)
+			le.PutUint64(v[40:], w5)
+			le.PutUint64(v[48:], w6)
+			le.PutUint64(v[56:], w7)
 		}
 		for ; i < n; i++ {
 			v := out[8*i : 8*i+8]

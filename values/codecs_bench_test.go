@@ -82,6 +82,22 @@ func BenchmarkCodec(b *testing.B) {
 				enc = appendByteStreamSplit(enc[:0], 32, data, n)
 			}
 		})
+		b.Run("unbss/"+shape, func(b *testing.B) {
+			enc := appendByteStreamSplit(nil, 32, data, n)
+			var dec []byte
+			b.SetBytes(int64(len(data)))
+			for b.Loop() {
+				dec, _ = decodeByteStreamSplit(dec[:0], 32, enc, n)
+			}
+		})
+		b.Run("bss64/"+shape, func(b *testing.B) {
+			var enc, dec []byte
+			b.SetBytes(int64(len(data)))
+			for b.Loop() {
+				enc = appendByteStreamSplit(enc[:0], 64, data, n/2)
+				dec, _ = decodeByteStreamSplit(dec[:0], 64, enc, n/2)
+			}
+		})
 	}
 	// Strings: FSST on URL-like values.
 	var strs [][]byte
