@@ -119,3 +119,65 @@ func TestFlatStringRuns(t *testing.T) {
 		}
 	}
 }
+
+// TestFlatStringLargePages reads FSST pages of over 2·par.MinValues values
+// into one buffer, with nulls and 32- and 64-bit offsets, whole and in a
+// range: equal to the input.
+func TestFlatStringLargePages(t *testing.T) {
+	mem := memory.DefaultAllocator
+	rng := rand.New(rand.NewPCG(8, 2))
+	schema := arrow.NewSchema([]arrow.Field{
+		{Name: "s", Type: arrow.BinaryTypes.String, Nullable: true},
+		{Name: "l", Type: arrow.BinaryTypes.LargeString},
+	}, nil)
+	b := array.NewRecordBuilder(mem, schema)
+	defer b.Release()
+	const n = 300_000
+	for i := 0; i < n; i++ {
+		r := make([]byte, 4+rng.IntN(12))
+		for k := range r {
+			r[k] = "abcdefghij"[rng.IntN(10)]
+		}
+		if i%11 == 5 {
+			b.Field(0).AppendNull()
+		} else {
+			b.Field(0).(*array.StringBuilder).Append(string(r))
+		}
+		b.Field(1).(*array.LargeStringBuilder).Append(string(r[1:]))
+	}
+	rec := b.NewRecordBatch()
+	defer rec.Release()
+	f := open(t, writeFile(t, rec, writer.WithFormat(writer.Format2_3), writer.WithMaxPageBytes(3<<20)))
+	for c := 0; c < 2; c++ {
+		pages := f.Pages(c)
+		if len(pages) < 2 || pages[0].Rows < 2*65536 || !strings.Contains(pages[0].Encoding, "fsst") {
+			t.Fatalf("column %d: %d pages, the first of %d rows (%s); the test needs large FSST pages", c, len(pages), pages[0].Rows, pages[0].Encoding)
+		}
+	}
+	before := reader.FlatVariableRuns()
+	got, err := f.ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer got.Release()
+	if reader.FlatVariableRuns()-before != 2 {
+		t.Fatalf("%d runs read into one buffer, want 2", reader.FlatVariableRuns()-before)
+	}
+	for c := range rec.Columns() {
+		if !array.Equal(got.Column(c), rec.Column(c)) {
+			t.Errorf("column %s differs", rec.Schema().Field(c).Name)
+		}
+	}
+	part, err := f.ReadRange(70_000, 200_000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer part.Release()
+	for c := range rec.Columns() {
+		want := array.NewSlice(rec.Column(c), 70_000, 270_000)
+		if !array.Equal(part.Column(c), want) {
+			t.Errorf("range of column %s differs", rec.Schema().Field(c).Name)
+		}
+		want.Release()
+	}
+}
