@@ -197,6 +197,24 @@ func BenchmarkCodec(b *testing.B) {
 			FsstCodec{Table: lt}.code(lblock, 0, lblock.N)
 		}
 	})
+	// A page's coded values expanded as the reader expands them
+	// (DecodeBlockExact into a buffer sized by DecodedLen).
+	for _, pg := range []struct {
+		name  string
+		t     *FsstTable
+		block Block
+	}{{"urls-class", ct, cblock}, {"letters", lt, lblock}} {
+		coded := FsstCodec{Table: pg.t}.code(pg.block, 0, pg.block.N)
+		buf := make([]byte, pg.t.DecodedLen(coded))
+		b.Run("unfsst/"+pg.name+"-exact", func(b *testing.B) {
+			b.SetBytes(int64(len(buf)))
+			for b.Loop() {
+				if _, err := pg.t.DecodeBlockExact(buf, coded); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 	b.Run("unfsst/urls", func(b *testing.B) {
 		var codes [][]byte
 		for _, s := range strs {
