@@ -383,7 +383,8 @@ func generalCandidate(xs []uint64, s *seqStats, cost blockCost) *seqCandidate {
 
 // leafCandidate is the best child of a composite (Delta, RLE, Dictionary):
 // Constant, Range, or the cheaper of Flat and out-of-line bit packing,
-// compared without buffer overhead.
+// compared without buffer overhead. The choice reads s alone; xs only the
+// winner's write (deltaCandidate chooses with xs nil).
 func leafCandidate(xs []uint64, s *seqStats) *seqCandidate {
 	if s.isConstant() {
 		return metadataCandidate(constantEncoding(s.bits, s.first), leafCost, 0)
@@ -426,11 +427,19 @@ func deltaCandidate(xs []uint64, a *seqAnalysis) *seqCandidate {
 	if !a.monotonic || len(xs) < 2 {
 		return nil
 	}
-	deltas := make([]uint64, len(xs)-1)
-	for i := range deltas {
-		deltas[i] = xs[i+1] - xs[i]
+	// The leaf codec of the deltas is chosen from their stats alone; the
+	// deltas are listed only when this candidate's payload is written.
+	child := leafCandidate(nil, &a.deltas)
+	write := child.write
+	if child.hasPayload {
+		write = func(dst []byte) ([]byte, error) {
+			deltas := make([]uint64, len(xs)-1)
+			for i := range deltas {
+				deltas[i] = xs[i+1] - xs[i]
+			}
+			return leafCandidate(deltas, &a.deltas).write(dst)
+		}
 	}
-	child := leafCandidate(deltas, &a.deltas)
 	enc := &enc21pb.CompressiveEncoding{Compression: &enc21pb.CompressiveEncoding_Delta{Delta: &enc21pb.Delta{
 		UncompressedBitsPerValue: 64, Base: xs[0], Deltas: child.enc,
 	}}}
@@ -438,7 +447,7 @@ func deltaCandidate(xs []uint64, a *seqAnalysis) *seqCandidate {
 		enc: enc, hasPayload: child.hasPayload, payload: child.payload,
 		wire:  structCost.wire(enc, child.hasPayload, child.payload),
 		depth: child.depth + 1, cpu: 2, stable: 5,
-		write: child.write,
+		write: write,
 	}
 }
 
