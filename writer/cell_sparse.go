@@ -89,7 +89,16 @@ func (c *pageEnc) encodeSparseChunked(d structural.Dense, pv pageValues, enc *en
 // sparseStructure turns a page's dense levels into sparse structural sets
 // and the buffers of their sequences (structural.BuildSparse).
 func (c *pageEnc) sparseStructure(d structural.Dense) (*enc23pb.StructuralPlane, [][]byte, error) {
-	s, bufs, err := structural.BuildSparseDense(d, c.path)
+	var s *enc23pb.SparseStructure
+	var bufs [][]byte
+	var err error
+	if lds, ok := structural.ListLayers(c.arrays, c.path); ok {
+		// A list of leaves: the layers straight from the page's arrays,
+		// not unraveled from its levels.
+		s, bufs, err = structural.BuildSparse(lds, c.path)
+	} else {
+		s, bufs, err = structural.BuildSparseDense(d, c.path)
+	}
 	if err != nil {
 		return nil, nil, err
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/bitutil"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
+	"github.com/planarlance/planar/internal/corpus"
 	"github.com/planarlance/planar/selector"
 	"github.com/planarlance/planar/structural"
 )
@@ -49,16 +50,7 @@ func sparseStrings(r *rand.Rand, typ arrow.DataType, n int, null float64, lo, hi
 		}
 		ends = append(ends, int64(len(data)))
 	}
-	var offs []byte
-	if typ.ID() == arrow.LARGE_STRING || typ.ID() == arrow.LARGE_BINARY {
-		offs = arrow.Int64Traits.CastToBytes(ends)
-	} else {
-		o := make([]int32, len(ends))
-		for i, e := range ends {
-			o[i] = int32(e)
-		}
-		offs = arrow.Int32Traits.CastToBytes(o)
-	}
+	offs := corpus.OffsetsBuffer(ends, typ.ID() == arrow.LARGE_STRING || typ.ID() == arrow.LARGE_BINARY)
 	d := array.NewData(typ, n, []*memory.Buffer{memory.NewBufferBytes(valid), memory.NewBufferBytes(offs), memory.NewBufferBytes(data)}, nil, array.UnknownNullCount, 0)
 	defer d.Release()
 	return array.MakeFromData(d)

@@ -53,6 +53,8 @@ func (j *pageJob) run() {
 		return
 	}
 	f := j.col.cfg.format
+	j.enc.arrays = j.arrays
+	defer func() { j.enc.arrays = nil }()
 	if j.out, j.err = j.enc.encode(dense, segs, f); j.err != nil {
 		return
 	}

@@ -71,6 +71,22 @@ func Nulls(dst []bool, bm []byte, off int) int {
 	return nulls
 }
 
+// Valid sets dst[i] to whether slot off+i of bm is valid (its bit set),
+// for every i < len(dst), and returns how many are null: Nulls' flags,
+// flipped eight at a time.
+func Valid(dst []bool, bm []byte, off int) int {
+	nulls := Nulls(dst, bm, off)
+	b := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(dst))), len(dst))
+	for len(b) >= 8 {
+		binary.LittleEndian.PutUint64(b, binary.LittleEndian.Uint64(b)^0x0101010101010101)
+		b = b[8:]
+	}
+	for i := range b {
+		b[i] ^= 1
+	}
+	return nulls
+}
+
 // Levels sets dst[i] to code where slot off+i of bm is null and to 0 where
 // it is valid, for every i < len(dst), and returns how many are null.
 func Levels(dst []uint16, bm []byte, off int, code uint16) int {

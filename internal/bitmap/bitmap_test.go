@@ -55,6 +55,19 @@ func TestAgainstBitTests(t *testing.T) {
 			t.Fatalf("Nulls(off %d, n %d of %d): %d nulls, want %d; flags equal %v", off, n, total, k, wantNulls, slices.Equal(gotFlags, wantFlags))
 		}
 
+		valid := make([]bool, n)
+		for i := range valid {
+			valid[i] = rng.IntN(2) == 0
+		}
+		if k := Valid(valid, bm, off); k != wantNulls {
+			t.Fatalf("Valid(off %d, n %d): %d nulls, want %d", off, n, k, wantNulls)
+		}
+		for i, v := range valid {
+			if v == wantFlags[i] {
+				t.Fatalf("Valid(off %d, n %d): slot %d valid %v, its bit says null %v", off, n, i, v, wantFlags[i])
+			}
+		}
+
 		const code = 3
 		levels := make([]uint16, n)
 		for i := range levels {

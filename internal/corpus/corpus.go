@@ -262,3 +262,17 @@ func ArrowBytes(rec arrow.RecordBatch) int64 {
 	}
 	return n
 }
+
+// OffsetsBuffer is the bytes of an Arrow offsets buffer holding ends:
+// 64-bit entries when large, else 32-bit (tests assemble arrays from
+// buffers, with bytes under null slots, which builders never write).
+func OffsetsBuffer(ends []int64, large bool) []byte {
+	if large {
+		return arrow.Int64Traits.CastToBytes(ends)
+	}
+	o := make([]int32, len(ends))
+	for i, e := range ends {
+		o[i] = int32(e)
+	}
+	return arrow.Int32Traits.CastToBytes(o)
+}

@@ -1,0 +1,161 @@
+package structural
+
+import (
+	"math"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+
+	"github.com/planarlance/planar/internal/bitmap"
+)
+
+// ListLayers gives the layers of a page of a list column whose items are
+// its leaf (path [StepList, StepLeaf]), read from the page's top-level
+// arrays themselves: the lists' validity and child counts, then the
+// validity of the items of valid lists. They are the layers UnravelPath
+// gives for the page's dense levels (a layer without nulls may come with
+// every slot valid where UnravelPath gives none; the sparse sets are the
+// same), in one pass over the lists and one over their items' bitmaps,
+// where unraveling decodes a level per list and item. ok is false for
+// other paths and arrays (the caller unravels the levels).
+func ListLayers(arrs []arrow.Array, path []Step) ([]LayerData, bool) {
+	if len(arrs) == 0 || len(path) != 2 || path[0].Kind != StepList || path[1].Kind != StepLeaf {
+		return nil, false
+	}
+	rows, nulls := 0, 0
+	for _, a := range arrs {
+		switch a.(type) {
+		case *array.List, *array.LargeList:
+		default:
+			return nil, false
+		}
+		rows += a.Len()
+		nulls += a.NullN()
+	}
+	list := LayerData{Len: rows, Offsets: make([]int32, rows+1)}
+	if nulls > 0 {
+		list.Valid = make([]bool, rows)
+	}
+	// Lists: validity, and child counts (none for a null list, whatever
+	// range its offsets give).
+	row, items := 0, 0
+	for _, a := range arrs {
+		d := a.Data()
+		n := a.Len()
+		if list.Valid != nil {
+			valid := list.Valid[row : row+n]
+			if bm := a.NullBitmapBytes(); len(bm) > 0 && a.NullN() > 0 {
+				bitmap.Valid(valid, bm, d.Offset())
+			} else {
+				bitmap.FillTrue(valid)
+			}
+		}
+		var ok bool
+		if items, ok = childCounts(a, list.Offsets[row+1:row+n+1], list.Valid, row, items); !ok {
+			return nil, false
+		}
+		row += n
+	}
+	// Items of valid lists: their validity, a run of valid lists (whose
+	// items lie back to back in the child) at a time.
+	leaf := LayerData{Len: items}
+	if itemNulls(arrs) {
+		leaf.Valid = make([]bool, items)
+		row, at := 0, 0
+		for _, a := range arrs {
+			child := a.(array.ListLike).ListValues()
+			cd := child.Data()
+			bm := child.NullBitmapBytes()
+			n := a.Len()
+			for i := 0; i < n; {
+				if list.Valid != nil && !list.Valid[row+i] {
+					i++
+					continue
+				}
+				j := i + 1
+				for j < n && (list.Valid == nil || list.Valid[row+j]) {
+					j++
+				}
+				lo, hi := listStart(a, i), listStart(a, j) // (list j-1 ends where j starts)
+				dst := leaf.Valid[at : at+hi-lo]
+				if len(bm) > 0 && child.NullN() > 0 {
+					bitmap.Valid(dst, bm, cd.Offset()+lo)
+				} else {
+					bitmap.FillTrue(dst)
+				}
+				at += hi - lo
+				i = j
+			}
+			row += n
+		}
+	}
+	return []LayerData{list, leaf}, true
+}
+
+// childCounts writes the end offsets of a's lists, counted from items (the
+// children of the page's lists before a), into ends, a null list (by
+// valid, from slot row) having none; false when a list's range runs
+// backward or out of its child, or the page holds over MaxInt32 items.
+func childCounts(a arrow.Array, ends []int32, valid []bool, row, items int) (int, bool) {
+	child := a.(array.ListLike).ListValues().Len()
+	off := a.Data().Offset()
+	switch l := a.(type) {
+	case *array.List:
+		return countRanges(l.Offsets()[off:], ends, valid, row, items, child)
+	case *array.LargeList:
+		return countRanges(l.Offsets()[off:], ends, valid, row, items, child)
+	}
+	return items, false
+}
+
+func countRanges[T int32 | int64](o []T, ends []int32, valid []bool, row, items, child int) (int, bool) {
+	o = o[:len(ends)+1]
+	// Branch-free: a bad range makes bad negative, a null list's count is
+	// masked off; both are checked once, after the loop.
+	bad := 0
+	if valid == nil {
+		for i := range ends {
+			lo, hi := int(o[i]), int(o[i+1])
+			bad |= (hi - lo) | lo | (child - hi)
+			items += hi - lo
+			ends[i] = int32(items)
+		}
+	} else {
+		valid = valid[row : row+len(ends)]
+		for i := range ends {
+			lo, hi := int(o[i]), int(o[i+1])
+			bad |= (hi - lo) | lo | (child - hi)
+			keep := 0
+			if valid[i] {
+				keep = -1
+			}
+			items += (hi - lo) & keep
+			ends[i] = int32(items)
+		}
+	}
+	return items, bad >= 0 && items <= math.MaxInt32
+}
+
+// listStart is the start of list i of a in its child (i = a.Len(): the
+// end of the last). (Offsets gives the whole buffer, from the array's
+// first slot before any slicing.)
+func listStart(a arrow.Array, i int) int {
+	j := a.Data().Offset() + i
+	switch l := a.(type) {
+	case *array.List:
+		return int(l.Offsets()[j])
+	case *array.LargeList:
+		return int(l.Offsets()[j])
+	}
+	return 0
+}
+
+// itemNulls reports whether any of the arrays' children holds a null.
+func itemNulls(arrs []arrow.Array) bool {
+	for _, a := range arrs {
+		if a.(array.ListLike).ListValues().NullN() > 0 {
+			return true
+		}
+	}
+	return false
+}
