@@ -29,6 +29,16 @@ func ListLayers(arrs []arrow.Array, path []Step) ([]LayerData, bool) {
 		default:
 			return nil, false
 		}
+		// Items whose validity is not their bitmap's are left to the
+		// walk: the null type (all null, no bitmap) and dictionaries
+		// (a key may point at a null value).
+		child := a.(array.ListLike).ListValues()
+		if _, dict := child.(*array.Dictionary); dict || child.NullN() > 0 && len(child.NullBitmapBytes()) == 0 {
+			return nil, false
+		}
+		if a.NullN() > 0 && len(a.NullBitmapBytes()) == 0 {
+			return nil, false
+		}
 		rows += a.Len()
 		nulls += a.NullN()
 	}

@@ -137,6 +137,27 @@ func TestListLayers(t *testing.T) {
 			a.Release()
 		}
 	}
+	// Items whose validity is not their bitmap's: declined.
+	nb := array.NewListBuilder(mem, arrow.Null)
+	for i := range 50 {
+		if i%5 == 0 {
+			nb.AppendNull()
+			continue
+		}
+		nb.Append(true)
+		for range i % 3 {
+			nb.ValueBuilder().AppendNull()
+		}
+	}
+	nullItems := nb.NewArray()
+	defer nullItems.Release()
+	dictRec := corpus.NestedRecord(mem, []corpus.NestedCase{{TypeCase: corpus.TypeByName("list_dict_str"), Nulls: corpus.SomeNulls, Rows: 100}}, 1)
+	defer dictRec.Release()
+	for _, a := range []arrow.Array{nullItems, dictRec.Column(0)} {
+		if _, ok := structural.ListLayers([]arrow.Array{a}, structural.LeafPaths(a.DataType())[0]); ok {
+			t.Fatalf("%s: ListLayers took items whose validity is not their bitmap's", a.DataType())
+		}
+	}
 	// Other paths: declined.
 	st := corpus.NestedRecord(mem, []corpus.NestedCase{{TypeCase: corpus.TypeByName("struct_list"), Nulls: corpus.SomeNulls, Rows: 100}}, 1)
 	defer st.Release()
