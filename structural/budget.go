@@ -40,32 +40,12 @@ func OverLevelBudget(d Dense, hasFSL bool) bool {
 	if hasFSL || maxRep == 0 || d.Rep == nil || d.Def == nil || d.NumVisible == 0 || len(d.Rep) != len(d.Def) {
 		return false
 	}
-	limit := MaxLevelsPerChunk(BitsPerLevel(d.Layers))
+	p := budgetPacker{limit: MaxLevelsPerChunk(BitsPerLevel(d.Layers)), pages: 1}
 	maxVis := uint16(MaxVisibleDef(d.Layers))
-	overhead := false
-	pageLevels, pageRows, pageOverhead, pages := 0, 0, false, 1
 	rowStart, rowVals := 0, 0
-	finish := func(end int) bool {
-		n := end - rowStart
-		over := n > rowVals
-		if over {
-			overhead = true
-			if n > limit {
-				return true
-			}
-		}
-		if pageRows > 0 && (pageOverhead || over) && pageLevels+n > limit {
-			pages++
-			pageLevels, pageRows, pageOverhead = 0, 0, false
-		}
-		pageRows++
-		pageLevels += n
-		pageOverhead = pageOverhead || over
-		return false
-	}
 	for i, r := range d.Rep {
 		if r == maxRep && i > 0 {
-			if finish(i) {
+			if p.row(i-rowStart, rowVals) {
 				return true
 			}
 			rowStart, rowVals = i, 0
@@ -74,8 +54,56 @@ func OverLevelBudget(d Dense, hasFSL bool) bool {
 			rowVals++
 		}
 	}
-	if finish(len(d.Rep)) {
+	if p.row(len(d.Rep)-rowStart, rowVals) {
 		return true
 	}
-	return overhead && pages > 1
+	return p.over()
 }
+
+// overBudgetList is OverLevelBudget of a page of one list layer over its
+// leaf from the list layer alone (ListLayers): a list of k items has k
+// levels and k visible values, a null or empty one a level and none.
+func overBudgetList(layers []Layer, offsets []int32) bool {
+	p := budgetPacker{limit: MaxLevelsPerChunk(BitsPerLevel(layers)), pages: 1}
+	for i := range len(offsets) - 1 {
+		k := int(offsets[i+1] - offsets[i])
+		if p.row(max(k, 1), k) {
+			return true
+		}
+	}
+	return p.over()
+}
+
+// budgetPacker packs a page's rows, in order, as Lance's mini-block level
+// budget does (OverLevelBudget): a row "has overhead" when it has more
+// levels than visible values, and rows with overhead may not push a page
+// past limit levels.
+type budgetPacker struct {
+	limit                       int
+	pageLevels, pageRows, pages int
+	pageOverhead, overhead      bool
+}
+
+// row adds a row of n levels and vals visible values; true when it alone
+// is over the budget.
+func (p *budgetPacker) row(n, vals int) bool {
+	over := n > vals
+	if over {
+		p.overhead = true
+		if n > p.limit {
+			return true
+		}
+	}
+	if p.pageRows > 0 && (p.pageOverhead || over) && p.pageLevels+n > p.limit {
+		p.pages++
+		p.pageLevels, p.pageRows, p.pageOverhead = 0, 0, false
+	}
+	p.pageRows++
+	p.pageLevels += n
+	p.pageOverhead = p.pageOverhead || over
+	return false
+}
+
+// over is the verdict once every row is packed: rows with overhead and
+// more than one page.
+func (p *budgetPacker) over() bool { return p.overhead && p.pages > 1 }

@@ -271,20 +271,51 @@ func BuildDenseKeep(arrs []arrow.Array, path []Step, keep []bool) (Dense, []Segm
 		}
 	}
 
-	// Classify the layers (inner-most first) and give each used condition
-	// its def band value.
+	layers, level := classifyLayers(path, b.used, keep)
+	dense := Dense{
+		Layers:     layers,
+		Rep:        b.rep,
+		NumItems:   len(b.def),
+		NumVisible: b.visible,
+		NumRows:    rows * dims,
+	}
+	if slices.Max(level) > 0 {
+		// Codes become band levels; a page whose used codes are their
+		// own levels (a nullable leaf alone, say) needs no pass.
+		identity := true
+		for c, l := range level {
+			identity = identity && (l == 0 || int(l) == c)
+		}
+		if !identity {
+			par.EachPiece(par.Pieces(len(b.def), par.MinValues), func(_, lo, hi int) error {
+				for i, c := range b.def[lo:hi] {
+					b.def[lo+i] = level[c]
+				}
+				return nil
+			})
+		}
+		dense.Def = b.def
+	}
+	return dense, b.segs, nil
+}
+
+// classifyLayers gives the layers of a page (inner-most first) from the
+// conditions its walk used at each step of path (and keep, see
+// BuildDenseKeep), and each used condition's def band value (level[code]).
+func classifyLayers(path []Step, used []uint8, keep []bool) ([]Layer, []uint16) {
+	L := len(path)
 	itemNull := make([]bool, L)
 	for d, st := range path {
-		itemNull[d] = st.Kind != StepList && (b.used[d]&usedNull != 0 || keep != nil && keep[d]) ||
-			(st.Kind == StepStruct || st.Kind == StepFSL) && b.used[d]&usedMasked != 0
+		itemNull[d] = st.Kind != StepList && (used[d]&usedNull != 0 || keep != nil && keep[d]) ||
+			(st.Kind == StepStruct || st.Kind == StepFSL) && used[d]&usedMasked != 0
 	}
-	forceNull := readableLists(path, b.used, itemNull)
+	forceNull := readableLists(path, used, itemNull)
 	layers := make([]Layer, L)
 	level := make([]uint16, 2*L+1)
 	base := uint16(1)
 	for j := range L {
 		d := L - 1 - j
-		u := b.used[d]
+		u := used[d]
 		if path[d].Kind == StepList {
 			// A null band when a null list occurs, when a slot lies below
 			// a null item ancestor (see BuildDense) or for readableLists;
@@ -316,31 +347,7 @@ func BuildDenseKeep(arrs []arrow.Array, path []Step, keep []bool) (Dense, []Segm
 			layers[j] = AllValidItem
 		}
 	}
-	dense := Dense{
-		Layers:     layers,
-		Rep:        b.rep,
-		NumItems:   len(b.def),
-		NumVisible: b.visible,
-		NumRows:    rows * dims,
-	}
-	if base > 1 {
-		// Codes become band levels; a page whose used codes are their
-		// own levels (a nullable leaf alone, say) needs no pass.
-		identity := true
-		for c, l := range level {
-			identity = identity && (l == 0 || int(l) == c)
-		}
-		if !identity {
-			par.EachPiece(par.Pieces(len(b.def), par.MinValues), func(_, lo, hi int) error {
-				for i, c := range b.def[lo:hi] {
-					b.def[lo+i] = level[c]
-				}
-				return nil
-			})
-		}
-		dense.Def = b.def
-	}
-	return dense, b.segs, nil
+	return layers, level
 }
 
 // walkArrays walks the page's arrays (rows in all) into b's entries, and

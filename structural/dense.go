@@ -72,6 +72,9 @@ type Dense struct {
 	NumItems   int // entries of the level streams
 	NumVisible int // leaf value slots
 	NumRows    int
+	// LevelsOmitted: the page has levels but they were not built (Rep and
+	// Def are nil; ListShell): only a sparse cell can be encoded from it.
+	LevelsOmitted bool
 }
 
 // NumLists is the number of list layers (the maximum repetition level).

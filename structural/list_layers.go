@@ -2,6 +2,7 @@ package structural
 
 import (
 	"math"
+	"slices"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -168,4 +169,66 @@ func itemNulls(arrs []arrow.Array) bool {
 		}
 	}
 	return false
+}
+
+// ListShell is BuildDenseKeep of a page of a list of leaves (path
+// [StepList, StepLeaf]) whose levels are over Lance's mini-block budget
+// (OverLevelBudget), which a 2.3 page then stores sparse, without the
+// levels: the layers, counts and visible leaf segments BuildDenseKeep
+// gives, Rep and Def nil and LevelsOmitted set, and the page's sparse
+// layers (ListLayers). ok is false for other paths and arrays, and for a
+// page within the budget: the caller builds its levels.
+func ListShell(arrs []arrow.Array, path []Step, keep []bool) (Dense, []Segment, []LayerData, bool) {
+	if keep != nil && len(keep) != len(path) {
+		return Dense{}, nil, nil, false
+	}
+	lds, ok := ListLayers(arrs, path)
+	if !ok {
+		return Dense{}, nil, nil, false
+	}
+	list, leaf := lds[0], lds[1]
+	used := make([]uint8, 2)
+	noItems := 0 // null and empty lists: a level each
+	for i := range list.Len {
+		if list.Offsets[i+1] != list.Offsets[i] {
+			continue
+		}
+		noItems++
+		if list.Valid != nil && !list.Valid[i] {
+			used[0] |= usedNull
+		} else {
+			used[0] |= usedEmpty
+		}
+	}
+	if leaf.Valid != nil && slices.Contains(leaf.Valid, false) {
+		used[1] |= usedNull
+	}
+	layers, _ := classifyLayers(path, used, keep)
+	if leaf.Len == 0 || !overBudgetList(layers, list.Offsets) {
+		return Dense{}, nil, nil, false
+	}
+	d := Dense{Layers: layers, NumItems: leaf.Len + noItems, NumVisible: leaf.Len, NumRows: list.Len, LevelsOmitted: true}
+	// Segments: the items of each run of valid non-empty lists, a run
+	// joined to the one before when its items follow (as the walk joins
+	// them, within an array).
+	var segs []Segment
+	row := 0
+	for _, a := range arrs {
+		child := a.(array.ListLike).ListValues()
+		n := a.Len()
+		for i := 0; i < n; i++ {
+			if list.Offsets[row+i+1] == list.Offsets[row+i] {
+				continue // null or empty
+			}
+			cs := listStart(a, i)
+			ce := cs + int(list.Offsets[row+i+1]-list.Offsets[row+i])
+			if l := len(segs) - 1; l >= 0 && segs[l].Arr == child && segs[l].End == cs {
+				segs[l].End = ce
+			} else {
+				segs = append(segs, Segment{Arr: child, Start: cs, End: ce})
+			}
+		}
+		row += n
+	}
+	return d, segs, lds, true
 }

@@ -3,6 +3,7 @@ package structural_test
 import (
 	"fmt"
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"testing"
 
@@ -111,31 +112,16 @@ func TestListLayers(t *testing.T) {
 			col := rec.Column(0)
 			path := structural.LeafPaths(col.DataType())[0]
 			check(fmt.Sprintf("%s nulls %d", name, ni), []arrow.Array{col}, path)
-			var parts []arrow.Array
-			for lo := 0; lo < col.Len(); {
-				hi := min(col.Len(), lo+1+r.IntN(1500))
-				parts = append(parts, array.NewSlice(col, int64(lo), int64(hi)))
-				lo = hi
-			}
+			parts := cutSlices(r, col, 1500)
 			check(fmt.Sprintf("%s nulls %d, %d slices", name, ni, len(parts)), parts, path)
-			for _, p := range parts {
-				p.Release()
-			}
+			release(parts)
 			rec.Release()
 		}
 	}
 	for k := range 40 {
-		var arrs []arrow.Array
-		for range 1 + r.IntN(3) {
-			a := listWithGarbage(r, 1+r.IntN(300), k%2 == 1)
-			s := array.NewSlice(a, int64(r.IntN(3)), int64(a.Len()))
-			a.Release()
-			arrs = append(arrs, s)
-		}
+		arrs := garbagePage(r, 1, 300, k%2 == 1)
 		check(fmt.Sprintf("garbage under null lists, case %d", k), arrs, structural.LeafPaths(arrs[0].DataType())[0])
-		for _, a := range arrs {
-			a.Release()
-		}
+		release(arrs)
 	}
 	// Items whose validity is not their bitmap's: declined.
 	nb := array.NewListBuilder(mem, arrow.Null)
@@ -166,4 +152,93 @@ func TestListLayers(t *testing.T) {
 			t.Fatalf("struct_list path %v: ListLayers took it", path)
 		}
 	}
+}
+
+// TestListShell: for pages of lists of leaves, ListShell takes exactly the
+// pages whose dense levels are over the mini-block budget, and gives the
+// layers, counts and segments BuildDenseKeep gives them (without levels),
+// under the column's keep flags, for several null patterns, list types,
+// slices and arrays whose null lists span items.
+func TestListShell(t *testing.T) {
+	mem := memory.NewGoAllocator()
+	r := rand.New(rand.NewPCG(6, 1))
+	took := 0
+	check := func(what string, arrs []arrow.Array, keep []bool) {
+		t.Helper()
+		path := structural.LeafPaths(arrs[0].DataType())[0]
+		d, segs, err := structural.BuildDenseKeep(arrs, path, keep)
+		if err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		over := structural.OverLevelBudget(d, false)
+		sd, ssegs, lds, ok := structural.ListShell(arrs, path, keep)
+		if ok != over {
+			t.Fatalf("%s: shell taken %v, levels over the budget %v", what, ok, over)
+		}
+		if !ok {
+			return
+		}
+		took++
+		d.Rep, d.Def, d.LevelsOmitted = nil, nil, true
+		if !reflect.DeepEqual(sd, d) {
+			t.Fatalf("%s: shell %+v, want %+v", what, sd, d)
+		}
+		if !reflect.DeepEqual(ssegs, segs) {
+			t.Fatalf("%s: %d segments, want %d (or they differ)", what, len(ssegs), len(segs))
+		}
+		if len(lds) != 2 || lds[1].Len != d.NumVisible {
+			t.Fatalf("%s: layers of %d leaf slots for %d visible", what, lds[1].Len, d.NumVisible)
+		}
+	}
+	for ti, name := range []string{"list_i32", "large_list_str", "list_bool"} {
+		for ni, nulls := range []corpus.Nulls{corpus.NoNulls, corpus.SomeNulls, corpus.Alternating, corpus.Trailing} {
+			for _, rows := range []int{2000, 120_000} {
+				rec := corpus.NestedRecord(mem, []corpus.NestedCase{{TypeCase: corpus.TypeByName(name), Nulls: nulls, Rows: rows}}, uint64(10*ti+ni))
+				col := rec.Column(0)
+				check(fmt.Sprintf("%s nulls %d rows %d", name, ni, rows), []arrow.Array{col}, nil)
+				check(fmt.Sprintf("%s nulls %d rows %d, leaf kept nullable", name, ni, rows), []arrow.Array{col}, []bool{false, true})
+				parts := cutSlices(r, col, 40000)
+				check(fmt.Sprintf("%s nulls %d rows %d, %d slices", name, ni, rows, len(parts)), parts, nil)
+				release(parts)
+				rec.Release()
+			}
+		}
+	}
+	for k := range 20 {
+		arrs := garbagePage(r, 20000, 40000, k%2 == 1)
+		check(fmt.Sprintf("null lists spanning items, case %d", k), arrs, nil)
+		release(arrs)
+	}
+	if took < 10 {
+		t.Fatalf("the shell was taken for %d pages; the test means many", took)
+	}
+}
+
+// cutSlices cuts a into consecutive slices of 1 to most slots.
+func cutSlices(r *rand.Rand, a arrow.Array, most int) []arrow.Array {
+	var parts []arrow.Array
+	for lo := 0; lo < a.Len(); {
+		hi := min(a.Len(), lo+1+r.IntN(most))
+		parts = append(parts, array.NewSlice(a, int64(lo), int64(hi)))
+		lo = hi
+	}
+	return parts
+}
+
+func release(arrs []arrow.Array) {
+	for _, a := range arrs {
+		a.Release()
+	}
+}
+
+// garbagePage is one to three listWithGarbage arrays of least to
+// least+spread lists, each sliced from its first few slots.
+func garbagePage(r *rand.Rand, least, spread int, large bool) []arrow.Array {
+	var arrs []arrow.Array
+	for range 1 + r.IntN(3) {
+		a := listWithGarbage(r, least+r.IntN(spread), large)
+		arrs = append(arrs, array.NewSlice(a, int64(r.IntN(3)), int64(a.Len())))
+		a.Release()
+	}
+	return arrs
 }

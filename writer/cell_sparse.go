@@ -92,7 +92,9 @@ func (c *pageEnc) sparseStructure(d structural.Dense) (*enc23pb.StructuralPlane,
 	var s *enc23pb.SparseStructure
 	var bufs [][]byte
 	var err error
-	if lds, ok := structural.ListLayers(c.arrays, c.path); ok {
+	if c.layers != nil {
+		s, bufs, err = structural.BuildSparse(c.layers, c.path) // (the shell's, ListShell)
+	} else if lds, ok := structural.ListLayers(c.arrays, c.path); ok {
 		// A list of leaves: the layers straight from the page's arrays,
 		// not unraveled from its levels.
 		s, bufs, err = structural.BuildSparse(lds, c.path)

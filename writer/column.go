@@ -77,9 +77,10 @@ type colSpec struct {
 type pageEnc struct {
 	*colSpec
 	vals, meta, data, rep, def []byte
-	arrays                     []arrow.Array // the page's top-level arrays (set by pageJob.run)
-	spareData                  []byte        // the data scratch of the trials after a first one kept its own (keepBuffers)
-	stored                     []byte        // a sparse page's stored values (compactValues)
+	arrays                     []arrow.Array          // the page's top-level arrays (set by pageJob.run)
+	layers                     []structural.LayerData // the page's sparse layers when built without levels (structural.ListShell)
+	spareData                  []byte                 // the data scratch of the trials after a first one kept its own (keepBuffers)
+	stored                     []byte                 // a sparse page's stored values (compactValues)
 	offsets                    []uint64
 	chunkBufs                  [][]byte
 	repEnc, defEnc             values.LevelEncoder // the level streams of a dense chunked page

@@ -399,6 +399,9 @@ func (c *pageEnc) runLadder(d structural.Dense, pv pageValues, sp selector.Page,
 			}
 		}
 		enc, err := c.encodePlan(d, pv, sp, t.Plan, f, t.Dict)
+		if errors.Is(err, errNeedLevels) {
+			return encoded{}, true, err // (no trial may win without the levels)
+		}
 		encs, errs = append(encs, enc), append(errs, err)
 		l.Record(measure(enc, err, d.NumVisible, sp.ValidLeaves))
 	}
@@ -484,7 +487,7 @@ func (c *pageEnc) page(d structural.Dense, pv pageValues, f Format) selector.Pag
 		NumVisible:     d.NumVisible,
 		AllNull:        pv.allNull || pv.info.kind == values.KindNull,
 		CanZip:         pv.info.kind != values.KindBool && pv.info.kind != values.KindNull && pv.info.kind != values.KindDict && pv.info.rowBits()%8 == 0,
-		HasLevels:      d.Rep != nil || d.Def != nil,
+		HasLevels:      d.Rep != nil || d.Def != nil || d.LevelsOmitted,
 		SparseOnly:     c.sparse,
 		NumRows:        d.NumRows / max(c.fslScale, 1),
 		NumLevels:      d.NumItems,
@@ -494,7 +497,8 @@ func (c *pageEnc) page(d structural.Dense, pv pageValues, f Format) selector.Pag
 		LanceStructure: c.fslScale > 1,
 	}
 	if sp.HasLists && f.planarMetadata() {
-		sp.OverBudget = structural.OverLevelBudget(d, sp.HasFSLLayer)
+		// (A page whose levels were left out is one over the budget.)
+		sp.OverBudget = d.LevelsOmitted || structural.OverLevelBudget(d, sp.HasFSLLayer)
 	}
 	switch {
 	case sp.AllNull:
@@ -596,6 +600,9 @@ func (c *pageEnc) encodeDictPage(d structural.Dense, pv pageValues, sp selector.
 // many levels are encoded again as selector.Fallback says.
 func (c *pageEnc) encodeCell(d structural.Dense, pv pageValues, sp selector.Page, plan selector.Plan, f Format) (encoded, error) {
 	sparse := plan.Structure == selector.Sparse
+	if d.LevelsOmitted && !sparse {
+		return encoded{plan: plan}, errNeedLevels
+	}
 	if fc, ok := fsstOf(plan.Codec); ok {
 		// Code the page once, so chunks are cut on coded sizes.
 		coded := fc.Code(values.Block{N: pv.stored(), Data: pv.fixed, Offsets: pv.offsets})
@@ -780,6 +787,11 @@ func (c *pageEnc) trainFsst(pv pageValues) *values.FsstTable {
 	}
 	return values.BuildFsstTable(sample)
 }
+
+// errNeedLevels reports a dense cell planned for a page whose levels were
+// left out (structural.ListShell): the page is encoded again from its
+// levels.
+var errNeedLevels = errors.New("planar/writer: a dense cell for a page built without levels")
 
 // errTooManyLevels reports a chunk that would need more than 65535 levels.
 var errTooManyLevels = errors.New("planar/writer: more than 65535 levels in one chunk")

@@ -1,6 +1,7 @@
 package writer
 
 import (
+	"errors"
 	"fmt"
 	"runtime"
 	"sync"
@@ -8,6 +9,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 
 	"github.com/planarlance/planar/proto/file2pb"
+	"github.com/planarlance/planar/selector"
 	"github.com/planarlance/planar/structural"
 )
 
@@ -38,10 +40,21 @@ type pageJob struct {
 
 // run measures, selects and encodes the page.
 func (j *pageJob) run() {
-	dense, segs, err := structural.BuildDenseKeep(j.arrays, j.col.path, j.col.keep)
-	if err != nil {
-		j.err = fmt.Errorf("%v: %w", err, ErrInvalidBatch)
-		return
+	f := j.col.cfg.format
+	var dense structural.Dense
+	var segs []structural.Segment
+	ok := false
+	if listShell && f.planarMetadata() && j.col.opts.Structural == selector.StructuralAuto {
+		// A page of a list of leaves over the level budget is stored
+		// sparse: its levels are not built (ListShell).
+		dense, segs, j.enc.layers, ok = structural.ListShell(j.arrays, j.col.path, j.col.keep)
+	}
+	if !ok {
+		var err error
+		if dense, segs, err = structural.BuildDenseKeep(j.arrays, j.col.path, j.col.keep); err != nil {
+			j.err = fmt.Errorf("%v: %w", err, ErrInvalidBatch)
+			return
+		}
 	}
 	j.rows = dense.NumRows
 	n := 0 // elements: rows times the structural FSL dimensions above
@@ -52,14 +65,27 @@ func (j *pageJob) run() {
 		j.err = fmt.Errorf("structure of %d rows built from %d: %w", j.rows, n, ErrInvalidBatch)
 		return
 	}
-	f := j.col.cfg.format
 	j.enc.arrays = j.arrays
-	defer func() { j.enc.arrays = nil }()
-	if j.out, j.err = j.enc.encode(dense, segs, f); j.err != nil {
+	defer func() { j.enc.arrays, j.enc.layers = nil, nil }()
+	j.out, j.err = j.enc.encode(dense, segs, f)
+	if errors.Is(j.err, errNeedLevels) {
+		// The shell's page did not go sparse after all: build its levels.
+		j.enc.layers = nil
+		if dense, segs, j.err = structural.BuildDenseKeep(j.arrays, j.col.path, j.col.keep); j.err != nil {
+			j.err = fmt.Errorf("%v: %w", j.err, ErrInvalidBatch)
+			return
+		}
+		j.out, j.err = j.enc.encode(dense, segs, f)
+	}
+	if j.err != nil {
 		return
 	}
 	j.pe, j.err = pageEncoding(j.out, f)
 }
+
+// listShell enables pages built without levels (structural.ListShell);
+// tests compare the files written with and without.
+var listShell = true
 
 // release drops the page's arrays and returns its encoder to the column.
 func (j *pageJob) release() {
