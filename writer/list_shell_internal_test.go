@@ -65,6 +65,35 @@ func TestListShellSameBytes(t *testing.T) {
 			rec.Release()
 		}
 	}
+	// A page built without levels whose plan is dense (mini-block asked):
+	// its levels are built and it is encoded again, as if built with them.
+	rec := corpus.NestedRecord(mem, []corpus.NestedCase{{TypeCase: corpus.TypeByName("list_i32"), Nulls: corpus.Alternating, Rows: 150_000}}, 3)
+	defer rec.Release()
+	if _, _, _, ok := structural.ListShell(rec.Columns(), structural.LeafPaths(rec.Column(0).DataType())[0], nil); !ok {
+		t.Fatal("the mini-block case is within the level budget; the test needs one over it")
+	}
+	write := func(asked bool) []byte {
+		listShellAsked = asked
+		defer func() { listShellAsked = false }()
+		var buf bytes.Buffer
+		w, err := New(&buf, rec.Schema(), WithFormat(Format2_3), WithColumnOptions(rec.Schema().Field(0).Name, map[string]string{selector.KeyStructuralEncoding: "miniblock"}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := w.WriteBatch(rec); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if cell := w.Report()[0].Cell; cell != "dense x chunked" {
+			t.Fatalf("mini-block asked: %s", cell)
+		}
+		return buf.Bytes()
+	}
+	if got, want := write(true), write(false); !bytes.Equal(got, want) {
+		t.Fatalf("mini-block asked: %d bytes through the fallback, %d built with levels, and they differ", len(got), len(want))
+	}
 	if over < 4 {
 		t.Fatalf("%d cases over the level budget; the test means several", over)
 	}
