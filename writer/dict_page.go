@@ -255,15 +255,19 @@ func internPage(pv pageValues, idx []byte, limit, bw int, distinct uint64) (*dic
 		nulls = nil
 	}
 	if parts := runtime.GOMAXPROCS(0); bw == 8 && parts > 1 && n >= 2*par.MinValues && distinct > uint64(n)/minValuesPerKey {
-		return internRows8ByHash(pv.fixed[:8*n], idx, limit, min(parts, maxInternParts))
+		return internRows8ByHash(pv.fixed[:8*n], idx, limit, min(parts, maxInternParts), distinct)
 	}
 	cuts := []int{0, n}
 	if n >= 2*par.MinValues && distinct <= uint64(n)/minValuesPerKey {
 		cuts = par.Pieces(n, par.MinValues)
 	}
 	tabs := make([]*dictTable, len(cuts)-1)
+	expect := 0
+	if len(cuts) == 2 {
+		expect = int(min(distinct, uint64(limit))) * 11 / 10 // (one table for the page: sized for the estimate)
+	}
 	err := par.EachPiece(cuts, func(j, lo, hi int) error {
-		tab := newDictTable(limit, bw)
+		tab := newDictTableFor(limit, bw, expect)
 		if !internRange(tab, pv, nulls, idx, lo, hi) {
 			return errDictFull
 		}
@@ -329,7 +333,7 @@ func estimatedDistinct(p *values.Profile) uint64 {
 //
 // Null slots intern their gathered zeros, as one pass does. False when the
 // parts hold more than limit keys together.
-func internRows8ByHash(src, idx []byte, limit, parts int) (*dictTable, bool) {
+func internRows8ByHash(src, idx []byte, limit, parts int, distinct uint64) (*dictTable, bool) {
 	n := len(src) / 8
 	// A key's part: the top bits of a hash other than the tables' (so a
 	// part's keys spread over its table); one part takes all (shift 64).
@@ -338,8 +342,10 @@ func internRows8ByHash(src, idx []byte, limit, parts int) (*dictTable, bool) {
 	var keys atomic.Int64 // all parts' keys so far, added keysStep at a time
 	tabs := make([]*dictTable, parts)
 	err := par.Each(parts, func(p int) error {
-		tab := newDictTable(limit, 8)
-		tab.src, tab.rows = src, make([]uint32, 0, 64)
+		// Sized for the estimate's share, 10% over (no doubling), its
+		// slots holding the keys (internRow8) from the start.
+		tab := &dictTable{limit: limit, bw: 8, src: src, rows: make([]uint32, 0, 64)}
+		tab.resize(startSize(limit, int(min(distinct, uint64(limit)))*11/10/parts))
 		tabs[p] = tab
 		counted := 0
 		for i := 0; i < n; i++ {

@@ -40,9 +40,14 @@ type dictTable struct {
 // full, so its memory follows the keys it holds rather than the limit (a
 // page of 58k distinct float64 values probed 6 MB of slots sized for the
 // 100k limit; the keys alone are 1 MB).
-func newDictTable(limit, bw int) *dictTable {
+func newDictTable(limit, bw int) *dictTable { return newDictTableFor(limit, bw, 0) }
+
+// newDictTableFor is newDictTable for about expect keys (the stats pass's
+// estimate; 0 when none): it starts sized for them, not to be doubled and
+// rehashed all the way up from dictTableStart.
+func newDictTableFor(limit, bw, expect int) *dictTable {
 	t := &dictTable{limit: limit, bw: bw, seed: maphash.MakeSeed()}
-	t.resize(min(dictTableStart, tableSize(limit)))
+	t.resize(startSize(limit, expect))
 	if bw == 0 {
 		t.offsets = []uint64{0}
 	}
@@ -51,6 +56,12 @@ func newDictTable(limit, bw int) *dictTable {
 
 // dictTableStart is the slots a table starts with.
 const dictTableStart = 1 << 10
+
+// startSize is the slots of a table for at most limit keys, expecting
+// about expect.
+func startSize(limit, expect int) int {
+	return min(max(dictTableStart, tableSize(expect)), tableSize(limit))
+}
 
 // tableSize is the slot count for n keys at most half full.
 func tableSize(n int) int {
