@@ -20,8 +20,8 @@
 // Positions (Materialized) is the set of leaf slots a sparse page stores
 // values for, as the writer computes it.
 //
-// A page of a list of leaves has its sparse layers read from its arrays
-// (ListLayers), not unraveled from levels; when its levels are over Lance's
+// A page of a list of leaves (alone, or a struct's field) has its sparse
+// layers read from its arrays (ListLayers), not unraveled from levels; when its levels are over Lance's
 // mini-block budget (so a 2.3 page is stored sparse), ListShell gives what
 // BuildDense gives but the levels, which are then never built.
 package structural

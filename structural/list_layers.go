@@ -11,58 +11,57 @@ import (
 )
 
 // ListLayers gives the layers of a page of a list column whose items are
-// its leaf (path [StepList, StepLeaf]), read from the page's top-level
-// arrays themselves: the lists' validity and child counts, then the
-// validity of the items of valid lists. They are the layers UnravelPath
-// gives for the page's dense levels (a layer without nulls may come with
-// every slot valid where UnravelPath gives none; the sparse sets are the
-// same), in one pass over the lists and one over their items' bitmaps,
-// where unraveling decodes a level per list and item. ok is false for
-// other paths and arrays (the caller unravels the levels).
+// its leaf (path [StepList, StepLeaf], or such a list as a struct's child:
+// [StepStruct, StepList, StepLeaf]), read from the page's top-level arrays
+// themselves: the structs' validity, the lists' validity (a list under a
+// null struct is null) and child counts, then the validity of the items of
+// valid lists. They are the layers UnravelPath gives for the page's dense
+// levels (a layer without nulls may come with every slot valid where
+// UnravelPath gives none; the sparse sets are the same), in one pass over
+// the lists and one over their items' bitmaps, where unraveling decodes a
+// level per list and item. ok is false for other paths and arrays (the
+// caller unravels the levels).
 func ListLayers(arrs []arrow.Array, path []Step) ([]LayerData, bool) {
-	if len(arrs) == 0 || len(path) != 2 || path[0].Kind != StepList || path[1].Kind != StepLeaf {
+	lists, outer, ok := pageLists(arrs, path)
+	if !ok {
 		return nil, false
 	}
-	rows, nulls := 0, 0
-	for _, a := range arrs {
-		switch a.(type) {
-		case *array.List, *array.LargeList:
-		default:
-			return nil, false
+	rows, nulls, outerNulls := 0, 0, 0
+	for i, l := range lists {
+		rows += l.Len()
+		nulls += l.NullN()
+		if outer {
+			outerNulls += arrs[i].NullN()
 		}
-		// Items whose validity is not their bitmap's are left to the
-		// walk: the null type (all null, no bitmap) and dictionaries
-		// (a key may point at a null value).
-		child := a.(array.ListLike).ListValues()
-		if _, dict := child.(*array.Dictionary); dict || child.NullN() > 0 && len(child.NullBitmapBytes()) == 0 {
-			return nil, false
+	}
+	var top LayerData // the structs' layer
+	if outer {
+		top.Len = rows
+		if outerNulls > 0 {
+			top.Valid = make([]bool, rows)
 		}
-		if a.NullN() > 0 && len(a.NullBitmapBytes()) == 0 {
-			return nil, false
-		}
-		rows += a.Len()
-		nulls += a.NullN()
 	}
 	list := LayerData{Len: rows, Offsets: make([]int32, rows+1)}
-	if nulls > 0 {
+	if nulls+outerNulls > 0 {
 		list.Valid = make([]bool, rows)
 	}
-	// Lists: validity, and child counts (none for a null list, whatever
-	// range its offsets give).
+	// Lists: validity (and their structs'), and child counts (none for a
+	// null list, whatever range its offsets give).
 	row, items := 0, 0
-	for _, a := range arrs {
-		d := a.Data()
-		n := a.Len()
+	for i, l := range lists {
+		n := l.Len()
 		if list.Valid != nil {
-			valid := list.Valid[row : row+n]
-			if bm := a.NullBitmapBytes(); len(bm) > 0 && a.NullN() > 0 {
-				bitmap.Valid(valid, bm, d.Offset())
-			} else {
-				bitmap.FillTrue(valid)
+			validOf(list.Valid[row:row+n], l)
+		}
+		if top.Valid != nil {
+			sv := top.Valid[row : row+n]
+			validOf(sv, arrs[i])
+			for k, v := range sv {
+				list.Valid[row+k] = list.Valid[row+k] && v
 			}
 		}
 		var ok bool
-		if items, ok = childCounts(a, list.Offsets[row+1:row+n+1], list.Valid, row, items); !ok {
+		if items, ok = childCounts(l, list.Offsets[row+1:row+n+1], list.Valid, row, items); !ok {
 			return nil, false
 		}
 		row += n
@@ -70,14 +69,14 @@ func ListLayers(arrs []arrow.Array, path []Step) ([]LayerData, bool) {
 	// Items of valid lists: their validity, a run of valid lists (whose
 	// items lie back to back in the child) at a time.
 	leaf := LayerData{Len: items}
-	if itemNulls(arrs) {
+	if itemNulls(lists) {
 		leaf.Valid = make([]bool, items)
 		row, at := 0, 0
-		for _, a := range arrs {
-			child := a.(array.ListLike).ListValues()
+		for _, l := range lists {
+			child := l.(array.ListLike).ListValues()
 			cd := child.Data()
 			bm := child.NullBitmapBytes()
-			n := a.Len()
+			n := l.Len()
 			for i := 0; i < n; {
 				if list.Valid != nil && !list.Valid[row+i] {
 					i++
@@ -87,7 +86,7 @@ func ListLayers(arrs []arrow.Array, path []Step) ([]LayerData, bool) {
 				for j < n && (list.Valid == nil || list.Valid[row+j]) {
 					j++
 				}
-				lo, hi := listStart(a, i), listStart(a, j) // (list j-1 ends where j starts)
+				lo, hi := listStart(l, i), listStart(l, j) // (list j-1 ends where j starts)
 				dst := leaf.Valid[at : at+hi-lo]
 				if len(bm) > 0 && child.NullN() > 0 {
 					bitmap.Valid(dst, bm, cd.Offset()+lo)
@@ -100,7 +99,63 @@ func ListLayers(arrs []arrow.Array, path []Step) ([]LayerData, bool) {
 			row += n
 		}
 	}
+	if outer {
+		return []LayerData{top, list, leaf}, true
+	}
 	return []LayerData{list, leaf}, true
+}
+
+// pageLists is the list array of each of a page's top-level arrays along
+// path ([StepList, StepLeaf], or [StepStruct, StepList, StepLeaf]: outer),
+// or ok false for other paths, and for arrays whose validity is not their
+// bitmap's: the null type (all null, no bitmap) and dictionaries (a key
+// may point at a null value) as items, and arrays with nulls but no bitmap
+// (the walk takes those).
+func pageLists(arrs []arrow.Array, path []Step) (lists []arrow.Array, outer, ok bool) {
+	switch {
+	case len(arrs) == 0:
+		return nil, false, false
+	case len(path) == 2 && path[0].Kind == StepList && path[1].Kind == StepLeaf:
+	case len(path) == 3 && path[0].Kind == StepStruct && path[1].Kind == StepList && path[2].Kind == StepLeaf:
+		outer = true
+	default:
+		return nil, false, false
+	}
+	noBitmap := func(a arrow.Array) bool { return a.NullN() > 0 && len(a.NullBitmapBytes()) == 0 }
+	lists = make([]arrow.Array, len(arrs))
+	for i, a := range arrs {
+		l := a
+		if outer {
+			st, isStruct := a.(*array.Struct)
+			if !isStruct || noBitmap(st) || path[0].Child < 0 || path[0].Child >= st.NumField() {
+				return nil, false, false
+			}
+			if l = st.Field(path[0].Child); l.Len() != st.Len() {
+				return nil, false, false
+			}
+		}
+		switch l.(type) {
+		case *array.List, *array.LargeList:
+		default:
+			return nil, false, false
+		}
+		child := l.(array.ListLike).ListValues()
+		if _, dict := child.(*array.Dictionary); dict || noBitmap(child) || noBitmap(l) {
+			return nil, false, false
+		}
+		lists[i] = l
+	}
+	return lists, outer, true
+}
+
+// validOf sets dst to a's validity (its bitmap's; every slot valid
+// without nulls).
+func validOf(dst []bool, a arrow.Array) {
+	if bm := a.NullBitmapBytes(); len(bm) > 0 && a.NullN() > 0 {
+		bitmap.Valid(dst, bm, a.Data().Offset())
+	} else {
+		bitmap.FillTrue(dst)
+	}
 }
 
 // childCounts writes the end offsets of a's lists, counted from items (the
@@ -171,8 +226,8 @@ func itemNulls(arrs []arrow.Array) bool {
 	return false
 }
 
-// ListShell is BuildDenseKeep of a page of a list of leaves (path
-// [StepList, StepLeaf]) whose levels are over Lance's mini-block budget
+// ListShell is BuildDenseKeep of a page of a list of leaves (the paths of
+// ListLayers) whose levels are over Lance's mini-block budget
 // (OverLevelBudget), which a 2.3 page then stores sparse, without the
 // levels: the layers, counts and visible leaf segments BuildDenseKeep
 // gives, Rep and Def nil and LevelsOmitted set, and the page's sparse
@@ -186,49 +241,55 @@ func ListShell(arrs []arrow.Array, path []Step, keep []bool) (Dense, []Segment, 
 	if !ok {
 		return Dense{}, nil, nil, false
 	}
-	list, leaf := lds[0], lds[1]
-	used := make([]uint8, 2)
-	noItems := 0 // null and empty lists: a level each
+	lists, _, _ := pageLists(arrs, path)
+	d := len(path) - 2 // the list's depth
+	list, leaf := lds[d], lds[d+1]
+	used := make([]uint8, len(path))
+	noItems := 0 // lists of no items (null, empty, or under a null struct): a level each
 	for i := range list.Len {
 		if list.Offsets[i+1] != list.Offsets[i] {
 			continue
 		}
 		noItems++
-		if list.Valid != nil && !list.Valid[i] {
+		switch {
+		case d > 0 && lds[0].Valid != nil && !lds[0].Valid[i]:
 			used[0] |= usedNull
-		} else {
-			used[0] |= usedEmpty
+			used[d] |= usedMasked // (a list below a null struct)
+		case list.Valid != nil && !list.Valid[i]:
+			used[d] |= usedNull
+		default:
+			used[d] |= usedEmpty
 		}
 	}
 	if leaf.Valid != nil && slices.Contains(leaf.Valid, false) {
-		used[1] |= usedNull
+		used[d+1] |= usedNull
 	}
 	layers, _ := classifyLayers(path, used, keep)
 	if leaf.Len == 0 || !overBudgetList(layers, list.Offsets) {
 		return Dense{}, nil, nil, false
 	}
-	d := Dense{Layers: layers, NumItems: leaf.Len + noItems, NumVisible: leaf.Len, NumRows: list.Len, LevelsOmitted: true}
-	// Segments: the items of each run of valid non-empty lists, a run
-	// joined to the one before when its items follow (as the walk joins
-	// them, within an array).
+	dense := Dense{Layers: layers, NumItems: leaf.Len + noItems, NumVisible: leaf.Len, NumRows: list.Len, LevelsOmitted: true}
+	// Segments: the items of each valid non-empty list, a list's joined to
+	// the one before when they follow (as the walk joins them, within an
+	// array).
 	var segs []Segment
 	row := 0
-	for _, a := range arrs {
-		child := a.(array.ListLike).ListValues()
-		n := a.Len()
+	for _, l := range lists {
+		child := l.(array.ListLike).ListValues()
+		n := l.Len()
 		for i := 0; i < n; i++ {
 			if list.Offsets[row+i+1] == list.Offsets[row+i] {
-				continue // null or empty
+				continue // no items
 			}
-			cs := listStart(a, i)
+			cs := listStart(l, i)
 			ce := cs + int(list.Offsets[row+i+1]-list.Offsets[row+i])
-			if l := len(segs) - 1; l >= 0 && segs[l].Arr == child && segs[l].End == cs {
-				segs[l].End = ce
+			if k := len(segs) - 1; k >= 0 && segs[k].Arr == child && segs[k].End == cs {
+				segs[k].End = ce
 			} else {
 				segs = append(segs, Segment{Arr: child, Start: cs, End: ce})
 			}
 		}
 		row += n
 	}
-	return d, segs, lds, true
+	return dense, segs, lds, true
 }
