@@ -237,11 +237,16 @@ func ListShell(arrs []arrow.Array, path []Step, keep []bool) (Dense, []Segment, 
 	if keep != nil && len(keep) != len(path) {
 		return Dense{}, nil, nil, false
 	}
+	lists, outer, ok := pageLists(arrs, path)
+	if !ok || !noItemLists(arrs, lists, outer) {
+		// (Over the budget needs rows of more levels than values: lists
+		// of no items. Without any, ListLayers is not worth its pass.)
+		return Dense{}, nil, nil, false
+	}
 	lds, ok := ListLayers(arrs, path)
 	if !ok {
 		return Dense{}, nil, nil, false
 	}
-	lists, _, _ := pageLists(arrs, path)
 	d := len(path) - 2 // the list's depth
 	list, leaf := lds[d], lds[d+1]
 	used := make([]uint8, len(path))
@@ -292,4 +297,36 @@ func ListShell(arrs []arrow.Array, path []Step, keep []bool) (Dense, []Segment, 
 		row += n
 	}
 	return dense, segs, lds, true
+}
+
+// noItemLists reports whether some list of the page has no items: a null
+// or empty list, or one under a null struct (outer).
+func noItemLists(arrs, lists []arrow.Array, outer bool) bool {
+	for i, l := range lists {
+		if l.NullN() > 0 || outer && arrs[i].NullN() > 0 {
+			return true
+		}
+		off := l.Data().Offset()
+		switch a := l.(type) {
+		case *array.List:
+			if hasEmpty(a.Offsets()[off : off+a.Len()+1]) {
+				return true
+			}
+		case *array.LargeList:
+			if hasEmpty(a.Offsets()[off : off+a.Len()+1]) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// hasEmpty reports whether two adjacent offsets are equal.
+func hasEmpty[T int32 | int64](o []T) bool {
+	for i := 1; i < len(o); i++ {
+		if o[i] == o[i-1] {
+			return true
+		}
+	}
+	return false
 }
