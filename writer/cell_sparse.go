@@ -7,6 +7,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/bitutil"
 
+	"github.com/planarlance/planar/internal/bitmap"
 	"github.com/planarlance/planar/internal/format"
 	"github.com/planarlance/planar/proto/enc21pb"
 	"github.com/planarlance/planar/proto/enc23pb"
@@ -170,12 +171,7 @@ func (c *pageEnc) compactValues(pv pageValues) pageValues {
 		k := pv.stored()
 		return pageValues{info: pv.info, n: k, fixed: pv.fixed, offsets: pv.offsets, fsst: pv.fsst, nulls: make([]bool, k)}
 	}
-	k := 0
-	for _, null := range pv.nulls[:pv.n] {
-		if !null {
-			k++
-		}
-	}
+	k := pv.n - bitmap.CountTrue(pv.nulls[:pv.n])
 	out := pageValues{info: pv.info, n: k, fsst: pv.fsst, nulls: make([]bool, k)}
 	switch pv.info.kind {
 	case values.KindVariable, values.KindVarPacked:

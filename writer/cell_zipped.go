@@ -44,6 +44,7 @@ func (c *pageEnc) encodeZipped(d structural.Dense, pv pageValues, enc *encoded) 
 	}
 	var data, idx []byte
 	var err error
+	inPlace := false // data is the page's values, not the data scratch
 	switch pv.info.kind {
 	case values.KindVarPacked:
 		ob := values.VariablePackedOffsetBits(pv.offsets)
@@ -87,18 +88,15 @@ func (c *pageEnc) encodeZipped(d structural.Dense, pv pageValues, enc *encoded) 
 			// No control words: the records are the values as they
 			// are, written from where they lie (the gathered or
 			// borrowed values; keepBuffers leaves them).
-			data = rows
+			data, inPlace = rows, true
 			break
 		}
 		data, idx, err = values.AppendZippedFixed(c.data[:0], lv, d.Rep, d.Def, rows, width, n)
-		if err == nil {
-			c.data = data
-		}
 	}
 	if err != nil {
 		return err
 	}
-	if !fixedZip(pv.info.kind) {
+	if !inPlace {
 		c.data = data
 	}
 	enc.bufs = [][]byte{data}

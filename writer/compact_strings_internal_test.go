@@ -191,6 +191,12 @@ func TestCompactStringsSameBytes(t *testing.T) {
 			a := sparseStrings(r, c.typ, c.rows, c.null, c.lo, c.hi, c.dist)
 			defer a.Release()
 			schema := arrow.NewSchema([]arrow.Field{{Name: "s", Type: c.typ, Nullable: true}}, nil)
+			rec := array.NewRecordBatch(schema, []arrow.Array{a}, int64(c.rows))
+			defer rec.Release()
+			cuts := make([]int64, c.batches+1)
+			for k := range cuts {
+				cuts[k] = int64(k * c.rows / c.batches)
+			}
 			write := func(compact bool) ([]byte, []PageReport) {
 				compactStrings = compact
 				defer func() { compactStrings = true }()
@@ -198,26 +204,7 @@ func TestCompactStringsSameBytes(t *testing.T) {
 				if c.pageBytes > 0 {
 					opts = append(opts, WithMaxPageBytes(c.pageBytes))
 				}
-				var buf bytes.Buffer
-				w, err := New(&buf, schema, opts...)
-				if err != nil {
-					t.Fatal(err)
-				}
-				for k := 0; k < c.batches; k++ {
-					lo, hi := int64(k*c.rows/c.batches), int64((k+1)*c.rows/c.batches)
-					s := array.NewSlice(a, lo, hi)
-					rec := array.NewRecordBatch(schema, []arrow.Array{s}, hi-lo)
-					err := w.WriteBatch(rec)
-					rec.Release()
-					s.Release()
-					if err != nil {
-						t.Fatal(err)
-					}
-				}
-				if err := w.Close(); err != nil {
-					t.Fatal(err)
-				}
-				return buf.Bytes(), w.Report()
+				return writeCut(t, rec, cuts, opts...)
 			}
 			taken.Store(0)
 			got, rep := write(true)
@@ -240,4 +227,28 @@ func TestCompactStringsSameBytes(t *testing.T) {
 			t.Logf("%d pages, %d gathered valid-only; first: %s, %s", len(rep), compacted, rep[0].Cell, rep[0].Encoding)
 		})
 	}
+}
+
+// writeCut writes rec as the batches between consecutive cuts (row
+// numbers, from 0 to its row count) and returns the file and the writer's
+// report.
+func writeCut(t *testing.T, rec arrow.RecordBatch, cuts []int64, opts ...Option) ([]byte, []PageReport) {
+	t.Helper()
+	var buf bytes.Buffer
+	w, err := New(&buf, rec.Schema(), opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k := 0; k+1 < len(cuts); k++ {
+		part := rec.NewSlice(cuts[k], cuts[k+1])
+		err := w.WriteBatch(part)
+		part.Release()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes(), w.Report()
 }

@@ -256,7 +256,7 @@ func (t *dictTable) internShort(v []byte) (uint32, bool) {
 	var word uint64
 	if cap(v) >= 8 {
 		// (The bytes past v within its capacity are read and masked off.)
-		word = binary.LittleEndian.Uint64(v[:8]) & shortMask[len(v)]
+		word = binary.LittleEndian.Uint64(v[:8]) & (^uint64(0) >> (64 - 8*len(v))) // (its low len(v) bytes; none for "")
 	} else {
 		for k := len(v) - 1; k >= 0; k-- {
 			word = word<<8 | uint64(v[k])
@@ -306,9 +306,6 @@ func (t *dictTable) growShorts() {
 		t.shorts[j] = e
 	}
 }
-
-// shortMask[l] keeps the low l bytes of a word.
-var shortMask = [9]uint64{0, 0xff, 0xffff, 0xffffff, 0xffffffff, 0xff_ffffffff, 0xffff_ffffffff, 0xffffff_ffffffff, ^uint64(0)}
 
 // entShort is a slot of the short-key table: the key's bytes, its length
 // and its id+1 (0: empty).

@@ -40,23 +40,12 @@ func TestListShellSameBytes(t *testing.T) {
 						if pageBytes > 0 {
 							opts = append(opts, WithMaxPageBytes(pageBytes))
 						}
-						var buf bytes.Buffer
-						w, err := New(&buf, rec.Schema(), opts...)
-						if err != nil {
-							t.Fatal(err)
-						}
+						var cuts []int64
 						for lo := int64(0); lo < rec.NumRows(); lo += 40_000 {
-							part := rec.NewSlice(lo, min(rec.NumRows(), lo+40_000))
-							err := w.WriteBatch(part)
-							part.Release()
-							if err != nil {
-								t.Fatal(err)
-							}
+							cuts = append(cuts, lo)
 						}
-						if err := w.Close(); err != nil {
-							t.Fatal(err)
-						}
-						return buf.Bytes()
+						b, _ := writeCut(t, rec, append(cuts, rec.NumRows()), opts...)
+						return b
 					}
 					what := fmt.Sprintf("%s nulls %d %v pages %d", name, ni, pol, pageBytes)
 					if got, want := write(true), write(false); !bytes.Equal(got, want) {
@@ -77,21 +66,12 @@ func TestListShellSameBytes(t *testing.T) {
 	write := func(asked bool) []byte {
 		listShellAsked = asked
 		defer func() { listShellAsked = false }()
-		var buf bytes.Buffer
-		w, err := New(&buf, rec.Schema(), WithFormat(Format2_3), WithColumnOptions(rec.Schema().Field(0).Name, map[string]string{selector.KeyStructuralEncoding: "miniblock"}))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := w.WriteBatch(rec); err != nil {
-			t.Fatal(err)
-		}
-		if err := w.Close(); err != nil {
-			t.Fatal(err)
-		}
-		if cell := w.Report()[0].Cell; cell != "dense x chunked" {
+		b, rep := writeCut(t, rec, []int64{0, rec.NumRows()}, WithFormat(Format2_3),
+			WithColumnOptions(rec.Schema().Field(0).Name, map[string]string{selector.KeyStructuralEncoding: "miniblock"}))
+		if cell := rep[0].Cell; cell != "dense x chunked" {
 			t.Fatalf("mini-block asked: %s", cell)
 		}
-		return buf.Bytes()
+		return b
 	}
 	if got, want := write(true), write(false); !bytes.Equal(got, want) {
 		t.Fatalf("mini-block asked: %d bytes through the fallback, %d built with levels, and they differ", len(got), len(want))
