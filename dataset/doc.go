@@ -104,9 +104,12 @@
 // Storage goes through a small object-store layer (list, get, ranged get,
 // put, put-if-not-exists, delete, and a streaming create). Data files are
 // streamed as they are written: locally to a temporary file renamed into
-// place when finished, on S3 as a multipart upload (one part in flight while
-// the next fills; a file smaller than a part is one PUT); they are read
-// through ranged GETs. The endpoint,
+// place when finished, on S3 as a multipart upload (up to four parts in
+// flight while the next fills; a file smaller than a part is one PUT). At a
+// file cut the writer goes on to the next file while the store takes the
+// last bytes of the one cut, one such file at a time, and Commit waits for
+// them all before it writes the manifest. Data files are read through
+// ranged GETs. The endpoint,
 // region and credentials come from the AWS environment variables
 // (AWS_ENDPOINT_URL_S3 or AWS_ENDPOINT_URL, AWS_REGION, AWS_ACCESS_KEY_ID,
 // AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN, AWS_ALLOW_HTTP), overridden by

@@ -264,10 +264,14 @@ func fragmentWriter(ctx context.Context, uri string, schema *arrow.Schema, opts 
 // the writer is done.
 func (w *Writer) finishFragments() ([]FragmentMetadata, error) {
 	if w.cur != nil {
-		if err := w.closeFile(); err != nil {
+		if err := w.cutFile(); err != nil {
 			_ = w.Abort()
 			return nil, err
 		}
+	}
+	if err := w.settle(); err != nil {
+		_ = w.Abort()
+		return nil, err
 	}
 	w.root.syncData()
 	w.done = true

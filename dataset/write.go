@@ -37,12 +37,23 @@ type Writer struct {
 	opts     options
 
 	cur     *dataFile
+	publish *publishing       // the last data file cut, still being published; nil when none
 	reports []FileReport      // what the writer chose in each data file closed
 	nulls   arrow.RecordBatch // rows of nulls (writeNulls), released with the writer
 	frags   []*tablepb.DataFragment
 	written []string // data files written, for Abort
 	done    bool
 	err     error
+}
+
+// publishing is a data file whose last bytes are still going to the store
+// (on S3, the parts in flight, the last part and the completion of the
+// multipart upload) while the next file is encoded. done closes when it is
+// published or has failed; err is set before.
+type publishing struct {
+	name string
+	done chan struct{}
+	err  error
 }
 
 // dataFile is the data file being written, streamed to the store.
@@ -306,9 +317,24 @@ func (w *Writer) Write(rec arrow.RecordBatch) error {
 		w.cur.rows += n
 		off += n
 		if w.cur.rows >= w.opts.maxRows || w.cur.n.n >= w.opts.maxBytes {
-			if err := w.closeFile(); err != nil {
+			if err := w.cutFile(); err != nil {
 				return w.fail(err)
 			}
+		}
+	}
+	return w.failed()
+}
+
+// failed returns the error of a data file whose publishing has failed, without
+// waiting for one still in flight: the writer stops before encoding more.
+func (w *Writer) failed() error {
+	if p := w.publish; p != nil {
+		select {
+		case <-p.done:
+			if p.err != nil {
+				return w.fail(w.settle())
+			}
+		default:
 		}
 	}
 	return nil
@@ -338,23 +364,41 @@ func (w *Writer) openFile() error {
 	return nil
 }
 
-// closeFile finishes the current data file and records its fragment.
+// closeFile finishes the current data file and records its fragment once
+// the store holds it (and every file cut before it).
 func (w *Writer) closeFile() error {
+	if err := w.cutFile(); err != nil {
+		return err
+	}
+	return w.settle()
+}
+
+// cutFile finishes encoding the current data file and records its fragment,
+// leaving the store to take the file's last bytes in the background while
+// the caller goes on to the next file: a multipart upload's last parts no
+// longer stall the encoder at every cut. At most one file is being
+// published: a cut first waits for the one before. Whoever reads the
+// fragments (Commit, finishFragments, a backfill) calls settle first.
+func (w *Writer) cutFile() error {
 	df := w.cur
 	w.cur = nil
 	err := df.w.Close()
 	w.releaseNulls()
-	if err == nil {
-		w.reports = append(w.reports, FileReport{Path: df.name, Rows: df.rows, Pages: df.w.Report()})
-	}
-	if err == nil {
-		err = df.out.Close()
-	} else {
-		df.out.Abort()
-	}
 	if err != nil {
+		df.out.Abort()
 		return fmt.Errorf("data file %s: %w", df.name, err)
 	}
+	w.reports = append(w.reports, FileReport{Path: df.name, Rows: df.rows, Pages: df.w.Report()})
+	if err := w.settle(); err != nil {
+		df.out.Abort()
+		return err
+	}
+	p := &publishing{name: df.name, done: make(chan struct{})}
+	go func() {
+		defer close(p.done)
+		p.err = df.out.Close()
+	}()
+	w.publish = p
 	cols := make([]int32, len(w.leafIDs))
 	for i := range cols {
 		cols[i] = int32(i)
@@ -370,6 +414,20 @@ func (w *Writer) closeFile() error {
 		}},
 		PhysicalRows: uint64(df.rows),
 	})
+	return nil
+}
+
+// settle waits until the file being published, if any, is in the store.
+func (w *Writer) settle() error {
+	p := w.publish
+	if p == nil {
+		return nil
+	}
+	w.publish = nil
+	<-p.done
+	if p.err != nil {
+		return fmt.Errorf("data file %s: %w", p.name, p.err)
+	}
 	return nil
 }
 
@@ -406,9 +464,12 @@ func (w *Writer) Commit(ctx context.Context) (*Dataset, error) {
 		return nil, w.err
 	}
 	if w.cur != nil {
-		if err := w.closeFile(); err != nil {
+		if err := w.cutFile(); err != nil {
 			return nil, w.fail(err)
 		}
+	}
+	if err := w.settle(); err != nil {
+		return nil, w.fail(err)
 	}
 	w.root.syncData()
 	u := newUUID()
@@ -500,6 +561,7 @@ func (w *Writer) Abort() error {
 		w.cur.out.Abort()
 		w.cur = nil
 	}
+	_ = w.settle() // a failed publish has aborted its upload; a finished one is deleted below
 	w.releaseNulls()
 	var first error
 	for _, name := range w.written {
