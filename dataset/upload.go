@@ -241,6 +241,9 @@ func (w *s3Writer) upload(parts <-chan s3Part) {
 			w.sent = append(w.sent, types.CompletedPart{ETag: out.ETag, PartNumber: aws.Int32(p.n)})
 		}
 		w.mu.Unlock()
+		if err != nil {
+			continue // the transport may still hold the body after an error
+		}
 		select {
 		case w.free <- p.b:
 		default:

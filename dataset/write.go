@@ -393,10 +393,12 @@ func (w *Writer) cutFile() error {
 		df.out.Abort()
 		return err
 	}
-	p := &publishing{name: df.name, done: make(chan struct{})}
+	// The goroutine holds the object writer alone: the file writer's
+	// buffers are garbage from here on.
+	p, out := &publishing{name: df.name, done: make(chan struct{})}, df.out
 	go func() {
 		defer close(p.done)
-		p.err = df.out.Close()
+		p.err = out.Close()
 	}()
 	w.publish = p
 	cols := make([]int32, len(w.leafIDs))
