@@ -34,24 +34,41 @@ type dsConfig struct {
 	BatchRows int   `json:"batch_rows"` // rows of a small append
 	Embedding bool  `json:"embedding"`
 	S3        bool  `json:"s3"`
-	Reps      int   `json:"reps"`
-	Seed      uint64
+	// LinkMBps, when S3 is measured, adds the append throughput through a
+	// link of that rate (MB/s, client to server) and LinkDelayMS one way:
+	// an S3 server on loopback is as fast as its CPU, a remote one is not,
+	// and only a link shows whether uploads overlap the encoding.
+	LinkMBps    float64 `json:"link_mb_s,omitempty"`
+	LinkDelayMS float64 `json:"link_delay_ms,omitempty"`
+	Reps        int     `json:"reps"`
+	Seed        uint64
 }
 
 // dsDefaults are the sizes of a default run and of -quick.
 func dsDefaults(quick bool) dsConfig {
 	if quick {
-		return dsConfig{Rows: 50_000, MemRows: 500_000, Commits: 20, Writers: []int{1, 2, 4, 8}, PerWriter: 5, BatchRows: 100, S3: true, Reps: 1}
+		return dsConfig{Rows: 50_000, MemRows: 500_000, Commits: 20, Writers: []int{1, 2, 4, 8}, PerWriter: 5, BatchRows: 100, S3: true,
+			LinkMBps: dsLinkMBps, LinkDelayMS: dsLinkDelayMS, Reps: 1}
 	}
-	return dsConfig{Rows: 4 << 20, MemRows: 50_000_000, Commits: 200, Writers: []int{1, 2, 4, 8}, PerWriter: 25, BatchRows: 100, S3: true, Reps: 3}
+	return dsConfig{Rows: 4 << 20, MemRows: 50_000_000, Commits: 200, Writers: []int{1, 2, 4, 8}, PerWriter: 25, BatchRows: 100, S3: true,
+		LinkMBps: dsLinkMBps, LinkDelayMS: dsLinkDelayMS, Reps: 3}
 }
 
+// The default link to the S3 server: 100 MB/s (0.8 Gbit/s) up, 5 ms each
+// way (a 10 ms round trip).
+const (
+	dsLinkMBps    = 100
+	dsLinkDelayMS = 5
+)
+
 // dsStore is where a measurement's dataset lives: a local directory or the
-// bucket of the S3 server.
+// bucket of the S3 server, directly or through a link (appends only).
 type dsStore struct {
-	Name string
-	S3   *s3test.Server
-	root string
+	Name   string
+	S3     *s3test.Server
+	server *s3test.Server // the S3 server itself, whose CPU time is measured
+	link   bool
+	root   string
 }
 
 func (s dsStore) job(kind, name string) dsJob {
@@ -64,6 +81,7 @@ func (s dsStore) job(kind, name string) dsJob {
 // Results of the dataset suite, per store.
 type dsStoreResult struct {
 	Store          string          `json:"store"`
+	LinkMBps       float64         `json:"link_mb_s,omitempty"` // the store is S3 through a link of this rate
 	Append         []dsMeasurement `json:"append"`
 	PlanarCommits  []dsMeasurement `json:"planar_commits"`
 	PylanceCommits []dsMeasurement `json:"pylance_commits,omitempty"`
@@ -144,10 +162,22 @@ func runDatasetSuite(cfg dsConfig, env environment, self, python, work string, s
 		}
 		defer stop()
 		fmt.Fprintf(stderr, "%-45s %6.1f s\n", "S3 server (SeaweedFS) up", time.Since(t0).Seconds())
-		stores = append(stores, dsStore{Name: "S3", S3: srv})
+		stores = append(stores, dsStore{Name: "S3", S3: srv, server: srv})
+		if cfg.LinkMBps > 0 {
+			through, stopLink, err := srv.Link(cfg.LinkMBps*1e6, time.Duration(cfg.LinkDelayMS*float64(time.Millisecond)))
+			if err != nil {
+				return fmt.Errorf("starting the link to the S3 server: %w", err)
+			}
+			defer stopLink()
+			stores = append(stores, dsStore{Name: fmt.Sprintf("S3, %g MB/s link", cfg.LinkMBps), S3: through, server: srv, link: true})
+		}
 	}
 	for _, s := range stores {
-		r.res.Stores = append(r.res.Stores, dsStoreResult{Store: s.Name})
+		res := dsStoreResult{Store: s.Name}
+		if s.link {
+			res.LinkMBps = cfg.LinkMBps
+		}
+		r.res.Stores = append(r.res.Stores, res)
 	}
 	ipcPath := filepath.Join(work, "dataset-table.arrow")
 	var err error
@@ -165,6 +195,9 @@ func runDatasetSuite(cfg dsConfig, env environment, self, python, work string, s
 	})
 	r.section("2. commit latency", func(rep int) {
 		for i, s := range stores {
+			if s.link {
+				continue
+			}
 			j := s.job(dsCommits, fmt.Sprintf("commits-planar-%d", rep))
 			j.Commits, j.BatchRows, j.Seed = cfg.Commits, cfg.BatchRows, cfg.Seed
 			r.res.Stores[i].PlanarCommits = r.add(r.res.Stores[i].PlanarCommits, s, j, rep, "planar")
@@ -176,6 +209,9 @@ func runDatasetSuite(cfg dsConfig, env environment, self, python, work string, s
 		}
 	})
 	for i := range stores {
+		if stores[i].link {
+			continue
+		}
 		for _, n := range cfg.Writers {
 			r.res.Stores[i].Concurrent = append(r.res.Stores[i].Concurrent, dsConcurrent{Writers: n})
 		}
@@ -183,6 +219,9 @@ func runDatasetSuite(cfg dsConfig, env environment, self, python, work string, s
 	r.section("3. concurrent writers", func(rep int) {
 		for k, n := range cfg.Writers {
 			for i, s := range stores {
+				if s.link {
+					continue
+				}
 				run := r.concurrent(ctx, s, n, rep)
 				c := &r.res.Stores[i].Concurrent[k]
 				c.Runs = append(c.Runs, run)
@@ -191,6 +230,9 @@ func runDatasetSuite(cfg dsConfig, env environment, self, python, work string, s
 	})
 	r.section("4. AddColumns against a rewrite", func(rep int) {
 		for i, s := range stores {
+			if s.link {
+				continue
+			}
 			j := s.job(dsAddCol, fmt.Sprintf("addcol-%d", rep))
 			j.IPC, j.Rows, j.Seed = ipcPath, cfg.Rows, cfg.Seed
 			r.res.Stores[i].AddCol = r.add(r.res.Stores[i].AddCol, s, j, rep, "planar")
@@ -202,6 +244,9 @@ func runDatasetSuite(cfg dsConfig, env environment, self, python, work string, s
 	// One run per store: the memory peak does not vary like a rate.
 	t0 := time.Now()
 	for i, s := range stores {
+		if s.link {
+			continue
+		}
 		j := s.job(dsMemory, "memory")
 		j.Rows, j.Seed = cfg.MemRows, cfg.Seed
 		r.res.Stores[i].Memory = r.add(nil, s, j, 0, "planar")
@@ -222,6 +267,15 @@ func runDatasetSuite(cfg dsConfig, env environment, self, python, work string, s
 		return errFailed
 	}
 	return nil
+}
+
+// serverCPU is the CPU time the store's server has used so far (0 for
+// local disk).
+func (s dsStore) serverCPU() (float64, error) {
+	if s.server == nil {
+		return 0, nil
+	}
+	return s.server.CPUSeconds()
 }
 
 // section runs every repetition of one measurement, timing it for the log.
@@ -246,7 +300,12 @@ func (r *dsRunner) add(ms []dsMeasurement, s dsStore, j dsJob, rep int, who stri
 		cmd = exec.Command(r.python, r.script, j.Kind, string(arg))
 	}
 	var m dsMeasurement
-	if err := runJSON(cmd, &m); err != nil {
+	cpu0, cpuErr := s.serverCPU()
+	err = runJSON(cmd, &m)
+	if cpu1, err1 := s.serverCPU(); cpuErr == nil && err1 == nil {
+		m.ServerCPUSec = cpu1 - cpu0
+	}
+	if err != nil {
 		r.res.Errors = append(r.res.Errors, fmt.Sprintf("%s, %s %s, rep %d: %v", s.Name, who, j.Kind, rep+1, err))
 	} else {
 		ms = append(ms, m)

@@ -49,10 +49,21 @@ func TestDatasetSuiteQuick(t *testing.T) {
 	if err := json.Unmarshal(b, &doc); err != nil {
 		t.Fatal(err)
 	}
-	if doc.Failed() || len(doc.Stores) != 2 || doc.Config.Reps != 1 {
+	if doc.Failed() || len(doc.Stores) != 3 || doc.Config.Reps != 1 {
 		t.Fatalf("failed %v, %d stores, %d reps: %s", doc.Failed(), len(doc.Stores), doc.Config.Reps, doc.Errors)
 	}
 	for _, s := range doc.Stores {
+		if s.Store != "local" && (len(s.Append) != 1 || s.Append[0].ServerCPUSec <= 0) {
+			t.Errorf("%s: no server CPU measured: %+v", s.Store, s.Append)
+		}
+		if s.LinkMBps > 0 {
+			// Through the link: the append alone, all of it stored.
+			if len(s.Append) != 1 || s.Append[0].Rows != doc.Config.Rows || total(s.Append[0].Bytes) != total(doc.Stores[1].Append[0].Bytes) ||
+				len(s.PlanarCommits)+len(s.AddCol)+len(s.Memory)+len(s.Concurrent) != 0 {
+				t.Errorf("%s: %+v", s.Store, s)
+			}
+			continue
+		}
 		if len(s.Append) != 1 || len(s.PlanarCommits) != 1 || len(s.PylanceCommits) != 1 || len(s.AddCol) != 1 || len(s.Rewrite) != 1 || len(s.Memory) != 1 {
 			t.Errorf("%s: a measurement is missing: %+v", s.Store, s)
 			continue
@@ -78,7 +89,7 @@ func TestDatasetSuiteQuick(t *testing.T) {
 	// The tables: a row per store (and writer, and number of writers),
 	// every cell measured.
 	want := map[string][]string{
-		"1. Append throughput": {"local", "S3"},
+		"1. Append throughput": {"local", "S3", "S3, 100 MB/s link"},
 		"2. Commit latency":    {"local | planar", "local | pylance", "S3 | planar", "S3 | pylance"},
 		"3. Concurrent writers": {"local | 1", "local | 2", "local | 4", "local | 8",
 			"S3 | 1", "S3 | 2", "S3 | 4", "S3 | 8"},

@@ -8,6 +8,17 @@ import (
 	"strings"
 )
 
+// appendFloor is the least wall time an append could take on this machine:
+// the CPU the writer and the server used, spread over every core, or the
+// stored bytes at the link's rate (mbps > 0) if that takes longer.
+func appendFloor(m dsMeasurement, mbps float64, cpus int) float64 {
+	f := (m.CPUSec + m.ServerCPUSec) / float64(max(cpus, 1))
+	if mbps > 0 {
+		f = max(f, float64(total(m.Bytes))/(mbps*1e6))
+	}
+	return f
+}
+
 // printDatasetMarkdown prints the dataset suite's tables, a row per store
 // (and per writer where two are compared), then the failures in full.
 func printDatasetMarkdown(w io.Writer, res *dsResults) {
@@ -27,29 +38,44 @@ func printDatasetMarkdown(w io.Writer, res *dsResults) {
 	fmt.Fprintf(w, "Table: %s; %s rows are %s of Arrow input.\n\n", cols, thousands(cfg.Rows), human(res.ArrowBytes))
 
 	fmt.Fprintf(w, "### 1. Append throughput: Create + Write + Commit of %s rows\n\n", thousands(cfg.Rows))
-	fmt.Fprintln(w, "| store | MB/s (Arrow input) | rows/s | wall s | CPU s | max RSS | stored |")
-	fmt.Fprintln(w, "|---|---|---|---|---|---|---|")
+	fmt.Fprintln(w, "| store | MB/s (Arrow input) | rows/s | wall s | CPU s | server CPU s | floor s | wall ÷ floor | max RSS | stored |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|")
 	for _, s := range res.Stores {
 		ms := s.Append
 		stored := "–"
 		if b := firstBytes(ms); b != nil {
 			stored = human(total(b))
 		}
-		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s |\n", s.Store,
+		server := "none"
+		if s.Store != "local" {
+			server = secs(over(ms, func(m dsMeasurement) float64 { return m.ServerCPUSec }))
+		}
+		floor := func(m dsMeasurement) float64 { return appendFloor(m, s.LinkMBps, env.CPUs) }
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", s.Store,
 			rate(over(ms, func(m dsMeasurement) float64 { return float64(m.ArrowBytes) / 1e6 / m.WallSec })),
 			rateSI(over(ms, func(m dsMeasurement) float64 { return float64(m.Rows) / m.WallSec })),
 			secs(over(ms, func(m dsMeasurement) float64 { return m.WallSec })),
 			secs(over(ms, func(m dsMeasurement) float64 { return m.CPUSec })),
+			server, secs(over(ms, floor)),
+			rate(over(ms, func(m dsMeasurement) float64 { return m.WallSec / floor(m) })),
 			rss(ms), stored)
 	}
 	fmt.Fprintln(w, "\nwall: Create to Commit returned; CPU: user+system time of the process over the same span; "+
+		"server CPU: the S3 server's, over the whole job; floor: the least wall the work allows on this machine, "+
+		"(CPU + server CPU) ÷ cores, or the stored bytes at the link's rate when that is longer; "+
 		"max RSS: the process's peak, which counts the memory-mapped Arrow input where touched (up to its size); "+
 		"stored: the dataset's bytes (data files, manifest, transaction).")
+	if cfg.LinkMBps > 0 {
+		fmt.Fprintf(w, "The link carries %g MB/s from client to server and delays each byte %g ms each way.\n", cfg.LinkMBps, cfg.LinkDelayMS)
+	}
 
 	fmt.Fprintf(w, "\n### 2. Commit latency: %d appends of %d rows in sequence (open → write → commit, ms)\n\n", cfg.Commits, cfg.BatchRows)
 	fmt.Fprintln(w, "| store | writer | p50 ms | p90 ms | max ms |")
 	fmt.Fprintln(w, "|---|---|---|---|---|")
 	for _, s := range res.Stores {
+		if s.LinkMBps > 0 {
+			continue // appends only
+		}
 		for _, x := range []struct {
 			who string
 			ms  []dsMeasurement
@@ -78,6 +104,9 @@ func printDatasetMarkdown(w io.Writer, res *dsResults) {
 	fmt.Fprintln(w, "| store | writers | commits/s | retries per commit | failures | rows check |")
 	fmt.Fprintln(w, "|---|---|---|---|---|---|")
 	for _, s := range res.Stores {
+		if s.LinkMBps > 0 {
+			continue // appends only
+		}
 		for _, c := range s.Concurrent {
 			var rates, retries []float64
 			fails, check := 0, "ok"
@@ -107,6 +136,9 @@ func printDatasetMarkdown(w io.Writer, res *dsResults) {
 	fmt.Fprintln(w, "| store | AddColumns: bytes written (data + manifest + transaction) | AddColumns s | rewrite: bytes written | rewrite s | bytes ratio |")
 	fmt.Fprintln(w, "|---|---|---|---|---|---|")
 	for _, s := range res.Stores {
+		if s.LinkMBps > 0 {
+			continue // appends only
+		}
 		ab, rb := firstBytes(s.AddCol), firstBytes(s.Rewrite)
 		r := "–"
 		if total(ab) > 0 {
@@ -121,6 +153,9 @@ func printDatasetMarkdown(w io.Writer, res *dsResults) {
 	fmt.Fprintln(w, "| store | Arrow input | wall s | MB/s | peak RSS | Go heap peak |")
 	fmt.Fprintln(w, "|---|---|---|---|---|---|")
 	for _, s := range res.Stores {
+		if s.LinkMBps > 0 {
+			continue // appends only
+		}
 		if len(s.Memory) == 0 {
 			fmt.Fprintf(w, "| %s | failed | | | | |\n", s.Store)
 			continue
@@ -129,7 +164,8 @@ func printDatasetMarkdown(w io.Writer, res *dsResults) {
 		fmt.Fprintf(w, "| %s | %s | %.1f | %s | %s | %s |\n", s.Store, human(m.ArrowBytes), m.WallSec,
 			num(float64(m.ArrowBytes)/1e6/m.WallSec), human(m.MaxRSSKB<<10), human(m.HeapPeak))
 	}
-	fmt.Fprintln(w, "\nOn S3 a data file streams as a multipart upload: parts of 8 MiB, up to 4 in flight while the next fills (one PUT for a file under 8 MiB).")
+	fmt.Fprintln(w, "\nOn S3 a data file streams as a multipart upload: parts of 8 MiB, up to 4 in flight while the next fills (one PUT for a file under 8 MiB); "+
+		"at a file cut the next file is encoded while the last parts of the one cut are sent.")
 
 	if res.Failed() {
 		fmt.Fprintln(w, "\n### FAILED")
@@ -138,6 +174,9 @@ func printDatasetMarkdown(w io.Writer, res *dsResults) {
 			fmt.Fprintf(w, "- %s\n", e)
 		}
 		for _, s := range res.Stores {
+			if s.LinkMBps > 0 {
+				continue // appends only
+			}
 			for _, c := range s.Concurrent {
 				for i, run := range c.Runs {
 					for _, f := range run.Failures {

@@ -82,9 +82,12 @@ type dsMeasurement struct {
 	ArrowBytes int64   `json:"arrow_bytes,omitempty"`
 	WallSec    float64 `json:"wall_s,omitempty"` // the measured operation alone
 	CPUSec     float64 `json:"cpu_s,omitempty"`  // user+system CPU of the process during it
-	BaseSec    float64 `json:"base_s,omitempty"` // addcol: writing the table it adds to
-	MaxRSSKB   int64   `json:"max_rss_kb,omitempty"`
-	HeapPeak   int64   `json:"heap_peak,omitempty"` // Go heap objects, sampled every 10 ms
+	// ServerCPUSec is the S3 server's CPU time over the whole job process
+	// (measured by the suite, which runs the server).
+	ServerCPUSec float64 `json:"server_cpu_s,omitempty"`
+	BaseSec      float64 `json:"base_s,omitempty"` // addcol: writing the table it adds to
+	MaxRSSKB     int64   `json:"max_rss_kb,omitempty"`
+	HeapPeak     int64   `json:"heap_peak,omitempty"` // Go heap objects, sampled every 10 ms
 	// LatMS is the wall time of each commit (open → write → commit), ms.
 	LatMS    []float64 `json:"lat_ms,omitempty"`
 	Commits  int       `json:"commits,omitempty"`

@@ -108,6 +108,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	embedding := fs.Bool("embedding", false, "dataset suite: add an fsl<f32,128> embedding column to the appended and AddColumns table")
 	scale := fs.Float64("scale", 1, "classes suite: row-count multiplier (1: 1Mi rows per flat class, 64Ki vectors; e.g. 0.02 for a quick run)")
 	withS3 := fs.Bool("s3", true, "dataset suite: also measure on a local S3 server (needs the weed binary, see internal/s3test)")
+	link := fs.Float64("s3-link", dsLinkMBps, "dataset suite: also measure appends to the S3 server through a link of this many MB/s (5 ms each way; 0: none)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil
@@ -141,6 +142,12 @@ func run(args []string, stdout, stderr io.Writer) error {
 			return fmt.Errorf("-writers: %v: %w", err, errUsage)
 		}
 		cfg.Embedding, cfg.S3, cfg.Seed = *embedding, *withS3, *seed
+		if set["s3-link"] {
+			cfg.LinkMBps = *link
+		}
+		if cfg.LinkMBps <= 0 {
+			cfg.LinkMBps, cfg.LinkDelayMS = 0, 0
+		}
 		return runDataset(cfg, *work, *keep, *withPylance, *python, *out, stdout, stderr)
 	}
 	if *suite == classesSuite {

@@ -67,6 +67,7 @@ type Server struct {
 	SecretKey string
 	Bucket    string
 	LogPath   string // the server's combined output
+	PID       int    // the weed process (its CPU time: CPUSeconds)
 }
 
 // Env returns the usual AWS environment variables that point a client (the
@@ -275,6 +276,7 @@ func start(dir, weed string, logf func(string, ...any)) (*Server, func() error, 
 		SecretKey: secret,
 		Bucket:    "planar-" + randomHex(4),
 		LogPath:   logPath,
+		PID:       cmd.Process.Pid,
 	}
 	began := time.Now()
 	if err := s.waitReady(exited); err != nil {
@@ -399,3 +401,33 @@ func copyFile(from, to string) error {
 	}
 	return os.WriteFile(to, b, 0o644)
 }
+
+// CPUSeconds is the user and system CPU time the server process has used so
+// far, from /proc (Linux only): on one machine, the store's share of the
+// cores a benchmark measures.
+func (s *Server) CPUSeconds() (float64, error) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(s.PID) + "/stat")
+	if err != nil {
+		return 0, err
+	}
+	// Fields after the command name (which may hold spaces) in parentheses;
+	// utime and stime are the 14th and 15th fields, in clock ticks.
+	i := strings.LastIndexByte(string(b), ')')
+	f := strings.Fields(string(b[i+1:]))
+	if i < 0 || len(f) < 13 {
+		return 0, fmt.Errorf("s3test: /proc/%d/stat: %q", s.PID, b)
+	}
+	var ticks float64
+	for _, v := range f[11:13] {
+		n, err := strconv.ParseUint(v, 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("s3test: /proc/%d/stat: %w", s.PID, err)
+		}
+		ticks += float64(n)
+	}
+	return ticks / clockTicks, nil
+}
+
+// clockTicks is Linux's USER_HZ, the unit of /proc's CPU times (100 on
+// every architecture Go supports).
+const clockTicks = 100

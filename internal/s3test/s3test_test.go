@@ -213,3 +213,57 @@ func TestLaunchNoWeed(t *testing.T) {
 		t.Fatalf("Launch without weed: %v, want ErrNoWeed", err)
 	}
 }
+
+// TestLink: objects put and read back through a link are the bytes sent;
+// the link's endpoint stops answering once stopped; the server's CPU time
+// is read and grows with work.
+func TestLink(t *testing.T) {
+	srv := Start(t)
+	cpu0, err := srv.CPUSeconds()
+	if err != nil {
+		t.Fatal(err)
+	}
+	through, stop, err := srv.Link(200e6, 2*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	if through.Endpoint == srv.Endpoint || through.Bucket != srv.Bucket {
+		t.Fatalf("link endpoint %s, bucket %s", through.Endpoint, through.Bucket)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	c := through.Client()
+	body := make([]byte, 3<<20+17)
+	for i := range body {
+		body[i] = byte(i*7 + i>>11)
+	}
+	for _, key := range []string{"a", "b"} {
+		in := &s3.PutObjectInput{Bucket: aws.String(srv.Bucket), Key: aws.String(key), Body: bytes.NewReader(body)}
+		if _, err := c.PutObject(ctx, in); err != nil {
+			t.Fatalf("put %s through the link: %v", key, err)
+		}
+		out, err := c.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(srv.Bucket), Key: aws.String(key)})
+		if err != nil {
+			t.Fatalf("get %s through the link: %v", key, err)
+		}
+		got, err := io.ReadAll(out.Body)
+		out.Body.Close()
+		if err != nil || !bytes.Equal(got, body) {
+			t.Fatalf("get %s through the link: %d bytes, err %v; want the %d put", key, len(got), err, len(body))
+		}
+	}
+	cpu1, err := srv.CPUSeconds()
+	if err != nil || cpu1 <= cpu0 {
+		t.Fatalf("server CPU %v s before, %v s after two 3 MiB puts (err %v)", cpu0, cpu1, err)
+	}
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.HeadBucket(ctx, &s3.HeadBucketInput{Bucket: aws.String(srv.Bucket)}, func(o *s3.Options) { o.RetryMaxAttempts = 1 }); err == nil {
+		t.Fatal("the link still answers after stop")
+	}
+	if _, _, err := srv.Link(0, 0); err == nil {
+		t.Fatal("a link of rate 0 started")
+	}
+}
