@@ -57,8 +57,9 @@ func TestDatasetSuiteQuick(t *testing.T) {
 			t.Errorf("%s: no server CPU measured: %+v", s.Store, s.Append)
 		}
 		if s.LinkMBps > 0 {
-			// Through the link: the append alone, all of it stored.
-			if len(s.Append) != 1 || s.Append[0].Rows != doc.Config.Rows || total(s.Append[0].Bytes) != total(doc.Stores[1].Append[0].Bytes) ||
+			// Through the link: the append alone, the same data files stored
+			// (a manifest's size varies by a few bytes).
+			if len(s.Append) != 1 || s.Append[0].Rows != doc.Config.Rows || s.Append[0].Bytes["data"] != doc.Stores[1].Append[0].Bytes["data"] ||
 				len(s.PlanarCommits)+len(s.AddCol)+len(s.Memory)+len(s.Concurrent) != 0 {
 				t.Errorf("%s: %+v", s.Store, s)
 			}
