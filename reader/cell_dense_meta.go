@@ -181,11 +181,32 @@ func (f *File) loadChunkedMeta(p *page, mb *enc21pb.MiniBlockLayout) (*denseMeta
 
 // chunkSpan returns the chunks [c0, c1] holding rows [a, b) (a < b).
 func (m *denseMeta) chunkSpan(a, b uint64) (int, int) {
+	return m.chunkSpanFrom(a, b, 0)
+}
+
+// chunkOf returns the first chunk whose rows end after row r, trying chunk
+// from and the next one before searching: the windows of a take come in
+// row order, most in the chunk of the window before or the next.
+func (m *denseMeta) chunkOf(r uint64, from int) int {
 	n := len(m.refs)
-	find := func(r uint64) int {
-		return sort.Search(n, func(c int) bool { return m.chunkRow[c+1] > r })
+	if from < 0 || from >= n || m.chunkRow[from] > r {
+		from = 0
 	}
-	c0, c1 := find(a), find(b-1)
+	// Chunks before from end at or before chunkRow[from] <= r.
+	for k := from; k < min(from+2, n); k++ {
+		if m.chunkRow[k+1] > r {
+			return k
+		}
+	}
+	from = min(from+2, n)
+	return from + sort.Search(n-from, func(c int) bool { return m.chunkRow[from+c+1] > r })
+}
+
+// chunkSpanFrom is chunkSpan looking first at chunk from (see chunkOf).
+func (m *denseMeta) chunkSpanFrom(a, b uint64, from int) (int, int) {
+	n := len(m.refs)
+	c0 := m.chunkOf(a, from)
+	c1 := m.chunkOf(b-1, c0)
 	// A row that ends a chunk may continue into the next ones.
 	if c1 < n && m.chunkRow[c1+1] == b {
 		for c1 < n-1 && m.trailer[c1] {

@@ -433,7 +433,12 @@ type denseWindow struct {
 // and the records of zipped rows, the latter after the repetition index
 // entries that locate them. Each round is one batch of coalesced reads.
 func (f *File) prefetchDense(layout []fieldColumns, runs []rowRun, raw *rawCache, cacheFor func(ci int) pageCache) error {
-	var wins []denseWindow
+	// A window of a chunked page becomes the byte ranges of its chunks at
+	// once; windows of zipped pages are kept for the rounds below.
+	var want []byteRange
+	var zipped, indexed []denseWindow
+	var hintM *denseMeta
+	hint := 0 // the chunk of the window before, if of the same page
 	for _, fc := range layout {
 		for k, ci := range fc.cols {
 			dims := f.dims[ci]
@@ -476,25 +481,30 @@ func (f *File) prefetchDense(layout []fieldColumns, runs []rowRun, raw *rawCache
 						}
 						metas[pi] = m
 					}
-					wins = append(wins, denseWindow{p, metas[pi], a, b, ci})
+					m := metas[pi]
+					if m.mb == nil {
+						zipped = append(zipped, denseWindow{p, m, a, b, ci})
+						continue
+					}
+					if m != hintM {
+						hintM, hint = m, 0
+					}
+					c0, c1 := m.chunkSpanFrom(a, b, hint)
+					hint = c1
+					for c := c0; c <= c1 && c < len(m.refs); c++ {
+						r := m.refs[c]
+						br := byteRange{p.buffers[1].Position + uint64(r.Offset), uint64(r.Size)}
+						if n := len(want); n > 0 && want[n-1] == br {
+							continue // the chunk of the window before
+						}
+						want = append(want, br)
+					}
 				}
 			}
 		}
 	}
-	var want []byteRange
-	var indexed []denseWindow
-	for _, w := range wins {
+	for _, w := range zipped {
 		switch {
-		case w.m.mb != nil:
-			c0, c1 := w.m.chunkSpan(w.a, w.b)
-			for c := c0; c <= c1 && c < len(w.m.refs); c++ {
-				r := w.m.refs[c]
-				br := byteRange{w.p.buffers[1].Position + uint64(r.Offset), uint64(r.Size)}
-				if n := len(want); n > 0 && want[n-1] == br {
-					continue // the chunk of the window before
-				}
-				want = append(want, br)
-			}
 		case w.m.stride > 0:
 			want = append(want, byteRange{w.p.buffers[0].Position + w.a*w.m.stride, (w.b - w.a) * w.m.stride})
 		default:
