@@ -173,23 +173,30 @@ func (f *File) decodeSparseWindows(p *page, types []arrow.DataType, path []struc
 	kind := -1 // of the windows with values: 0 values, 1 all null, 2 constant
 	_, zipped := p.sparse.GetValues().GetCodec().(*enc23pb.ValuePlane_Zipped)
 	var alive []bool // zipped: which of the windows' leaf slots are stored
+	var cur *structural.Cursor
+	if zipped {
+		cur = m.ix.Cursor() // the windows' slots rise
+	}
 	for _, ls := range leaf {
 		s0, s1 := ls[0], ls[1]
 		if s0 == s1 {
 			continue // no leaf slots: nothing to join
 		}
 		if zipped {
-			// Stored values only; they are scattered once, below.
-			vals, err := f.zippedSlots(p, m, s0, s1, cache)
-			if err != nil {
-				return nil, err
-			}
-			if vals.NullItems || vals.Children != nil || len(blocks) > 0 && !joinable(blocks[0], vals) {
-				return nil, errNoJoin
-			}
-			blocks = append(blocks, vals)
+			// Stored values only; they are scattered once, below. A window
+			// of null rows alone (most, on a sparse page) has none to decode.
 			alive = slices.Grow(alive, s1-s0)[:len(alive)+s1-s0]
-			m.ix.Alive(alive[len(alive)-(s1-s0):], s0)
+			cur.Alive(alive[len(alive)-(s1-s0):], s0)
+			if k0 := cur.Ordinal(s0); k0 < cur.Ordinal(s1) {
+				vals, err := f.zippedSlots(p, m, s0, s1, cache)
+				if err != nil {
+					return nil, err
+				}
+				if vals.NullItems || vals.Children != nil || len(blocks) > 0 && !joinable(blocks[0], vals) {
+					return nil, errNoJoin
+				}
+				blocks = append(blocks, vals)
+			}
 			kind = 0
 			continue
 		}
@@ -222,6 +229,10 @@ func (f *File) decodeSparseWindows(p *page, types []arrow.DataType, path []struc
 		}
 		kind = k
 		all.numVisible += pd.numVisible
+	}
+	if zipped && len(blocks) == 0 {
+		kind = 1 // no window stores a value: every slot is null
+		all.numVisible = len(alive)
 	}
 	switch kind {
 	case -1, 1:

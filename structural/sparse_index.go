@@ -407,9 +407,21 @@ func (x *SparseIndex) ordinalAt(s, i int) int {
 // Alive marks in dst (len s1-s0) which of leaf slots [s0, s1) store a
 // value. IndexMaterialized must have been called.
 func (x *SparseIndex) Alive(dst []bool, s0 int) {
+	x.aliveFrom(dst, s0, x.firstDeadEnding(s0, 0, len(x.dead)))
+}
+
+// Alive is SparseIndex.Alive, its search started where the cursor stands
+// (quick when slots rise from call to call); it leaves the cursor at s0.
+func (c *Cursor) Alive(dst []bool, s0 int) {
+	c.Ordinal(s0)
+	c.x.aliveFrom(dst, s0, c.dead)
+}
+
+// aliveFrom is Alive given i, the first dead range ending after s0.
+func (x *SparseIndex) aliveFrom(dst []bool, s0, i int) {
 	s1 := s0 + len(dst)
 	bitmap.FillTrue(dst)
-	for i := x.firstDeadEnding(s0, 0, len(x.dead)); i < len(x.dead); i++ {
+	for ; i < len(x.dead); i++ {
 		lo, hi := int(x.dead[i]>>32), int(x.dead[i]&(1<<32-1))
 		if lo >= s1 {
 			break

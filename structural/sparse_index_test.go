@@ -79,6 +79,22 @@ func TestSparseIndex(t *testing.T) {
 				t.Fatalf("case %d: cursor ordinal of leaf slot %d (falling) is %d, want %d", i, s, got, ord[s])
 			}
 		}
+		// Alive through a cursor over rising (then one falling) windows.
+		cur = x.Cursor()
+		for lo := 0; lo <= len(alive); lo += 1 + rng.IntN(40) {
+			s0, s1 := lo, min(len(alive), lo+rng.IntN(30))
+			if rng.IntN(20) == 0 {
+				s0 = rng.IntN(s1 + 1) // falling
+			}
+			got := make([]bool, s1-s0)
+			cur.Alive(got, s0)
+			if !slices.Equal(got, alive[s0:s1]) {
+				t.Fatalf("case %d: cursor Alive of slots [%d, %d) is %v, want %v", i, s0, s1, got, alive[s0:s1])
+			}
+			if got := cur.Ordinal(s0); got != ord[s0] {
+				t.Fatalf("case %d: cursor ordinal of leaf slot %d after Alive is %d, want %d", i, s0, got, ord[s0])
+			}
+		}
 		cur = x.Cursor()
 		for lo := 0; lo <= rows; lo += 1 + rng.IntN(30) {
 			hi := lo + rng.IntN(min(rows-lo, 4)+1)
