@@ -2,7 +2,9 @@ package interop
 
 import (
 	"context"
+	"encoding/binary"
 	"encoding/json"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,6 +12,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 	lds "github.com/planarlance/planar/dataset"
 	"github.com/planarlance/planar/internal/s3test"
 )
@@ -87,4 +93,70 @@ func TestDatasetS3PlanarPylance(t *testing.T) {
 	}
 	planarCheck(t, uri, 3, 750)
 	planarCheck(t, uri, 1, 300)
+
+	// Data files of several multipart parts, each published while the next
+	// is encoded: 64 KiB values that do not compress, 250 rows a file (16.4
+	// MB: a part of 8 MiB and a shorter one), then a file under one part.
+	bigURI := "s3://" + srv.Bucket + "/planar/multipart"
+	schema := arrow.NewSchema([]arrow.Field{
+		{Name: "id", Type: arrow.PrimitiveTypes.Int64},
+		{Name: "payload", Type: arrow.BinaryTypes.Binary},
+	}, nil)
+	rng := rand.New(rand.NewPCG(5, 8))
+	var recs []arrow.RecordBatch
+	for first := int64(0); first < 600; first += 50 {
+		b := array.NewRecordBuilder(memory.DefaultAllocator, schema)
+		for i := first; i < first+50; i++ {
+			b.Field(0).(*array.Int64Builder).Append(i)
+			v := make([]byte, 64<<10)
+			for k := 0; k < len(v); k += 8 {
+				binary.LittleEndian.PutUint64(v[k:], rng.Uint64())
+			}
+			b.Field(1).(*array.BinaryBuilder).Append(v)
+		}
+		recs = append(recs, b.NewRecordBatch())
+		b.Release()
+	}
+	bw, err := lds.Create(ctx, bigURI, schema, so, lds.WithMaxRowsPerFile(250))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range recs {
+		if err := bw.Write(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	d, err := bw.Commit(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sizes []uint64
+	for _, f := range d.Fragments() {
+		sizes = append(sizes, f.Files[0].FileSizeBytes)
+	}
+	if len(sizes) != 3 || sizes[0] <= 8<<20 || sizes[1] <= 8<<20 || sizes[2] >= 8<<20 {
+		t.Fatalf("data files of %v bytes, want two over one part (8 MiB) and one under", sizes)
+	}
+	bigIPC := filepath.Join(dir, "multipart.arrow")
+	f, err := os.Create(bigIPC)
+	if err != nil {
+		t.Fatal(err)
+	}
+	iw, err := ipc.NewFileWriter(f, ipc.WithSchema(schema))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range recs {
+		if err := iw.Write(r); err != nil {
+			t.Fatal(err)
+		}
+		r.Release()
+	}
+	if err := iw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	if res := pyRun("check", bigURI, bigIPC, "1"); res["rows"] != float64(600) {
+		t.Fatalf("pylance read of the multipart files: %v", res)
+	}
 }
