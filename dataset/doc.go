@@ -107,8 +107,9 @@
 // place when finished, on S3 as a multipart upload (up to four parts in
 // flight while the next fills; a file smaller than a part is one PUT). At a
 // file cut the writer goes on to the next file while the store takes the
-// last bytes of the one cut, one such file at a time, and Commit waits for
-// them all before it writes the manifest. Data files are read through
+// last bytes of the one cut, one such file at a time (its parts in flight,
+// up to five of 8 MiB, are held meanwhile), and Commit waits for them all
+// before it writes the manifest. Data files are read through
 // ranged GETs. The endpoint,
 // region and credentials come from the AWS environment variables
 // (AWS_ENDPOINT_URL_S3 or AWS_ENDPOINT_URL, AWS_REGION, AWS_ACCESS_KEY_ID,
