@@ -187,8 +187,8 @@ func (f *File) decodeSparseWindows(p *page, types []arrow.DataType, path []struc
 			// of null rows alone (most, on a sparse page) has none to decode.
 			alive = slices.Grow(alive, s1-s0)[:len(alive)+s1-s0]
 			cur.Alive(alive[len(alive)-(s1-s0):], s0)
-			if k0 := cur.Ordinal(s0); k0 < cur.Ordinal(s1) {
-				vals, err := f.zippedSlots(p, m, s0, s1, cache)
+			if k0, k1 := cur.Ordinal(s0), cur.Ordinal(s1); k0 < k1 {
+				vals, err := f.zippedOrdinals(p, m, k0, k1, cache)
 				if err != nil {
 					return nil, err
 				}

@@ -90,7 +90,12 @@ func (f *File) slotValues(p *page, m *sparseMeta, s0, s1 int, cache pageCache) (
 // slots among leaf slots [s0, s1): value ordinals [k0, k1), one contiguous
 // byte range of buffer 0 (taken from what a take prefetched when it can).
 func (f *File) zippedSlots(p *page, m *sparseMeta, s0, s1 int, cache pageCache) (values.Block, error) {
-	k0, k1 := m.ordinal(s0), m.ordinal(s1)
+	return f.zippedOrdinals(p, m, m.ordinal(s0), m.ordinal(s1), cache)
+}
+
+// zippedOrdinals fetches and decodes the stored values of value ordinals
+// [k0, k1).
+func (f *File) zippedOrdinals(p *page, m *sparseMeta, k0, k1 int, cache pageCache) (values.Block, error) {
 	data, ok := cache.prefetched(p, m, k0, k1)
 	if !ok {
 		var err error

@@ -413,8 +413,11 @@ func (s *Server) CPUSeconds() (float64, error) {
 	// Fields after the command name (which may hold spaces) in parentheses;
 	// utime and stime are the 14th and 15th fields, in clock ticks.
 	i := strings.LastIndexByte(string(b), ')')
-	f := strings.Fields(string(b[i+1:]))
-	if i < 0 || len(f) < 13 {
+	var f []string
+	if i >= 0 {
+		f = strings.Fields(string(b[i+1:]))
+	}
+	if len(f) < 13 {
 		return 0, fmt.Errorf("s3test: /proc/%d/stat: %q", s.PID, b)
 	}
 	var ticks float64
