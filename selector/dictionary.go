@@ -2,6 +2,7 @@ package selector
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/planarlance/planar/values"
 )
@@ -106,8 +107,7 @@ func tooManyDistinct(p *values.Profile, o Options, validOnly bool) bool {
 	if p == nil {
 		return false
 	}
-	divisor, _ := o.DictLimits()
-	limit := func(n int) float64 { return 1.1 * float64(min(n/divisor, 100000)) }
+	limit := func(n int) float64 { return distinctLimit(n, o) }
 	switch {
 	case p.Fixed != nil:
 		n := p.N
@@ -124,6 +124,21 @@ func tooManyDistinct(p *values.Profile, o Options, validOnly bool) bool {
 		return d > limit(p.N) || validOnly && valid >= minSettledValid && d >= 0.9*float64(valid)
 	}
 	return false
+}
+
+// distinctLimit is the most distinct values among n that a page
+// dictionary may hold, with 10% of slack for the estimate.
+func distinctLimit(n int, o Options) float64 {
+	divisor, _ := o.DictLimits()
+	return 1.1 * float64(min(n/divisor, 100000))
+}
+
+// DistinctBound is the count past which a page of n fixed-width values need
+// not count its distinct ones (stats.FixedUpTo): tooManyDistinct settles
+// any count above it the same way, counted over all n values or over the
+// valid ones.
+func DistinctBound(n int, o Options) uint64 {
+	return uint64(math.Ceil(distinctLimit(n, o)))
 }
 
 // minSettledValid is the fewest valid strings of a sparse page for which

@@ -28,19 +28,31 @@ import (
 // up on the windows before it). A page of 2·par.MinValues values or more
 // is measured in pieces on the cores (fixedPass), with the same result.
 func Fixed(data []byte, bits, n int, nulls []bool) FixedStats {
-	return fixed(data, bits, n, nulls, true, nil)
+	return fixed(data, bits, n, nulls, true, 0, nil)
+}
+
+// FixedUpTo is Fixed for a caller that asks of the distinct count of 32-
+// and 64-bit values only whether it exceeds most: their count stops once
+// its estimate passes twice most, and Distinct is then that estimate, of
+// the values counted so far. The page's own estimate is at least as large
+// (a sketch's dense estimate grows with every register a value raises),
+// so it exceeds most too, however the page was cut into pieces. Counting
+// stops only past the sketch's exact range; most == 0 never stops it.
+func FixedUpTo(data []byte, bits, n int, nulls []bool, most uint64) FixedStats {
+	return fixed(data, bits, n, nulls, true, most, nil)
 }
 
 // FixedOnly is Fixed without the distinct count of 32- and 64-bit values
 // (left 0 unless the page is sorted), for pages whose choices do not use it:
 // it is most of the pass's work on such values.
 func FixedOnly(data []byte, bits, n int, nulls []bool) FixedStats {
-	return fixed(data, bits, n, nulls, false, nil)
+	return fixed(data, bits, n, nulls, false, 0, nil)
 }
 
-// fixed is Fixed or FixedOnly; cuts, when not nil, are the pieces to
-// measure (window boundaries, tests), else they follow the page's size.
-func fixed(data []byte, bits, n int, nulls []bool, distinct bool, cuts []int) FixedStats {
+// fixed is Fixed, FixedUpTo (most > 0) or FixedOnly; cuts, when not nil,
+// are the pieces to measure (window boundaries, tests), else they follow
+// the page's size.
+func fixed(data []byte, bits, n int, nulls []bool, distinct bool, most uint64, cuts []int) FixedStats {
 	s := FixedStats{N: n, Bits: bits, Bytes: (n*bits + 7) / 8, Sorted: true}
 	if nulls != nil {
 		if len(nulls) != n {
@@ -53,13 +65,13 @@ func fixed(data []byte, bits, n int, nulls []bool, distinct bool, cuts []int) Fi
 	}
 	switch bits {
 	case 8:
-		fixedPass[uint8](data, n, nulls, &s, distinct, cuts)
+		fixedPass[uint8](data, n, nulls, &s, distinct, most, cuts)
 	case 16:
-		fixedPass[uint16](data, n, nulls, &s, distinct, cuts)
+		fixedPass[uint16](data, n, nulls, &s, distinct, most, cuts)
 	case 32:
-		fixedPass[uint32](data, n, nulls, &s, distinct, cuts)
+		fixedPass[uint32](data, n, nulls, &s, distinct, most, cuts)
 	case 64:
-		fixedPass[uint64](data, n, nulls, &s, distinct, cuts)
+		fixedPass[uint64](data, n, nulls, &s, distinct, most, cuts)
 	default:
 		s.Sorted = false
 	}
@@ -86,7 +98,7 @@ type acc[T word] struct {
 // own; the pieces' measures are then joined in order (fixedPart.join) and
 // their distinct sets merged, which gives exactly what one pass over the
 // page gives: the result does not depend on how many cores ran it.
-func fixedPass[T word](data []byte, n int, nulls []bool, s *FixedStats, distinct bool, cuts []int) {
+func fixedPass[T word](data []byte, n int, nulls []bool, s *FixedStats, distinct bool, most uint64, cuts []int) {
 	size := int(unsafe.Sizeof(T(0)))
 	if len(data) < n*size {
 		panic(fmt.Sprintf("stats.Fixed: %d bytes for %d %d-bit values", len(data), n, size*8))
@@ -102,11 +114,11 @@ func fixedPass[T word](data []byte, n int, nulls []bool, s *FixedStats, distinct
 		var p fixedPart[T]
 		p.sc = getScratch()
 		defer putScratch(p.sc)
-		p.measure(data, nulls, 0, n, s.WindowWidths, distinct)
+		p.measure(data, nulls, 0, n, s.WindowWidths, distinct, most)
 		p.finish(s, nulls != nil, n)
 		return
 	}
-	fixedPieces[T](data, n, nulls, s, distinct, cuts)
+	fixedPieces[T](data, n, nulls, s, distinct, most, cuts)
 }
 
 // windowCuts is par.Pieces with the cuts moved down to window boundaries.
@@ -120,7 +132,7 @@ func windowCuts(n, least int) []int {
 
 // fixedPieces measures the pieces cuts delimit (at window boundaries) side
 // by side and joins them.
-func fixedPieces[T word](data []byte, n int, nulls []bool, s *FixedStats, distinct bool, cuts []int) {
+func fixedPieces[T word](data []byte, n int, nulls []bool, s *FixedStats, distinct bool, most uint64, cuts []int) {
 	parts := make([]fixedPart[T], len(cuts)-1)
 	for j := range parts {
 		parts[j].sc = getScratch()
@@ -128,7 +140,7 @@ func fixedPieces[T word](data []byte, n int, nulls []bool, s *FixedStats, distin
 	}
 	widths := s.WindowWidths // (s itself stays out of the closure, off the heap)
 	par.EachPiece(cuts, func(j, lo, hi int) error {
-		parts[j].measure(data, nulls, lo, hi, widths, distinct)
+		parts[j].measure(data, nulls, lo, hi, widths, distinct, most)
 		return nil
 	})
 	all := parts[0]
@@ -136,10 +148,11 @@ func fixedPieces[T word](data []byte, n int, nulls []bool, s *FixedStats, distin
 		all.join(&parts[j], nulls != nil)
 	}
 	size := int(unsafe.Sizeof(T(0)))
-	if size > 2 && distinct && !all.a.sorted {
+	stopped := slices.ContainsFunc(parts, func(p fixedPart[T]) bool { return p.stopped })
+	if size > 2 && distinct && !all.a.sorted && !stopped {
 		// A piece that stayed sorted left its values out of the distinct
 		// count (a sorted page counts its runs); the page is not sorted,
-		// so they count now.
+		// so they count now (unless a piece already counted past most).
 		var late []int
 		for j := range parts {
 			if parts[j].a.sorted {
@@ -172,6 +185,7 @@ type fixedPart[T word] struct {
 	hasNN   bool // it has a non-null value
 	set8    [4]uint64
 	sc      *scratch
+	stopped bool // its distinct count stopped past twice most (FixedUpTo)
 }
 
 // view returns values [w, w+k) of data, in place when data is aligned on
@@ -189,7 +203,7 @@ func view[T word](data []byte, sc *scratch, w, k int) []T {
 // measure runs the pass over values [lo, hi), lo a multiple of
 // WindowSize, filling their entries of widths. nulls is nil when the page
 // has no null.
-func (p *fixedPart[T]) measure(data []byte, nulls []bool, lo, hi int, widths []int, distinct bool) {
+func (p *fixedPart[T]) measure(data []byte, nulls []bool, lo, hi int, widths []int, distinct bool, most uint64) {
 	sc := p.sc
 	nullsAt := func(w, k int) []bool {
 		if nulls == nil {
@@ -250,10 +264,18 @@ func (p *fixedPart[T]) measure(data []byte, nulls []bool, lo, hi int, widths []i
 			vals = view[T](data, sc, w, k) // a catch-up may have reused the window buffer
 			distinctWide(vals, wnulls, (a.runs-runs0)*4 <= k, &a.last, sc)
 			fed = w + k
+			if most > 0 && (w-lo)/WindowSize%stopCheckWindows == stopCheckWindows-1 && sc.hll.dense && sc.hll.Estimate() > 2*most {
+				distinct, p.stopped = false, true
+			}
 		}
 	}
 	p.a = a
 }
+
+// stopCheckWindows is how often (in windows) a count that may stop past a
+// bound compares its estimate with it (an estimate reads the sketch's 4096
+// registers: about what hashing 2,000 values costs).
+const stopCheckWindows = 8
 
 // feed gives the distinct counter of a piece that stayed sorted (and so
 // fed it nothing) its values [lo, hi).

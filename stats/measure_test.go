@@ -633,13 +633,68 @@ func TestFixedInPieces(t *testing.T) {
 		}
 		data := le(width, vals...)
 		for _, distinct := range []bool{true, false} {
-			one := fixed(data, width, n, nulls, distinct, []int{0, n})
-			pieces := fixed(data, width, n, nulls, distinct, cuts)
+			one := fixed(data, width, n, nulls, distinct, 0, []int{0, n})
+			pieces := fixed(data, width, n, nulls, distinct, 0, cuts)
 			if !reflect.DeepEqual(one, pieces) {
 				t.Fatalf("iter %d (pattern %d, width %d, n %d, nulls %d, cuts %v, distinct %v):\n one pass %+v\n   pieces %+v",
 					iter, pattern, width, n, iter%5, cuts, distinct, one, pieces)
 			}
 		}
+		checkUpTo(t, fmt.Sprintf("iter %d (pattern %d, width %d, n %d, cuts %v)", iter, pattern, width, n, cuts), data, width, n, nulls, cuts)
+	}
+}
+
+// checkUpTo checks FixedUpTo against Fixed on one page, in one pass and in
+// the pieces of cuts, for bounds around the page's distinct count: every
+// measure but Distinct is Fixed's, and Distinct exceeds each bound exactly
+// when Fixed's does.
+func checkUpTo(t *testing.T, what string, data []byte, width, n int, nulls []bool, cuts []int) {
+	t.Helper()
+	full := fixed(data, width, n, nulls, true, 0, []int{0, n})
+	d := full.Distinct
+	for _, most := range []uint64{1, 50, d / 4, d / 3, d / 2, d*9/20 + 1, d, 2 * d} {
+		if most == 0 {
+			continue
+		}
+		for _, c := range [][]int{{0, n}, cuts} {
+			got := fixed(data, width, n, nulls, true, most, c)
+			if (got.Distinct > most) != (d > most) {
+				t.Fatalf("%s, most %d, cuts %v: distinct %d against %d counted whole", what, most, c, got.Distinct, d)
+			}
+			got.Distinct = d
+			if !reflect.DeepEqual(got, full) {
+				t.Fatalf("%s, most %d, cuts %v:\n up to %+v\n whole %+v", what, most, c, got, full)
+			}
+		}
+	}
+}
+
+// TestFixedUpToStops: on a page of distinct values, a count bounded far
+// below them stops early (its estimate is of the values counted so far),
+// in one pass and in pieces, and still says more than the bound.
+func TestFixedUpToStops(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	const n = 1 << 18
+	vals := make([]uint64, n)
+	for i := range vals {
+		vals[i] = r.Uint64()
+	}
+	data := le(64, vals...)
+	whole := Fixed(data, 64, n, nil)
+	if whole.Distinct < n*9/10 {
+		t.Fatalf("whole page: %d distinct of %d", whole.Distinct, n)
+	}
+	const most = 2000
+	for _, cuts := range [][]int{{0, n}, {0, n / 2, n}, {0, 64 * WindowSize, 100 * WindowSize, n}} {
+		got := fixed(data, 64, n, nil, true, most, cuts)
+		// It stops at the first check past 2*most in each piece: within
+		// a few checks' values of it.
+		if got.Distinct <= most || got.Distinct > uint64(len(cuts)-1)*(2*most+4*stopCheckWindows*WindowSize) {
+			t.Errorf("cuts %v: distinct %d, want above %d and stopped early (the page has %d)", cuts, got.Distinct, most, whole.Distinct)
+		}
+	}
+	if got := FixedUpTo(data, 64, n, nil, 0); got.Distinct != whole.Distinct {
+		t.Errorf("most 0: distinct %d, want %d", got.Distinct, whole.Distinct)
 	}
 }
 
@@ -685,8 +740,8 @@ func FuzzFixedInPieces(f *testing.F) {
 		cuts := append(append([]int{0}, inner...), n)
 		data := le(width, vals...)
 		for _, distinct := range []bool{true, false} {
-			one := fixed(data, width, n, nulls, distinct, []int{0, n})
-			pieces := fixed(data, width, n, nulls, distinct, cuts)
+			one := fixed(data, width, n, nulls, distinct, 0, []int{0, n})
+			pieces := fixed(data, width, n, nulls, distinct, 0, cuts)
 			if !reflect.DeepEqual(one, pieces) {
 				t.Fatalf("width %d n %d cuts %v distinct %v:\n one pass %+v\n   pieces %+v", width, n, cuts, distinct, one, pieces)
 			}

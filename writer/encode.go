@@ -331,11 +331,12 @@ func (c *pageEnc) describeValues(sp *selector.Page, pv pageValues) {
 	case values.KindFixed, values.KindDict:
 		sp.Kind = values.KindFixed
 		if bits := pv.info.packBits(); bits > 0 {
-			measure := stats.FixedOnly
+			var st stats.FixedStats
 			if selector.DistinctNeeded(*sp) {
-				measure = stats.Fixed
+				st = stats.FixedUpTo(pv.fixed, bits, pv.n, pv.nulls, selector.DistinctBound(pv.n, c.opts))
+			} else {
+				st = stats.FixedOnly(pv.fixed, bits, pv.n, pv.nulls)
 			}
-			st := measure(pv.fixed, bits, pv.n, pv.nulls)
 			prof.Fixed = &st
 			// RLE candidates count their entries exactly over the page.
 			prof.Data = values.Block{Bits: bits, N: pv.n, Data: pv.fixed}
