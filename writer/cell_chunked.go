@@ -6,6 +6,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/bitutil"
 
+	"github.com/planarlance/planar/internal/bulk"
 	"github.com/planarlance/planar/internal/par"
 	"github.com/planarlance/planar/proto/enc21pb"
 	"github.com/planarlance/planar/selector"
@@ -83,7 +84,7 @@ func (c *pageEnc) encodeChunked(d structural.Dense, pv pageValues, enc *encoded)
 	}
 	c.meta, c.data = c.meta[:0], c.data[:0]
 	if need := len(pv.fixed) + 8*len(pv.offsets) + 2*(len(d.Rep)+len(d.Def)) + 40*len(counts); cap(c.data) < need {
-		c.data = make([]byte, 0, need)
+		c.data = bulk.Make(need)
 	}
 	outs := make([]chunkScratch, len(cuts)-1)
 	outs[0] = chunkScratch{rep: c.rep, def: c.def, bufs: c.chunkBufs, meta: c.meta, data: c.data,
@@ -96,7 +97,7 @@ func (c *pageEnc) encodeChunked(d structural.Dense, pv pageValues, enc *encoded)
 		o.meta, o.data, o.valueBytes = o.meta[:0], o.data[:0], 0
 		o.repEnc.Codec, o.defEnc.Codec = plan.RepCodec, plan.DefCodec
 		if share := cap(c.data) / len(outs); cap(o.data) < share {
-			o.data = make([]byte, 0, share)
+			o.data = bulk.Make(share)
 		}
 		outs[j] = o
 	}
@@ -178,6 +179,7 @@ type chunkSpan struct {
 type chunkScratch struct {
 	rep, def       []byte
 	bufs           [][]byte
+	one            [1][]byte // a chunk's one buffer taken in place
 	meta, data     []byte
 	repEnc, defEnc values.LevelEncoder
 	valueBytes     int
@@ -202,7 +204,7 @@ func (o *chunkScratch) encode(d structural.Dense, pv pageValues, codec values.Co
 		}
 		parts.Def = o.def
 	}
-	if parts.Values, err = chunkValues(&o.bufs, pv, sp.value, sp.cnt, codec); err != nil {
+	if parts.Values, err = chunkValues(&o.bufs, &o.one, pv, sp.value, sp.cnt, codec); err != nil {
 		return err
 	}
 	for _, b := range parts.Values {
@@ -233,7 +235,7 @@ func withoutFsst(c values.Codec, fc values.FsstCodec) values.Codec {
 }
 
 // chunkValues encodes values [start, start+cnt) with the page's codec.
-func chunkValues(scratch *[][]byte, pv pageValues, start, cnt int, codec values.Codec) ([][]byte, error) {
+func chunkValues(scratch *[][]byte, one *[1][]byte, pv pageValues, start, cnt int, codec values.Codec) ([][]byte, error) {
 	var b values.Block
 	switch pv.info.kind {
 	case values.KindVariable:
@@ -261,6 +263,12 @@ func chunkValues(scratch *[][]byte, pv pageValues, start, cnt int, codec values.
 	default:
 		bw := pv.info.bits / 8
 		b = values.Block{Bits: pv.info.bits, N: cnt, Data: pv.fixed[start*bw : (start+cnt)*bw]}
+		if fc, ok := codec.(values.FlatCodec); ok && fc.Bits == b.Bits && b.Bits%8 == 0 {
+			// Flat whole bytes are the gathered values as they are: the
+			// chunk takes them in place (one copy, into the page, not two).
+			*one = [1][]byte{b.Data}
+			return one[:], nil
+		}
 	}
 	for len(*scratch) < codec.NumBuffers() {
 		*scratch = append(*scratch, nil)

@@ -254,31 +254,44 @@ func classifyLeaf(dt arrow.DataType) (leafInfo, error) {
 // gatherFixed appends the visible fixed-width values of the segments, with
 // null slots zeroed.
 func gatherFixed(dst []byte, segs []structural.Segment, bw int) []byte {
-	for _, s := range segs {
-		d := s.Arr.Data()
-		buf := d.Buffers()[1].Bytes()
-		off := d.Offset()
-		var bm []byte
+	total := 0
+	// The validity bitmaps of the segments with nulls, found before the
+	// pieces start (an Arrow array counts its nulls on first asking).
+	bms := make([][]byte, len(segs))
+	for i, s := range segs {
+		total += s.End - s.Start
 		if b := s.Arr.NullBitmapBytes(); len(b) > 0 && s.Arr.NullN() > 0 {
-			bm = b
+			bms[i] = b
 		}
-		n := s.End - s.Start
-		start := len(dst)
-		dst = slices.Grow(dst, n*bw)[:start+n*bw]
-		// A large segment is copied and its nulls cleared in pieces side
-		// by side.
-		cuts := []int{0, n}
-		if n >= 2*par.MinValues {
-			cuts = par.Pieces(n, par.MinValues)
-		}
-		par.EachPiece(cuts, func(_, lo, hi int) error {
-			bulk.Copy(dst[start+lo*bw:start+hi*bw], buf[(off+s.Start+lo)*bw:(off+s.Start+hi)*bw])
-			if bm != nil {
-				bitmap.ClearNulls(dst[start+lo*bw:], bw, bm, off+s.Start+lo, hi-lo)
-			}
-			return nil
-		})
 	}
+	start := len(dst)
+	dst = slices.Grow(dst, total*bw)[:start+total*bw]
+	// A large page is copied, and its nulls cleared, in pieces side by
+	// side, each piece from the segments it overlaps.
+	cuts := []int{0, total}
+	if total >= 2*par.MinValues {
+		cuts = par.Pieces(total, par.MinValues)
+	}
+	par.EachPiece(cuts, func(_, lo, hi int) error {
+		at := 0 // the page index of the segment's first value
+		for i, s := range segs {
+			n := s.End - s.Start
+			if a, b := max(lo, at), min(hi, at+n); a < b {
+				d := s.Arr.Data()
+				buf := d.Buffers()[1].Bytes()
+				from := d.Offset() + s.Start + a - at
+				out := dst[start+a*bw : start+b*bw]
+				bulk.Copy(out, buf[from*bw:(from+b-a)*bw])
+				if bms[i] != nil {
+					bitmap.ClearNulls(out, bw, bms[i], from, b-a)
+				}
+			}
+			if at += n; at >= hi {
+				break
+			}
+		}
+		return nil
+	})
 	return dst
 }
 

@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/planarlance/planar/internal/bitmap"
+	"github.com/planarlance/planar/internal/bulk"
 	"github.com/planarlance/planar/selector"
 	"github.com/planarlance/planar/structural"
 	"github.com/planarlance/planar/values"
@@ -132,7 +133,7 @@ func (c *pageEnc) gather(segs []structural.Segment, n int, validOnly bool) pageV
 			break
 		}
 		if need := n * c.info.bits / 8; cap(c.vals) < need {
-			c.vals = make([]byte, 0, need)
+			c.vals = bulk.Make(need)
 		}
 		pv.fixed = gatherFixed(c.vals[:0], segs, c.info.bits/8)
 	case values.KindBool:

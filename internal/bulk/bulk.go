@@ -9,10 +9,15 @@
 // machine, a fresh process reading an 8.5 MB column spent over 40% of its
 // CPU that way. Append and Copy move at most Piece bytes per memmove and
 // yield to the scheduler between pieces (and nothing more for copies
-// under a piece); Clear zeroes the same way.
+// under a piece); Clear zeroes the same way. Make allocates a large buffer
+// that its caller fills whole without clearing it first.
 package bulk
 
-import "runtime"
+import (
+	"runtime"
+	"strings"
+	"unsafe"
+)
 
 // Piece is the most one memmove moves.
 const Piece = 1 << 20
@@ -73,4 +78,23 @@ func Clear(b []byte) {
 		runtime.Gosched()
 	}
 	clear(b)
+}
+
+// Make returns a byte slice of length 0 and capacity at least n whose
+// memory is not cleared: what it holds is whatever the heap held there
+// before, so the caller must write every byte before reading it. A large
+// make clears its memory on the allocating goroutine alone, before any
+// parallel fill can start; buffers that are filled whole anyway (a page's
+// gathered values, its encoded chunks) skip that pass.
+func Make(n int) []byte {
+	if n <= 0 {
+		return nil
+	}
+	// strings.Builder grows its buffer without clearing it; its one
+	// written byte makes the string share that buffer.
+	var b strings.Builder
+	b.Grow(n)
+	b.WriteByte(0)
+	s := b.String()
+	return unsafe.Slice(unsafe.StringData(s), n)[:0]
 }

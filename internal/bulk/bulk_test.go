@@ -42,3 +42,28 @@ func TestAppendCopy(t *testing.T) {
 		t.Errorf("counter at %d, past a piece", c.n)
 	}
 }
+
+func TestMake(t *testing.T) {
+	for _, n := range []int{-1, 0, 1, 7, 4096, 1 << 20, 3<<20 + 5} {
+		b := Make(n)
+		if len(b) != 0 || cap(b) < max(n, 0) || (n <= 0) != (b == nil) {
+			t.Fatalf("Make(%d): len %d cap %d nil %v", n, len(b), cap(b), b == nil)
+		}
+		// Its memory is the caller's whole: written and read back, and
+		// not shared with a second one.
+		n = max(n, 0)
+		b = b[:n:n]
+		other := Make(n)[:n]
+		for i := range b {
+			b[i] = byte(i * 7)
+		}
+		for i := range other {
+			other[i] = 0xFF
+		}
+		for i := range b {
+			if b[i] != byte(i*7) {
+				t.Fatalf("Make(%d): byte %d is %d after writing %d", n, i, b[i], byte(i*7))
+			}
+		}
+	}
+}
