@@ -343,27 +343,35 @@ func internRows8ByHash(src, idx []byte, limit, parts int, distinct uint64) (*dic
 	tabs := make([]*dictTable, parts)
 	err := par.Each(parts, func(p int) error {
 		// Sized for the estimate's share, 10% over (no doubling), its
-		// slots holding the keys (internRow8) from the start.
+		// slots holding the keys (internKeys8) from the start.
 		tab := &dictTable{limit: limit, bw: 8, src: src, rows: make([]uint32, 0, 64)}
 		tab.resize(startSize(limit, int(min(distinct, uint64(limit)))*11/10/parts))
 		tabs[p] = tab
 		counted := 0
+		var ks [internBatch]uint64
+		var rows [internBatch]uint32
+		m := 0
 		for i := 0; i < n; i++ {
+			// Every key is written to the batch, which takes it only
+			// when it is this part's: no branch on a coin toss.
 			k := binary.LittleEndian.Uint64(src[8*i:])
-			if int((k*mix)>>shift) != p {
+			ks[m], rows[m] = k, uint32(i)
+			if m += b2i(int((k*mix)>>shift) == p); m < internBatch {
 				continue
 			}
-			id, ok := tab.internRow8(k, i)
-			if !ok {
+			if !tab.internKeys8(ks[:m], rows[:m], idx) {
 				return errDictFull
 			}
-			binary.LittleEndian.PutUint32(idx[4*i:], id)
+			m = 0
 			if tab.n-counted >= keysStep {
 				if keys.Add(int64(tab.n-counted)) > int64(limit) {
 					return errDictFull
 				}
 				counted = tab.n
 			}
+		}
+		if m > 0 && !tab.internKeys8(ks[:m], rows[:m], idx) {
+			return errDictFull
 		}
 		if keys.Add(int64(tab.n-counted)) > int64(limit) {
 			return errDictFull
@@ -425,6 +433,9 @@ var errDictFull = errors.New("planar/writer: page dictionary past its limit")
 // to idx; false when tab reaches its limit. nulls is pv.nulls, or nil when
 // it does not cover the page.
 func internRange(tab *dictTable, pv pageValues, nulls []bool, idx []byte, lo, hi int) bool {
+	if tab.bw == 8 {
+		return internRange8(tab, pv.fixed, idx, lo, hi)
+	}
 	// A null slot's value is zeros (fixed) or empty (variable) as gathered:
 	// its key is looked up once, at the first null, and reused.
 	nullKey, haveNull := uint32(0), false
@@ -447,6 +458,27 @@ func internRange(tab *dictTable, pv pageValues, nulls []bool, idx []byte, lo, hi
 			nullKey, haveNull = k, true
 		}
 		binary.LittleEndian.PutUint32(idx[4*i:], k)
+	}
+	return true
+}
+
+// internRange8 is internRange of 8-byte values, a batch of keys at a time
+// (a null slot's zeros are a key like the others: the same id).
+func internRange8(tab *dictTable, src, idx []byte, lo, hi int) bool {
+	tab.src = src
+	if tab.rows == nil {
+		tab.rows = make([]uint32, 0, 64)
+	}
+	var ks [internBatch]uint64
+	var rows [internBatch]uint32
+	for i := lo; i < hi; i += internBatch {
+		m := min(internBatch, hi-i)
+		for b := range m {
+			ks[b], rows[b] = binary.LittleEndian.Uint64(src[8*(i+b):]), uint32(i+b)
+		}
+		if !tab.internKeys8(ks[:m], rows[:m], idx) {
+			return false
+		}
 	}
 	return true
 }

@@ -15,7 +15,8 @@ import (
 // distinct keys), or by hash parts (many distinct 8-byte keys), gets the
 // ids one pass gives (first occurrence over the page, nulls sharing the
 // first null's), for fixed 8-byte, fixed 16-byte and variable values, with
-// and without nulls; a page past the limit is refused either way.
+// and without nulls (one pass itself against a map); a page past the limit
+// is refused either way.
 func TestInternPageInPieces(t *testing.T) {
 	prev := runtime.GOMAXPROCS(4)
 	defer runtime.GOMAXPROCS(prev)
@@ -54,6 +55,25 @@ func TestInternPageInPieces(t *testing.T) {
 				one := newDictTable(100000, bw)
 				if !internRange(one, pv, pv.nulls, want, 0, n) {
 					t.Fatalf("%s: one pass refused", name)
+				}
+				// The one pass against a map: ids by first occurrence of
+				// each key's bytes (a null slot's are zeros or empty).
+				ids := map[string]uint32{}
+				for i := range n {
+					var key []byte
+					if bw > 0 {
+						key = pv.fixed[i*bw : (i+1)*bw]
+					} else {
+						key = pv.fixed[pv.offsets[i]:pv.offsets[i+1]]
+					}
+					id, seen := ids[string(key)]
+					if !seen {
+						id = uint32(len(ids))
+						ids[string(key)] = id
+					}
+					if got := binary.LittleEndian.Uint32(want[4*i:]); got != id {
+						t.Fatalf("%s: value %d has id %d in one pass, %d by first occurrence", name, i, got, id)
+					}
 				}
 				got := make([]byte, 4*n)
 				tab, ok := internPage(pv, got, 100000, bw, uint64(distinct))
