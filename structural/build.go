@@ -243,6 +243,9 @@ func BuildDenseKeep(arrs []arrow.Array, path []Step, keep []bool) (Dense, []Segm
 		return Dense{}, nil, fmt.Errorf("structural: %d keep flags for a path of %d steps", len(keep), L)
 	}
 	b := &builder{path: path, listNum: make([]uint16, L), used: make([]uint8, L)}
+	b.noDef = L == 1 && path[0].Kind == StepLeaf && (keep == nil || !keep[0]) && !slices.ContainsFunc(arrs, func(a arrow.Array) bool {
+		return hasNulls(a) || a.DataType().ID() == arrow.DICTIONARY
+	})
 	dims := 1
 	for d := L - 1; d >= 0; d-- {
 		if path[d].Kind == StepList {
@@ -275,9 +278,12 @@ func BuildDenseKeep(arrs []arrow.Array, path []Step, keep []bool) (Dense, []Segm
 	dense := Dense{
 		Layers:     layers,
 		Rep:        b.rep,
-		NumItems:   len(b.def),
+		NumItems:   b.items + len(b.def),
 		NumVisible: b.visible,
 		NumRows:    rows * dims,
+	}
+	if b.noDef && slices.Max(level) > 0 {
+		b.def = make([]uint16, b.items) // (not so for a leaf without nulls: classification gives it no band)
 	}
 	if slices.Max(level) > 0 {
 		// Codes become band levels; a page whose used codes are their
@@ -317,13 +323,15 @@ func (b *builder) walkArrays(arrs []arrow.Array, rows int) ([]node, error) {
 	walk := func(g int) error {
 		sb := b
 		if len(subs) > 1 {
-			sb = &builder{path: b.path, listNum: b.listNum, R: b.R, used: make([]uint8, L)}
+			sb = &builder{path: b.path, listNum: b.listNum, R: b.R, used: make([]uint8, L), noDef: b.noDef}
 		}
 		n := 0
 		for _, a := range arrs[groups[g]:groups[g+1]] {
 			n += a.Len()
 		}
-		sb.def = make([]uint16, 0, n)
+		if !b.noDef {
+			sb.def = make([]uint16, 0, n)
+		}
 		if b.R > 0 {
 			sb.rep = make([]uint16, 0, n)
 		}
@@ -351,6 +359,7 @@ func (b *builder) walkArrays(arrs []arrow.Array, rows int) ([]node, error) {
 	at := make([]int, len(subs)+1)
 	for g, sb := range subs {
 		at[g+1] = at[g] + len(sb.def)
+		b.items += sb.items
 		for d, u := range sb.used {
 			b.used[d] |= u
 		}
@@ -363,7 +372,9 @@ func (b *builder) walkArrays(arrs []arrow.Array, rows int) ([]node, error) {
 			b.segs = append(b.segs, sg)
 		}
 	}
-	b.def = make([]uint16, at[len(subs)])
+	if !b.noDef {
+		b.def = make([]uint16, at[len(subs)])
+	}
 	if b.R > 0 {
 		b.rep = make([]uint16, at[len(subs)])
 	}
@@ -497,9 +508,18 @@ func setValidity(n *node, a arrow.Array) {
 		n.nulls = a.Len() > 0
 		return
 	}
-	if bm := a.NullBitmapBytes(); len(bm) > 0 && a.NullN() > 0 {
-		n.nulls, n.bm = true, bm
+	if hasNulls(a) {
+		n.nulls, n.bm = true, a.NullBitmapBytes()
 	}
+}
+
+// hasNulls reports whether a has a null slot (setValidity's rule: a null
+// array's slots, or a validity bitmap with a null).
+func hasNulls(a arrow.Array) bool {
+	if a.DataType().ID() == arrow.NULL {
+		return a.Len() > 0
+	}
+	return len(a.NullBitmapBytes()) > 0 && a.NullN() > 0
 }
 
 // dictNode marks a dictionary leaf whose dictionary has nulls: a key that
@@ -597,6 +617,10 @@ type builder struct {
 	pending uint16   // rep of the next entry
 	segs    []Segment
 	visible int
+	// noDef: the page is one leaf without nulls, whose entries are all
+	// code 0: they are counted in items, not stored in def.
+	noDef bool
+	items int
 }
 
 // emit appends one entry (a list slot without children).
@@ -702,6 +726,11 @@ func (b *builder) leaf(n *node, d, s, e int, cond uint16) error {
 	}
 	b.pending = 0
 	switch {
+	case b.noDef:
+		if cond != 0 || n.nulls {
+			return fmt.Errorf("structural: leaf slots %d..%d: a page found without nulls has one", s, e)
+		}
+		b.items += cnt
 	case cond != 0:
 		b.def = grow(b.def, cnt, cond)
 	case !n.nulls:
