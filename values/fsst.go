@@ -9,6 +9,7 @@ import (
 	"sort"
 	"sync"
 
+	"github.com/planarlance/planar/internal/bulk"
 	"github.com/planarlance/planar/internal/par"
 	"github.com/planarlance/planar/proto/enc21pb"
 )
@@ -531,10 +532,12 @@ func (c FsstCodec) Code(b Block) Block {
 	for _, p := range parts {
 		total += len(p.Data)
 	}
-	out := Block{N: b.N, Data: make([]byte, total), Offsets: make([]uint64, b.N+1)}
+	// (Both are written whole below.)
+	out := Block{N: b.N, Data: bulk.Make(total)[:total], Offsets: bulk.Grow([]uint64(nil), b.N+1)[:b.N+1]}
+	out.Offsets[0] = 0
 	at := 0
 	for j, p := range parts {
-		copy(out.Data[at:], p.Data)
+		bulk.Copy(out.Data[at:], p.Data)
 		for i, o := range p.Offsets[1:] {
 			out.Offsets[cuts[j]+i+1] = uint64(at) + o
 		}
@@ -545,9 +548,9 @@ func (c FsstCodec) Code(b Block) Block {
 
 // code codes values [lo, hi) of b, offsets from 0.
 func (c FsstCodec) code(b Block, lo, hi int) Block {
-	out := Block{N: hi - lo, Offsets: make([]uint64, 1, hi-lo+1)}
+	out := Block{N: hi - lo, Offsets: append(bulk.Grow([]uint64(nil), hi-lo+1), 0)}
 	if hi > lo {
-		out.Data = make([]byte, 0, b.Offsets[hi]-b.Offsets[lo]+uint64(hi-lo))
+		out.Data = bulk.Make(int(b.Offsets[hi] - b.Offsets[lo] + uint64(hi-lo)))
 	}
 	for i := lo; i < hi; i++ {
 		if s, e := b.Offsets[i], b.Offsets[i+1]; e > s { // (null slots are empty)

@@ -319,8 +319,8 @@ func gatherBits(dst []byte, nbits int, segs []structural.Segment) ([]byte, int) 
 // value; the first offset must already be present.
 func gatherVariable(offsets []uint64, data []byte, segs []structural.Segment) ([]uint64, []byte) {
 	count, total := varSizes(segs)
-	offsets = slices.Grow(offsets, count)
-	data = slices.Grow(data, total)
+	offsets = bulk.Grow(offsets, count)
+	data = bulk.Grow(data, total)
 	eachVarSegment(segs, func(s structural.Segment, d arrow.ArrayData, vals []byte, o32 []int32, o64 []int64) {
 		switch {
 		case o64 != nil:
@@ -386,8 +386,8 @@ func borrowOffsets[T int32 | int64](offsets []uint64, vals []byte, o []T, d arro
 // the null slots left out: a valid run of slots is one copy.
 func gatherVariableValid(offsets []uint64, data []byte, segs []structural.Segment, valid int) ([]uint64, []byte) {
 	_, total := varSizes(segs) // (an upper bound: null slots may span bytes)
-	offsets = slices.Grow(offsets, valid)
-	data = slices.Grow(data, total)
+	offsets = bulk.Grow(offsets, valid)
+	data = bulk.Grow(data, total)
 	eachVarSegment(segs, func(s structural.Segment, d arrow.ArrayData, vals []byte, o32 []int32, o64 []int64) {
 		if o64 != nil {
 			offsets, data = validRuns(offsets, data, vals, o64, d, s.Start, s.End)
@@ -684,7 +684,7 @@ func gatherFSLValid(data []byte, segs []structural.Segment, li leafInfo, valid i
 	}
 	dim, bw := li.dims[0], li.bits/8
 	rb := dim * bw
-	data = slices.Grow(data[:0], valid*rb)
+	data = bulk.Grow(data[:0], valid*rb)
 	for _, s := range segs {
 		a := s.Arr.(*array.FixedSizeList)
 		cd := a.ListValues().Data()

@@ -3,6 +3,7 @@ package bulk
 import (
 	"bytes"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -65,5 +66,27 @@ func TestMake(t *testing.T) {
 				t.Fatalf("Make(%d): byte %d is %d after writing %d", n, i, b[i], byte(i*7))
 			}
 		}
+	}
+}
+
+func TestGrow(t *testing.T) {
+	var s []uint64
+	for round := range 5 {
+		n := []int{0, 3, 1 << 10, 1 << 18, 5}[round]
+		before := slices.Clone(s)
+		s = Grow(s, n)
+		if cap(s)-len(s) < n || !slices.Equal(s, before) {
+			t.Fatalf("round %d: Grow(%d): len %d cap %d, kept %v", round, n, len(s), cap(s), slices.Equal(s, before))
+		}
+		for i := range n {
+			s = append(s, uint64(round)<<32|uint64(i))
+		}
+	}
+	if g := Grow(s, 1); &g[:1][0] != &s[:1][0] && cap(s)-len(s) >= 1 {
+		t.Fatal("Grow with room moved the slice")
+	}
+	var b []bool
+	if b = Grow(b, 0); b != nil {
+		t.Fatal("Grow(nil, 0) allocated")
 	}
 }
