@@ -373,9 +373,9 @@ func concatBlocks(bs []values.Block) (values.Block, error) {
 		total += len(b.Data)
 		nvals += b.N
 	}
-	out.Data = make([]byte, 0, total)
+	out.Data = bulk.Make(total)
 	if out.Bits == 0 {
-		out.Offsets = make([]uint64, 1, nvals+1)
+		out.Offsets = append(bulk.Grow([]uint64(nil), nvals+1), 0)
 	}
 	// Bits per row of every FSL layer's item validity.
 	layerBits := make([]int, len(bs[0].ItemValid))

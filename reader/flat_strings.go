@@ -116,8 +116,9 @@ func (f *File) readFlatVariable(dt arrow.DataType, path []structural.Step, pages
 	if ow == 4 && total > math.MaxInt32 || total > math.MaxInt-8 {
 		return nil, false, nil // Arrow's join reports the overflow
 	}
-	data := make([]byte, total)
-	offs := make([]byte, (rows+1)*ow)
+	// (Both are written whole below: each page's part, and the end.)
+	data := bulk.Make(total)[:total]
+	offs := bulk.Make((rows + 1) * ow)[:(rows+1)*ow]
 	err = par.Each(len(parts), func(i int) error {
 		pt := parts[i]
 		v := pt.vals

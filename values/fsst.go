@@ -660,7 +660,8 @@ func checkCodes(in Block) error {
 // DecodeBlockExact is DecodeBlockInto for a buf of exactly the values'
 // decoded size (DecodedLen): nothing is written past buf, so blocks decoded
 // side by side into neighbouring parts of one buffer never touch each other.
-// Values that do not fill buf exactly are ErrCorrupt.
+// Values that do not fill buf exactly are ErrCorrupt. The decoded block's
+// offsets are in's, overwritten (in's offsets are not kept).
 func (t *FsstTable) DecodeBlockExact(buf []byte, in Block) (Block, error) {
 	if err := checkCodes(in); err != nil {
 		return Block{}, err
@@ -669,7 +670,7 @@ func (t *FsstTable) DecodeBlockExact(buf []byte, in Block) (Block, error) {
 		if n := in.Offsets[in.N] - in.Offsets[0]; int(n) != len(buf) {
 			return Block{}, fmt.Errorf("fsst values of %d bytes for a %d-byte buffer: %w", n, len(buf), ErrCorrupt)
 		}
-		return verbatim(buf, in), nil
+		return verbatimInPlace(buf, in), nil
 	}
 	out, err := t.expand(buf, in)
 	if err == nil && len(out.Data) != len(buf) {
@@ -689,14 +690,27 @@ func verbatim(buf []byte, in Block) Block {
 	return out
 }
 
+// verbatimInPlace is verbatim with in's offsets rebased in place.
+func verbatimInPlace(buf []byte, in Block) Block {
+	out := Block{N: in.N, Offsets: in.Offsets[:in.N+1]}
+	base := in.Offsets[0]
+	out.Data = buf[:copy(buf, in.Data[base:in.Offsets[in.N]])]
+	for i := range out.Offsets {
+		out.Offsets[i] -= base
+	}
+	return out
+}
+
 // expand is decodeInto for a buf without slack (DecodeBlockExact): a
 // symbol is written as a whole 8-byte word while 8 bytes of buf remain,
 // byte by byte at buf's end, and values that overrun buf are ErrCorrupt.
+// The decoded offsets overwrite in's (each is read before its slot is
+// written).
 // (decodeInto keeps its own loop: the room test per code costs it 6-10%
 // on URLs, 1.2 against 1.1 GB/s.)
 func (t *FsstTable) expand(buf []byte, in Block) (Block, error) {
-	out := Block{N: in.N, Offsets: make([]uint64, 1, in.N+1)}
 	pos, i := 0, int(in.Offsets[0])
+	out := Block{N: in.N, Offsets: append(in.Offsets[:0], 0)}
 	data, n, room := in.Data, t.n, len(buf)
 	for v := 0; v < in.N; v++ {
 		end := int(in.Offsets[v+1])
