@@ -4,7 +4,8 @@ import (
 	"encoding/binary"
 	"fmt"
 	mbits "math/bits"
-	"slices"
+
+	"github.com/planarlance/planar/internal/bulk"
 )
 
 // Zipped pages (Lance "full-zip" bytes) store one record per rep/def entry:
@@ -277,7 +278,7 @@ func AppendZippedFixed(data []byte, l ZipLevels, rep, def []uint16, vals []byte,
 	}
 	total := cw*p.entries + len(vals)
 	base := len(data)
-	data = slices.Grow(data, total)
+	data = bulk.Grow(data, total)
 	var w int
 	if l.BitsRep > 0 {
 		w = zipIndexWidth(uint64(total))
@@ -373,7 +374,7 @@ func AppendZippedVariable(data []byte, l ZipLevels, rep, def []uint16, offsets [
 		return data, nil, fmt.Errorf("zipped page of %d bytes: %w", total, ErrNotApplicable)
 	}
 	base := len(data)
-	data = slices.Grow(data, int(total))
+	data = bulk.Grow(data, int(total))
 	row := 0
 	v = 0
 	for i := 0; i < p.entries; i++ {

@@ -610,7 +610,7 @@ func gatherFSLBulk(data, bits []byte, segs []structural.Segment, li leafInfo, vi
 			}
 		}
 	}
-	data = slices.Grow(data[:0], rows*rb)[:rows*rb]
+	data = bulk.Grow(data[:0], rows*rb)[:rows*rb] // (every byte is written below)
 	if need {
 		nb := (rows*dim + 7) / 8
 		bits = slices.Grow(bits[:0], nb)[:nb]
