@@ -42,13 +42,17 @@ func (f *File) readFlatVariable(dt arrow.DataType, path []structural.Step, pages
 		size       int
 		at, row    int // where the page's values and rows start
 		flat, null bool
-		// dictionary pages: the items, and the pieces dictSizes cut
+		// dictionary pages: the items; dictionary and FSST-coded pages:
+		// the pieces they are filled in side by side (dictSizes,
+		// fsstPieces), values [cuts[j], cuts[j+1]) into bytes [sizes[j],
+		// sizes[j+1]) of the page's part
 		dict  *values.Block
 		cuts  []int
 		sizes []uint64
 	}
 	// Pages are decoded and sized side by side, then expanded side by
-	// side into their own parts of one buffer.
+	// side into their own parts of one buffer (FSST-coded pages in
+	// pieces, so one large page does not keep one core alone at work).
 	parts := make([]part, len(pages))
 	err := par.Each(len(pages), func(i int) error {
 		p := pages[i]
@@ -88,7 +92,8 @@ func (f *File) readFlatVariable(dt arrow.DataType, path []structural.Step, pages
 			}
 			pt.dict, pt.size = pd.dict, int(pt.sizes[len(pt.sizes)-1])
 		case t != nil:
-			pt.size = t.DecodedLen(v)
+			pt.cuts, pt.sizes = fsstPieces(t, v)
+			pt.size = int(pt.sizes[len(pt.sizes)-1])
 		default:
 			pt.size = int(v.Offsets[v.N] - v.Offsets[0])
 		}
@@ -119,24 +124,36 @@ func (f *File) readFlatVariable(dt arrow.DataType, path []structural.Step, pages
 	// (Both are written whole below: each page's part, and the end.)
 	data := bulk.Make(total)[:total]
 	offs := bulk.Make((rows + 1) * ow)[:(rows+1)*ow]
-	err = par.Each(len(parts), func(i int) error {
-		pt := parts[i]
+	// One job per page, or per piece of an FSST-coded page.
+	type job struct{ part, piece int }
+	var jobs []job
+	for i, pt := range parts {
+		if pt.fsst == nil {
+			jobs = append(jobs, job{i, -1})
+			continue
+		}
+		for j := range len(pt.cuts) - 1 {
+			jobs = append(jobs, job{i, j})
+		}
+	}
+	err = par.Each(len(jobs), func(k int) error {
+		pt := parts[jobs[k].part]
 		v := pt.vals
+		if j := jobs[k].piece; j >= 0 {
+			lo, hi := pt.cuts[j], pt.cuts[j+1]
+			a, b := pt.at+int(pt.sizes[j]), pt.at+int(pt.sizes[j+1])
+			sub := values.Block{N: hi - lo, Data: v.Data, Offsets: v.Offsets[lo : hi+1]}
+			if ow == 4 {
+				return values.FsstExpandInto(pt.fsst, data[a:b], sub, arrow.Int32Traits.CastFromBytes(offs)[pt.row+lo:pt.row+hi], a)
+			}
+			return values.FsstExpandInto(pt.fsst, data[a:b], sub, arrow.Int64Traits.CastFromBytes(offs)[pt.row+lo:pt.row+hi], a)
+		}
 		if pt.dict != nil {
 			dictFill(data, offs, pt.row, pt.at, ow, v, pt.dict, pt.valid, pt.cuts, pt.sizes)
 			return nil
 		}
-		base := -int(v.Offsets[0])
-		if pt.fsst != nil {
-			dec, err := pt.fsst.DecodeBlockExact(data[pt.at:pt.at+pt.size], v)
-			if err != nil {
-				return err
-			}
-			v, base = dec, 0
-		} else {
-			bulk.Copy(data[pt.at:pt.at+pt.size], v.Data[v.Offsets[0]:v.Offsets[v.N]])
-		}
-		putOffsets(offs, pt.row, v.Offsets[:v.N], pt.at+base, ow)
+		bulk.Copy(data[pt.at:pt.at+pt.size], v.Data[v.Offsets[0]:v.Offsets[v.N]])
+		putOffsets(offs, pt.row, v.Offsets[:v.N], pt.at-int(v.Offsets[0]), ow)
 		return nil
 	})
 	if err != nil {
@@ -168,6 +185,24 @@ func (f *File) readFlatVariable(dt arrow.DataType, path []structural.Step, pages
 	defer d.Release()
 	return array.MakeFromData(d), true, nil
 }
+
+// fsstPieces cuts FSST-coded values v into pieces that expand side by side
+// (of fsstPieceValues values): the values [cuts[j], cuts[j+1]) of piece j
+// and the decoded bytes before it, sizes[j] (sizes[len(cuts)-1] is v's
+// decoded size). The cuts follow v alone, not the cores.
+func fsstPieces(t *values.FsstTable, v values.Block) ([]int, []uint64) {
+	k := max(1, (v.N+fsstPieceValues-1)/fsstPieceValues)
+	cuts, sizes := make([]int, k+1), make([]uint64, k+1)
+	for j := 1; j <= k; j++ {
+		cuts[j] = j * v.N / k
+		sub := values.Block{N: cuts[j] - cuts[j-1], Data: v.Data, Offsets: v.Offsets[cuts[j-1] : cuts[j]+1]}
+		sizes[j] = sizes[j-1] + uint64(t.DecodedLen(sub))
+	}
+	return cuts, sizes
+}
+
+// fsstPieceValues is about how many values a piece of fsstPieces holds.
+const fsstPieceValues = 1 << 16
 
 // putOffsets writes offsets os, each plus delta, from slot row of an
 // offsets buffer of ow-byte entries.

@@ -657,28 +657,6 @@ func checkCodes(in Block) error {
 	return nil
 }
 
-// DecodeBlockExact is DecodeBlockInto for a buf of exactly the values'
-// decoded size (DecodedLen): nothing is written past buf, so blocks decoded
-// side by side into neighbouring parts of one buffer never touch each other.
-// Values that do not fill buf exactly are ErrCorrupt. The decoded block's
-// offsets are in's, overwritten (in's offsets are not kept).
-func (t *FsstTable) DecodeBlockExact(buf []byte, in Block) (Block, error) {
-	if err := checkCodes(in); err != nil {
-		return Block{}, err
-	}
-	if !t.coded || in.N == 0 {
-		if n := in.Offsets[in.N] - in.Offsets[0]; int(n) != len(buf) {
-			return Block{}, fmt.Errorf("fsst values of %d bytes for a %d-byte buffer: %w", n, len(buf), ErrCorrupt)
-		}
-		return verbatimInPlace(buf, in), nil
-	}
-	out, err := t.expand(buf, in)
-	if err == nil && len(out.Data) != len(buf) {
-		err = fmt.Errorf("values: fsst values expand to %d bytes, sized %d: %w", len(out.Data), len(buf), ErrCorrupt)
-	}
-	return out, err
-}
-
 // verbatim lays the values of in, stored verbatim, into buf (large enough)
 // from its start.
 func verbatim(buf []byte, in Block) Block {
@@ -690,35 +668,55 @@ func verbatim(buf []byte, in Block) Block {
 	return out
 }
 
-// verbatimInPlace is verbatim with in's offsets rebased in place.
-func verbatimInPlace(buf []byte, in Block) Block {
-	out := Block{N: in.N, Offsets: in.Offsets[:in.N+1]}
-	base := in.Offsets[0]
-	out.Data = buf[:copy(buf, in.Data[base:in.Offsets[in.N]])]
-	for i := range out.Offsets {
-		out.Offsets[i] -= base
+// FsstExpandInto expands the FSST codes of in into buf, which must hold
+// exactly their decoded size (DecodedLen), and writes the start of value v,
+// plus base, to offs[v] as an Arrow offset (the end of the last value is
+// left to the caller). Nothing is written past buf or past offs[in.N-1]:
+// blocks expand side by side into neighbouring parts of one output.
+// Corrupt codes, or values that do not fill buf exactly, are ErrCorrupt.
+func FsstExpandInto[T int32 | int64](t *FsstTable, buf []byte, in Block, offs []T, base int) error {
+	if err := checkCodes(in); err != nil {
+		return err
 	}
-	return out
+	if len(offs) < in.N {
+		return fmt.Errorf("values: %d offsets for %d values: %w", len(offs), in.N, ErrCorrupt)
+	}
+	if !t.coded {
+		n := int(in.Offsets[in.N] - in.Offsets[0])
+		if n != len(buf) {
+			return fmt.Errorf("fsst values of %d bytes for a %d-byte buffer: %w", n, len(buf), ErrCorrupt)
+		}
+		copy(buf, in.Data[in.Offsets[0]:in.Offsets[in.N]])
+		for v := range in.N {
+			offs[v] = T(int(in.Offsets[v]-in.Offsets[0]) + base)
+		}
+		return nil
+	}
+	n, err := expandTo(t, buf, in, offs, base)
+	if err == nil && n != len(buf) {
+		err = fmt.Errorf("values: fsst values expand to %d bytes, sized %d: %w", n, len(buf), ErrCorrupt)
+	}
+	return err
 }
 
-// expand is decodeInto for a buf without slack (DecodeBlockExact): a
-// symbol is written as a whole 8-byte word while 8 bytes of buf remain,
-// byte by byte at buf's end, and values that overrun buf are ErrCorrupt.
-// The decoded offsets overwrite in's (each is read before its slot is
-// written).
-// (decodeInto keeps its own loop: the room test per code costs it 6-10%
-// on URLs, 1.2 against 1.1 GB/s.)
-func (t *FsstTable) expand(buf []byte, in Block) (Block, error) {
+// expandTo is the loop of FsstExpandInto: it writes each value's start
+// plus base to offs[v] and returns the bytes written. A symbol is written as
+// a whole 8-byte word while 8 bytes of buf remain, byte by byte at buf's
+// end, and values that overrun buf are ErrCorrupt. (decodeInto keeps its
+// own loop: the room test per code costs it 6-10% on URLs, 1.2 against 1.1
+// GB/s.)
+func expandTo[T int32 | int64](t *FsstTable, buf []byte, in Block, offs []T, base int) (int, error) {
 	pos, i := 0, int(in.Offsets[0])
-	out := Block{N: in.N, Offsets: append(in.Offsets[:0], 0)}
 	data, n, room := in.Data, t.n, len(buf)
+	offs = offs[:in.N]
 	for v := 0; v < in.N; v++ {
 		end := int(in.Offsets[v+1])
+		offs[v] = T(pos + base)
 		for i < end {
 			c := data[i]
 			if c == fsstEscape {
 				if i+1 >= end || pos >= room {
-					return Block{}, fmt.Errorf("values: fsst value %d ends with an escape or overruns its %d bytes: %w", v, room, ErrCorrupt)
+					return pos, fmt.Errorf("values: fsst value %d ends with an escape or overruns its %d bytes: %w", v, room, ErrCorrupt)
 				}
 				buf[pos] = data[i+1]
 				pos++
@@ -726,14 +724,14 @@ func (t *FsstTable) expand(buf []byte, in Block) (Block, error) {
 				continue
 			}
 			if int(c) >= n {
-				return Block{}, fmt.Errorf("values: fsst code %d in value %d but the table has %d symbols: %w", c, v, n, ErrCorrupt)
+				return pos, fmt.Errorf("values: fsst code %d in value %d but the table has %d symbols: %w", c, v, n, ErrCorrupt)
 			}
 			l := int(t.lens[c])
 			if pos+8 <= room {
 				binary.LittleEndian.PutUint64(buf[pos:], t.sym[c])
 			} else {
 				if pos+l > room {
-					return Block{}, fmt.Errorf("values: fsst value %d overruns its %d bytes: %w", v, room, ErrCorrupt)
+					return pos, fmt.Errorf("values: fsst value %d overruns its %d bytes: %w", v, room, ErrCorrupt)
 				}
 				for k := range l {
 					buf[pos+k] = byte(t.sym[c] >> (8 * k))
@@ -742,10 +740,8 @@ func (t *FsstTable) expand(buf []byte, in Block) (Block, error) {
 			pos += l
 			i++
 		}
-		out.Offsets = append(out.Offsets, uint64(pos))
 	}
-	out.Data = buf[:pos]
-	return out, nil
+	return pos, nil
 }
 
 // decodeInto expands the checked, non-empty coded block in into buf (sized

@@ -386,11 +386,17 @@ func checkLongest(t *testing.T, tab *FsstTable, sample [][]byte) {
 	}
 }
 
-// TestFsstDecodeBlockExact: blocks decoded side by side into neighbouring
-// parts of one buffer give DecodeBlock's values and leave each other's
-// bytes alone; a buffer one byte short or long, and an escape at a value's
-// end, are ErrCorrupt; an uncoded table copies.
-func TestFsstDecodeBlockExact(t *testing.T) {
+// TestFsstExpandInto: blocks expanded side by side into neighbouring parts
+// of one buffer, with 32- and 64-bit Arrow offsets, give DecodeBlock's
+// values and leave each other's bytes and offsets alone; a buffer one byte
+// short or long, and an escape at a value's end, are ErrCorrupt; an uncoded
+// table copies.
+func TestFsstExpandInto(t *testing.T) {
+	testFsstExpandInto[int32](t)
+	testFsstExpandInto[int64](t)
+}
+
+func testFsstExpandInto[T int32 | int64](t *testing.T) {
 	r := rand.New(rand.NewPCG(9, 10))
 	strs := fsstSampleStrings(r, 900)
 	tab := BuildFsstTable(strs[:300])
@@ -411,43 +417,35 @@ func TestFsstDecodeBlockExact(t *testing.T) {
 		total += sizes[k]
 	}
 	buf := make([]byte, total)
-	// Decode the last block first, so that a word written past a block
-	// would land on a neighbour already decoded.
+	offs := make([]T, 901)
+	for i := range offs {
+		offs[i] = -1
+	}
+	// Expand the last block first, so that a word or an offset written
+	// past a block would land on a neighbour already expanded.
 	at := total
 	for k := len(blocks) - 1; k >= 0; k-- {
 		at -= sizes[k]
-		want, err := tab.DecodeBlock(blocks[k])
-		if err != nil {
+		if err := FsstExpandInto(tab, buf[at:at+sizes[k]], blocks[k], offs[300*k:300*(k+1)], at); err != nil {
 			t.Fatal(err)
 		}
-		// (The decoded offsets overwrite the block's: decode a copy.)
-		in := blocks[k]
-		in.Offsets = slices.Clone(in.Offsets)
-		got, err := tab.DecodeBlockExact(buf[at:at+sizes[k]], in)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if &got.Offsets[0] != &in.Offsets[0] {
-			t.Fatalf("block %d: decoded offsets not in place", k)
-		}
-		if !bytes.Equal(got.Data, want.Data) || fmt.Sprint(got.Offsets) != fmt.Sprint(want.Offsets) {
-			t.Fatalf("block %d decodes differently", k)
+	}
+	offs[900] = T(total)
+	for i, s := range strs[:900] {
+		if got := buf[offs[i]:offs[i+1]]; !bytes.Equal(got, s) {
+			t.Fatalf("value %d: %q, want %q", i, got, s)
 		}
 	}
-	for _, s := range strs[:900] {
-		if !bytes.Contains(buf, s) {
-			t.Fatalf("value %q missing from the joined buffer", s)
-		}
-	}
-	b := blocks[0]
 	for _, n := range []int{sizes[0] - 1, sizes[0] + 1} {
-		b.Offsets = slices.Clone(blocks[0].Offsets)
-		if _, err := tab.DecodeBlockExact(make([]byte, n), b); !errors.Is(err, ErrCorrupt) {
+		if err := FsstExpandInto(tab, make([]byte, n), blocks[0], offs, 0); !errors.Is(err, ErrCorrupt) {
 			t.Errorf("buffer of %d bytes for %d: %v, want ErrCorrupt", n, sizes[0], err)
 		}
 	}
+	if err := FsstExpandInto(tab, make([]byte, sizes[0]), blocks[0], offs[:299], 0); !errors.Is(err, ErrCorrupt) {
+		t.Errorf("299 offsets for 300 values: %v, want ErrCorrupt", err)
+	}
 	esc := Block{N: 1, Data: []byte{fsstEscape}, Offsets: []uint64{0, 1}}
-	if _, err := tab.DecodeBlockExact(make([]byte, 8), esc); !errors.Is(err, ErrCorrupt) {
+	if err := FsstExpandInto(tab, make([]byte, 8), esc, offs, 0); !errors.Is(err, ErrCorrupt) {
 		t.Errorf("escape at the end: %v, want ErrCorrupt", err)
 	}
 	vraw := fsstExampleTable(t)
@@ -456,10 +454,10 @@ func TestFsstDecodeBlockExact(t *testing.T) {
 	if err != nil || plain.Coded() {
 		t.Fatalf("verbatim table: %v", err)
 	}
-	raw := Block{N: 2, Data: []byte("xyz"), Offsets: []uint64{0, 1, 3}}
-	got, err := plain.DecodeBlockExact(make([]byte, 3), raw)
-	if err != nil || string(got.Data) != "xyz" || fmt.Sprint(got.Offsets) != "[0 1 3]" {
-		t.Fatalf("uncoded table: %q %v %v", got.Data, got.Offsets, err)
+	raw := Block{N: 2, Data: []byte("wxyz"), Offsets: []uint64{1, 2, 4}}
+	out, got := make([]byte, 3), make([]T, 2)
+	if err := FsstExpandInto(plain, out, raw, got, 10); err != nil || string(out) != "xyz" || fmt.Sprint(got) != "[10 11]" {
+		t.Fatalf("uncoded table: %q %v %v", out, got, err)
 	}
 }
 
