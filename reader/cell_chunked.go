@@ -145,7 +145,7 @@ func decodeChunkedBody(m *enc21pb.MiniBlockLayout, bufs [][]byte, rows int) (*pa
 			valAt[ci+1] = valAt[ci] + r.NumValues
 		}
 		if n := valAt[len(refs)]; backed(uint64(n), uint64(len(bufs[1]))) {
-			page = make([]byte, n*w/8)
+			page = bulk.Make(n * w / 8)[:n*w/8] // (every chunk fills its part)
 		}
 	}
 	reps, defs := make([][]uint16, len(cuts)-1), make([][]uint16, len(cuts)-1)

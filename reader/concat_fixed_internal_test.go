@@ -1,6 +1,8 @@
 package reader
 
 import (
+	"math/rand/v2"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -60,5 +62,63 @@ func TestConcatFixed(t *testing.T) {
 	}
 	if _, ok := concatFixed([]arrow.Array{array.NewStringBuilder(memory.DefaultAllocator).NewArray()}); ok {
 		t.Error("strings handled as fixed width")
+	}
+}
+
+// TestConcatFixedLarge joins large slices of uneven lengths (one of a
+// single value, one spanning several pieces of the output) and an all-null
+// array without a values buffer, on more cores than the machine may have:
+// the values equal arrow's Concatenate's, and the null array's are zeros.
+func TestConcatFixedLarge(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(5))
+	mem := memory.DefaultAllocator
+	r := rand.New(rand.NewPCG(21, 22))
+	b := array.NewInt64Builder(mem)
+	for range 300_000 {
+		if r.IntN(7) == 0 {
+			b.AppendNull()
+		} else {
+			b.Append(int64(r.Uint64()))
+		}
+	}
+	whole := b.NewArray()
+	defer whole.Release()
+	var parts []arrow.Array
+	for _, c := range [][2]int64{{0, 1}, {1, 70_000}, {70_000, 70_001}, {70_001, 250_000}, {250_000, 300_000}} {
+		parts = append(parts, array.NewSlice(whole, c[0], c[1]))
+	}
+	want, err := array.Concatenate(parts, mem)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer want.Release()
+	got, ok := concatFixed(parts)
+	if !ok || !array.Equal(got, want) {
+		t.Fatalf("joined slices differ (handled %v)", ok)
+	}
+	got.Release()
+	// An all-null array with no values buffer, between two slices.
+	vb := memory.NewBufferBytes(make([]byte, 2))
+	null := array.MakeFromData(array.NewData(arrow.PrimitiveTypes.Int64, 9, []*memory.Buffer{vb, nil}, nil, 9, 0))
+	defer null.Release()
+	got, ok = concatFixed([]arrow.Array{parts[1], null, parts[3]})
+	if !ok {
+		t.Fatal("not handled")
+	}
+	defer got.Release()
+	vals := got.(*array.Int64).Int64Values()
+	at := parts[1].Len()
+	for i := at; i < at+9; i++ {
+		if !got.IsNull(i) || vals[i] != 0 {
+			t.Fatalf("slot %d of the null array: null %v, value %d", i, got.IsNull(i), vals[i])
+		}
+	}
+	for i, v := range parts[3].(*array.Int64).Int64Values() {
+		if parts[3].IsValid(i) && vals[at+9+i] != v {
+			t.Fatalf("slot %d after the null array: %d, want %d", at+9+i, vals[at+9+i], v)
+		}
+	}
+	for _, p := range parts {
+		p.Release()
 	}
 }
