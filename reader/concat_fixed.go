@@ -2,6 +2,7 @@ package reader
 
 import (
 	"encoding/binary"
+	"math"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -19,6 +20,9 @@ func joinArrays(chunks []arrow.Array) (arrow.Array, error) {
 		return out, nil
 	}
 	if out, ok := concatVariable(chunks); ok {
+		return out, nil
+	}
+	if out, ok := concatList(chunks); ok {
 		return out, nil
 	}
 	return concatenate(chunks)
@@ -225,6 +229,77 @@ func concatVariable(chunks []arrow.Array) (arrow.Array, bool) {
 	}
 	putOffset(ob, n, base, ow)
 	out := array.NewData(dt, n, []*memory.Buffer{validity, offs, data}, nil, nulls, 0)
+	defer out.Release()
+	return array.MakeFromData(out), true
+}
+
+// concatList joins list or large list arrays into one: the offsets
+// rebased, the children's ranges joined by joinArrays (a list of
+// fixed-width values copies them side by side through internal/bulk), the
+// validity joined. ok is false for other types, and for what it leaves to
+// arrow's Concatenate (offsets it cannot hold, fewer than two non-empty
+// arrays).
+func concatList(chunks []arrow.Array) (arrow.Array, bool) {
+	if len(chunks) < 2 {
+		return nil, false
+	}
+	dt := chunks[0].DataType()
+	var ow int
+	switch dt.ID() {
+	case arrow.LIST:
+		ow = 4
+	case arrow.LARGE_LIST:
+		ow = 8
+	default:
+		return nil, false
+	}
+	datas := make([]arrow.ArrayData, 0, len(chunks))
+	kids := make([]arrow.Array, 0, len(chunks))
+	defer func() {
+		for _, k := range kids {
+			k.Release()
+		}
+	}()
+	total := 0
+	for _, c := range chunks {
+		d := c.Data()
+		if d.Len() == 0 {
+			continue
+		}
+		if b := d.Buffers()[1]; b == nil || b.Len() < (d.Offset()+d.Len()+1)*ow {
+			return nil, false
+		}
+		lo, hi := offsetAt(d, 0, ow), offsetAt(d, d.Len(), ow)
+		if lo < 0 || hi < lo || hi > d.Children()[0].Len() {
+			return nil, false
+		}
+		sd := array.NewSliceData(d.Children()[0], int64(lo), int64(hi))
+		kids = append(kids, array.MakeFromData(sd))
+		sd.Release()
+		datas = append(datas, d)
+		total += hi - lo
+	}
+	if len(datas) < 2 || ow == 4 && total > math.MaxInt32 {
+		return nil, false
+	}
+	child, err := joinArrays(kids)
+	if err != nil {
+		return nil, false // (Concatenate says why)
+	}
+	defer child.Release()
+	validity, n, nulls := joinValidity(datas)
+	if validity != nil {
+		defer validity.Release()
+	}
+	ob := bulk.Make((n + 1) * ow)[:(n+1)*ow] // (written whole below)
+	row, base := 0, 0
+	for _, d := range datas {
+		lo, hi := offsetAt(d, 0, ow), offsetAt(d, d.Len(), ow)
+		rebase(ob, d, row, base-lo, ow)
+		row, base = row+d.Len(), base+hi-lo
+	}
+	putOffset(ob, n, base, ow)
+	out := array.NewData(dt, n, []*memory.Buffer{validity, memory.NewBufferBytes(ob)}, []arrow.ArrayData{child.Data()}, nulls, 0)
 	defer out.Release()
 	return array.MakeFromData(out), true
 }

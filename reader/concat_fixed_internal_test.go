@@ -28,16 +28,10 @@ func TestConcatFixed(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.dt.String(), func(t *testing.T) {
-			whole, _, err := array.FromJSON(memory.DefaultAllocator, tc.dt, strings.NewReader(tc.json))
-			if err != nil {
-				t.Fatal(err)
-			}
+			whole := fromJSON(t, tc.dt, tc.json)
 			defer whole.Release()
 			for _, cuts := range [][]int{{0, 11}, {1, 4, 11}, {3, 3, 5, 10}, {2, 7, 9}} {
-				var parts []arrow.Array
-				for k := 0; k+1 < len(cuts); k++ {
-					parts = append(parts, array.NewSlice(whole, int64(cuts[k]), int64(cuts[k+1])))
-				}
+				parts := sliceAt(whole, cuts)
 				got, ok := concatFixed(parts)
 				if !ok {
 					t.Fatalf("%s: not handled", tc.dt)
@@ -121,4 +115,83 @@ func TestConcatFixedLarge(t *testing.T) {
 	for _, p := range parts {
 		p.Release()
 	}
+}
+
+// TestConcatList joins slices of list and large list arrays (nulls, empty
+// lists, null lists, children of fixed width, strings, lists and structs,
+// an empty slice among them) with concatList and with arrow's Concatenate:
+// the arrays are equal and the null counts exact; maps and single arrays
+// are left to Concatenate.
+func TestConcatList(t *testing.T) {
+	cases := []struct {
+		dt   arrow.DataType
+		json string
+	}{
+		{arrow.ListOf(arrow.PrimitiveTypes.Int32), `[[1,2], null, [], [3,null,4], [5], null, [6,7,8], [], [9], [10,11], null]`},
+		{arrow.LargeListOf(arrow.BinaryTypes.String), `[["a","bc"], null, [], ["d",null], ["e"], null, ["fgh","i",""], [], ["j"], ["k","l"], null]`},
+		{arrow.ListOf(arrow.ListOf(arrow.PrimitiveTypes.Int64)), `[[[1],[2,3]], null, [], [[],null,[4]], [[5]], null, [[6],[7],[8]], [], [[9]], [[10,11]], null]`},
+		{arrow.ListOf(arrow.StructOf(arrow.Field{Name: "a", Type: arrow.BinaryTypes.String, Nullable: true})), `[[{"a":"x"}], null, [], [{"a":null},null], [{"a":"y"}], null, [{"a":"z"}], [], [{"a":""}], [{"a":"w"},{"a":"v"}], null]`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.dt.String(), func(t *testing.T) {
+			whole := fromJSON(t, tc.dt, tc.json)
+			defer whole.Release()
+			for _, cuts := range [][]int{{0, 11}, {1, 4, 11}, {3, 3, 5, 10}, {2, 7, 9}, {0, 5, 5, 11}} {
+				parts := sliceAt(whole, cuts)
+				want, err := array.Concatenate(parts, memory.DefaultAllocator)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, ok := concatList(parts)
+				nonEmpty := 0
+				for _, p := range parts {
+					if p.Len() > 0 {
+						nonEmpty++
+					}
+				}
+				switch {
+				case ok != (nonEmpty >= 2):
+					t.Errorf("cuts %v: handled %v with %d non-empty parts", cuts, ok, nonEmpty)
+				case ok && !array.Equal(got, want):
+					t.Errorf("cuts %v: got %v, want %v", cuts, got, want)
+				case ok && got.Data().NullN() != want.NullN():
+					t.Errorf("cuts %v: %d nulls recorded, want %d", cuts, got.Data().NullN(), want.NullN())
+				}
+				if ok {
+					got.Release()
+				}
+				want.Release()
+				for _, p := range parts {
+					p.Release()
+				}
+			}
+		})
+	}
+	m, _, err := array.FromJSON(memory.DefaultAllocator, arrow.MapOf(arrow.BinaryTypes.String, arrow.PrimitiveTypes.Int32), strings.NewReader(`[[{"key":"a","value":1}], null]`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Release()
+	if _, ok := concatList([]arrow.Array{m, m}); ok {
+		t.Error("maps handled as lists")
+	}
+}
+
+// fromJSON is the array of type dt that json describes.
+func fromJSON(t *testing.T, dt arrow.DataType, json string) arrow.Array {
+	t.Helper()
+	a, _, err := array.FromJSON(memory.DefaultAllocator, dt, strings.NewReader(json))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+// sliceAt cuts whole into slices [cuts[k], cuts[k+1]).
+func sliceAt(whole arrow.Array, cuts []int) []arrow.Array {
+	var parts []arrow.Array
+	for k := 0; k+1 < len(cuts); k++ {
+		parts = append(parts, array.NewSlice(whole, int64(cuts[k]), int64(cuts[k+1])))
+	}
+	return parts
 }
