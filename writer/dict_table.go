@@ -98,7 +98,7 @@ func (t *dictTable) resize(size int) {
 		return
 	}
 	old, oldTags := t.slots, t.hashes
-	t.slots, t.hashes = faultedIn(make([]uint32, size)), faultedIn(make([]uint32, size))
+	t.slots, t.hashes = bulk.Table[uint32](size), bulk.Table[uint32](size)
 	for k, s := range old {
 		if s == 0 {
 			continue
@@ -369,16 +369,10 @@ type entShort struct {
 }
 
 // ent8 is a slot of an 8-byte-key table: the key and its id+1 (0: empty).
-// faultedIn writes zeros over a new table of at least 64 KiB, in
-// preemptible pieces, and returns it. Fresh memory is otherwise faulted in
-// by the first probe of each page, a read that maps the shared zero page,
-// and then copied on the first insert, which interrupts the other cores to
-// flush their TLBs: float64 (58k distinct in 1M) spent 14% of a fresh
-// process's write there, two threads faulting at once contending for the
-// page table's lock besides.
-func faultedIn[T ent8 | entShort | uint32](s []T) []T {
-	if n := len(s) * int(unsafe.Sizeof(s[0])); n >= 64<<10 {
-		bulk.Clear(unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(s))), n))
+// faultedIn is bulk.Table for the tables of pointer-free entries here.
+func faultedIn[T ent8 | entShort](s []T) []T {
+	if len(s) > 0 {
+		bulk.FaultIn(unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(s))), len(s)*int(unsafe.Sizeof(s[0]))))
 	}
 	return s
 }

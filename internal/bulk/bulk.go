@@ -128,3 +128,25 @@ func Grow[T plain](s []T, n int) []T {
 	}
 	return t
 }
+
+// FaultIn writes zeros over b, new memory for a table that will be probed
+// at random (zero already), in pieces, when it is 64 KiB or more. Fresh
+// memory is otherwise faulted in by the first probe of each page, a read
+// that maps the shared zero page, and copied again at the first insert,
+// which interrupts the other cores to flush their TLBs (a float64 page's
+// dictionary spent 14% of a fresh process's write there, two threads
+// faulting at once contending for the page table's lock besides).
+func FaultIn(b []byte) {
+	if len(b) >= 64<<10 {
+		Clear(b)
+	}
+}
+
+// Table is make([]T, n) for a table probed at random (see FaultIn).
+func Table[T plain](n int) []T {
+	s := make([]T, n)
+	if n > 0 {
+		FaultIn(unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(s))), n*int(unsafe.Sizeof(s[0]))))
+	}
+	return s
+}

@@ -90,3 +90,19 @@ func TestGrow(t *testing.T) {
 		t.Fatal("Grow(nil, 0) allocated")
 	}
 }
+
+func TestTable(t *testing.T) {
+	for _, n := range []int{0, 1, 1000, 1 << 16} {
+		s := Table[uint64](n)
+		if len(s) != n || slices.ContainsFunc(s, func(v uint64) bool { return v != 0 }) {
+			t.Fatalf("Table(%d): len %d, not all zero", n, len(s))
+		}
+	}
+	b := []byte{1, 2, 3}
+	FaultIn(b) // under 64 KiB: left alone (new memory is zero anyway)
+	big := make([]byte, 64<<10)
+	FaultIn(big)
+	if !slices.Equal(b, []byte{1, 2, 3}) || slices.ContainsFunc(big, func(v byte) bool { return v != 0 }) {
+		t.Fatal("FaultIn changed what it should not")
+	}
+}
