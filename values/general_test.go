@@ -7,8 +7,10 @@ import (
 	"encoding/hex"
 	"errors"
 	"math/rand/v2"
+	"runtime"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/klauspost/compress/zstd"
 )
@@ -484,11 +486,11 @@ func TestZstdSmallWindowSameFrames(t *testing.T) {
 	r := rand.New(rand.NewPCG(9, 9))
 	sizes := []int{1, 100, 1023, 1024, 1025, 4 << 10, 60 << 10, 64 << 10, 65 << 10, 129 << 10, 300 << 10, zstdSmallWindow - 1}
 	for i := range zstdSpeeds {
-		small, err := getZstdEncoder(1, i)
+		small, err := newZstdEncoder(1, i)
 		if err != nil {
 			t.Fatal(err)
 		}
-		large, err := getZstdEncoder(0, i)
+		large, err := newZstdEncoder(0, i)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -514,5 +516,47 @@ func TestZstdSmallWindowSameFrames(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestEncoderPool: a pool hands out at most GOMAXPROCS encoders at once (a
+// further get waits for a put), reuses idle ones, keeps at most
+// maxIdleEncoders of them and makes new ones again after dropping some.
+func TestEncoderPool(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(3))
+	var p encoderPool
+	var out []*zstd.Encoder
+	for range 3 {
+		e, err := p.get(1, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, e)
+	}
+	got := make(chan *zstd.Encoder)
+	go func() {
+		e, _ := p.get(1, 0)
+		got <- e
+	}()
+	select {
+	case <-got:
+		t.Fatal("a fourth encoder with three out and GOMAXPROCS 3")
+	case <-time.After(50 * time.Millisecond):
+	}
+	p.put(out[0])
+	if e := <-got; e != out[0] {
+		t.Fatal("the waiting get did not take the encoder put back")
+	}
+	for _, e := range out {
+		p.put(e) // the third is dropped: two are kept idle
+	}
+	if len(p.idle) != maxIdleEncoders || len(p.made) != maxIdleEncoders {
+		t.Fatalf("%d idle, %d made; want %d of each", len(p.idle), len(p.made), maxIdleEncoders)
+	}
+	a, _ := p.get(1, 0)
+	b, _ := p.get(1, 0)
+	c, err := p.get(1, 0) // a new one, in the dropped one's place
+	if err != nil || c == nil || c == a || c == b || (a != out[0] && a != out[1]) {
+		t.Fatalf("reuse: %p %p %p (%v)", a, b, c, err)
 	}
 }
