@@ -77,9 +77,13 @@ func (c *pageEnc) encodeChunked(d structural.Dense, pv pageValues, enc *encoded)
 	}
 	// Pieces of the chunks are encoded side by side, each into buffers of
 	// its own, joined in order after: a chunk's bytes do not depend on
-	// where it lies.
+	// where it lies. Not so when a chunk is its values as they are (flat
+	// whole bytes, no levels): there is nothing to share out but the copy,
+	// and joining the pieces copies again.
 	cuts := []int{0, len(spans)}
-	if pv.n >= 2*par.MinValues {
+	if fc, ok := codec.(values.FlatCodec); ok && fc.Bits%8 == 0 && d.Rep == nil && d.Def == nil && pv.info.kind == values.KindFixed {
+		// (one piece)
+	} else if pv.n >= 2*par.MinValues {
 		cuts = par.Pieces(len(spans), minChunksPerPiece)
 	}
 	c.meta, c.data = c.meta[:0], c.data[:0]
