@@ -97,7 +97,9 @@ type acc[T word] struct {
 // side, cut at window boundaries, each piece as if it were a page of its
 // own; the pieces' measures are then joined in order (fixedPart.join) and
 // their distinct sets merged, which gives exactly what one pass over the
-// page gives: the result does not depend on how many cores ran it.
+// page gives: the result does not depend on how many cores ran it (but a
+// distinct count that stopped past its bound, FixedUpTo: every piece
+// counts up to where it stops).
 func fixedPass[T word](data []byte, n int, nulls []bool, s *FixedStats, distinct bool, most uint64, cuts []int) {
 	size := int(unsafe.Sizeof(T(0)))
 	if len(data) < n*size {

@@ -36,7 +36,8 @@ type FixedStats struct {
 	// Distinct estimates the number of distinct non-null values: exact for
 	// 8- and 16-bit values, for sorted pages and for up to 256 distinct
 	// values; otherwise a HyperLogLog estimate (about 1.6% standard error).
-	// 0 for wider values of an unsorted page measured by FixedOnly.
+	// 0 for wider values of an unsorted page measured by FixedOnly; past
+	// twice its bound under FixedUpTo, a lower estimate that stopped there.
 	Distinct uint64
 	// Constant: at least one non-null value, and every non-null value equal.
 	Constant bool
