@@ -307,24 +307,39 @@ func (x *SparseIndex) IndexMaterialized() int {
 	if x.indexed {
 		return x.alive
 	}
-	var dead []uint64
-	sorted := true
+	// Each layer that kills slots maps its null runs down to the leaves,
+	// the layers side by side (a null list has no children; an all-valid
+	// layer kills none).
+	var killing []int
 	for i := range x.layers {
-		l := &x.layers[i]
-		if l.cum != nil || (l.layer != NullableItem) {
-			continue // a null list has no children; an all-valid layer kills none
+		if l := &x.layers[i]; l.cum == nil && l.layer == NullableItem {
+			killing = append(killing, i)
 		}
-		first := len(dead)
+	}
+	deads := make([][]uint64, len(killing))
+	run := par.InTurn
+	if x.leafSlots >= 2*par.MinValues {
+		run = par.Each
+	}
+	_ = run(len(killing), func(k int) error {
+		i := killing[k]
+		l := &x.layers[i]
 		cur := x.Cursor() // the runs rise: each list layer's search resumes
 		forNullRuns(&l.valid, l.nulls, l.slots, func(a, b int) {
 			if a, b = cur.down(i, a, b); a < b {
-				dead = append(dead, uint64(a)<<32|uint64(b))
+				deads[k] = append(deads[k], uint64(a)<<32|uint64(b))
 			}
 		})
-		sorted = sorted && (first == 0 || first == len(dead))
+		return nil
+	})
+	var dead []uint64
+	layersKilling := 0
+	for _, d := range deads {
+		dead = append(dead, d...)
+		layersKilling += b2i(len(d) > 0)
 	}
-	if !sorted {
-		slices.Sort(dead)
+	if layersKilling > 1 {
+		slices.Sort(dead) // (each layer's ranges rise on their own)
 	}
 	// Merge overlapping and touching ranges.
 	merged := dead[:0]

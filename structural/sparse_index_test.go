@@ -241,8 +241,9 @@ func TestNullAmong(t *testing.T) {
 // expanded in pieces side by side; on four cores it equals the layers cut
 // to it, for every path of the random structures (several pieces per
 // layer, cuts landing inside runs of nulls and of children), and so does
-// the page's whole window. BuildSparse, on these sizes, encodes the sets
-// side by side too.
+// the page's whole window; the stored-value ordinals, whose dead ranges are
+// found layer by layer side by side, are MaterializedMask's. BuildSparse,
+// on these sizes, encodes the sets side by side too.
 func TestSparseIndexLargeWindows(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
 	rng := rand.New(rand.NewPCG(21, 22))
@@ -257,6 +258,23 @@ func TestSparseIndexLargeWindows(t *testing.T) {
 		x, err := ReadSparseIndex(c.s, c.bufs, rowsOf(c.path, c.rows), c.path, totalBytes(c.bufs))
 		if err != nil {
 			t.Fatalf("case %d: %v", i, err)
+		}
+		// The stored-value ordinals (the layers' dead ranges are found
+		// side by side on a page this large) against MaterializedMask.
+		alive := MaterializedMask(c.lds)
+		n := 0
+		ord := make([]int, len(alive)+1)
+		for s, a := range alive {
+			n += b2i(a)
+			ord[s+1] = n
+		}
+		if got := x.IndexMaterialized(); got != n {
+			t.Fatalf("case %d: %d materialized, want %d", i, got, n)
+		}
+		for s := 0; s < len(ord); s += 1 + rng.IntN(2000) {
+			if got := x.Ordinal(s); got != ord[s] {
+				t.Fatalf("case %d: ordinal of leaf slot %d is %d, want %d", i, s, got, ord[s])
+			}
 		}
 		for _, w := range [][2]int{{0, c.rows}, {1, c.rows - 1}, {12345, 12345 + 2<<16 + 777}} {
 			got, s0, s1 := x.Window(w[0], w[1])
