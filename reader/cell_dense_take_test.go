@@ -7,6 +7,8 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
@@ -16,6 +18,7 @@ import (
 
 	"github.com/planarlance/planar/internal/corpus"
 	"github.com/planarlance/planar/reader"
+	"github.com/planarlance/planar/selector"
 	"github.com/planarlance/planar/values"
 	"github.com/planarlance/planar/writer"
 )
@@ -345,3 +348,57 @@ func checkColumnIO(t *testing.T, f *reader.File, ci int) {
 }
 
 func isListPage(pg reader.PageInfo) bool { return bytes.Contains([]byte(pg.Encoding), []byte("rep=")) }
+
+// TestTakeCompressedChunks: a take whose rows lie in many chunks under
+// general compression (each decompressed whole, side by side on the cores)
+// returns the rows ReadAll returns, in order, with their nulls, for fixed-
+// and variable-width values.
+func TestTakeCompressedChunks(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
+	mem := memory.NewGoAllocator()
+	md := arrow.NewMetadata([]string{selector.KeyCompression}, []string{"zstd"})
+	schema := arrow.NewSchema([]arrow.Field{
+		{Name: "i", Type: arrow.PrimitiveTypes.Int32, Nullable: true, Metadata: md},
+		{Name: "s", Type: arrow.BinaryTypes.String, Nullable: true, Metadata: md},
+	}, nil)
+	b := array.NewRecordBuilder(mem, schema)
+	defer b.Release()
+	r := rand.New(rand.NewPCG(31, 32))
+	const n = 200_000
+	// Full-width values in a short cycle (bit packing gains nothing, zstd
+	// much), and strings that repeat long stretches.
+	var cycle [7]int32
+	for k := range cycle {
+		cycle[k] = int32(r.Uint32())
+	}
+	for i := range n {
+		if r.IntN(9) == 0 {
+			b.Field(0).AppendNull()
+			b.Field(1).AppendNull()
+			continue
+		}
+		b.Field(0).(*array.Int32Builder).Append(cycle[i%7])
+		b.Field(1).(*array.StringBuilder).Append(strings.Repeat(string(rune('a'+i%7)), 20+i%5))
+	}
+	rec := b.NewRecordBatch()
+	defer rec.Release()
+	for _, ff := range []writer.Format{writer.Format2_2, writer.Format2_3} {
+		f := open(t, writeFile(t, rec, writer.WithFormat(ff)))
+		if pg := f.Pages(0)[0]; !strings.Contains(pg.Encoding, "zstd") || pg.Rows < 4*4096 {
+			t.Fatalf("%s: page of %d rows encoded %s; the test needs many zstd chunks", ff, pg.Rows, pg.Encoding)
+		}
+		all, err := f.ReadAll()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, k := range []int{5, 100, 3000} {
+			idx := make([]int64, k)
+			for i := range idx {
+				idx[i] = int64(r.IntN(n))
+			}
+			slices.Sort(idx)
+			checkTake(t, f, all, idx)
+		}
+		all.Release()
+	}
+}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 
+	"github.com/planarlance/planar/internal/par"
 	"github.com/planarlance/planar/proto/enc21pb"
 	"github.com/planarlance/planar/structural"
 	"github.com/planarlance/planar/values"
@@ -156,8 +157,7 @@ func (f *File) gatherChunks(p *page, wins [][2]uint64, cache pageCache) (*pageDa
 	for _, w := range wins {
 		for r := w[0]; r < w[1]; {
 			if c >= len(m.refs) || r < m.chunkRow[c] || r >= m.chunkRow[c+1] {
-				c = sort.Search(len(m.refs), func(k int) bool { return m.chunkRow[k+1] > r })
-				if c >= len(m.refs) {
+				if c = m.chunkOfRow(r); c < 0 {
 					return nil, 0, fmt.Errorf("row %d in none of %d chunks: %w", r, len(m.refs), ErrCorrupt)
 				}
 			}
@@ -199,39 +199,18 @@ func (f *File) gatherChunks(p *page, wins [][2]uint64, cache pageCache) (*pageDa
 // read one by one (flat or inline bit-packed): only the rows' values and
 // levels are read out of each chunk, not the chunk decoded whole.
 func (f *File) gatherValues(p *page, m *denseMeta, g *pageData, wins [][2]uint64, cache pageCache) (*pageData, int, error) {
-	mb := m.mb
-	layout := values.ChunkLayout{HasDef: mb.DefCompression != nil, NumBuffers: 1, Large: mb.HasLargeChunk}
+	if m.mb.ValueCompression.GetGeneral() != nil {
+		return f.gatherCompressed(p, m, g, wins, cache)
+	}
 	var at []int
 	c := -1
 	flush := func() error {
 		if len(at) == 0 {
 			return nil
 		}
-		r := m.refs[c]
-		data, err := f.fetch(cache.raw, p.buffers[1].Position+uint64(r.Offset), uint64(r.Size))
-		if err != nil {
-			return err
-		}
-		parts, err := values.ParseChunk(data, layout)
-		if err != nil {
-			return fmt.Errorf("chunk %d: %w", c, err)
-		}
-		if layout.HasDef {
-			if parts.NumLevels != r.NumValues {
-				return fmt.Errorf("chunk %d has %d levels for %d values: %w", c, parts.NumLevels, r.NumValues, ErrCorrupt)
-			}
-			if g.def, err = values.GatherLevels(mb.DefCompression, parts.Def, parts.NumLevels, at, g.def); err != nil {
-				return fmt.Errorf("chunk %d def: %w", c, err)
-			}
-		}
-		if len(parts.Values) != 1 {
-			return fmt.Errorf("chunk %d has %d value buffers: %w", c, len(parts.Values), ErrCorrupt)
-		}
-		if g.vals, err = values.GatherMiniBlock(mb.ValueCompression, parts.Values[0], r.NumValues, at, g.vals); err != nil {
-			return fmt.Errorf("chunk %d values: %w", c, err)
-		}
+		err := f.gatherChunkRows(p, m, c, at, g, cache)
 		at = at[:0]
-		return nil
+		return err
 	}
 	for _, w := range wins {
 		for r := w[0]; r < w[1]; r++ {
@@ -239,8 +218,7 @@ func (f *File) gatherValues(p *page, m *denseMeta, g *pageData, wins [][2]uint64
 				if err := flush(); err != nil {
 					return nil, 0, err
 				}
-				c = sort.Search(len(m.refs), func(k int) bool { return m.chunkRow[k+1] > r })
-				if c >= len(m.refs) {
+				if c = m.chunkOfRow(r); c < 0 {
 					return nil, 0, fmt.Errorf("row %d in none of %d chunks: %w", r, len(m.refs), ErrCorrupt)
 				}
 			}
@@ -252,6 +230,87 @@ func (f *File) gatherValues(p *page, m *denseMeta, g *pageData, wins [][2]uint64
 	}
 	g.numVisible = g.vals.N
 	return g, g.vals.N, nil
+}
+
+// gatherCompressed is gatherValues for chunks under general compression,
+// each decompressed whole for its rows: with minParallelGather chunks or
+// more, they are read side by side, each into a part of its own, joined in
+// order after.
+func (f *File) gatherCompressed(p *page, m *denseMeta, g *pageData, wins [][2]uint64, cache pageCache) (*pageData, int, error) {
+	// The rows by chunk: chunk cs[k] holds rows at[ends[k]:ends[k+1]].
+	at, cs, ends := []int{}, []int{}, []int{0}
+	c := -1
+	for _, w := range wins {
+		for r := w[0]; r < w[1]; r++ {
+			if c < 0 || r < m.chunkRow[c] || r >= m.chunkRow[c+1] {
+				if c = m.chunkOfRow(r); c < 0 {
+					return nil, 0, fmt.Errorf("row %d in none of %d chunks: %w", r, len(m.refs), ErrCorrupt)
+				}
+				if len(cs) > 0 {
+					ends = append(ends, len(at))
+				}
+				cs = append(cs, c)
+			}
+			at = append(at, int(r-m.chunkRow[c]))
+		}
+	}
+	ends = append(ends, len(at))
+	run := par.InTurn
+	if len(cs) >= minParallelGather {
+		run = par.Each
+	}
+	parts := make([]pageData, len(cs))
+	if err := run(len(cs), func(k int) error {
+		return f.gatherChunkRows(p, m, cs[k], at[ends[k]:ends[k+1]], &parts[k], cache)
+	}); err != nil {
+		return nil, 0, err
+	}
+	blocks := make([]values.Block, len(parts))
+	for k := range parts {
+		blocks[k] = parts[k].vals
+		g.def = append(g.def, parts[k].def...)
+	}
+	vals, err := concatBlocks(blocks)
+	if err != nil {
+		return nil, 0, err
+	}
+	g.vals, g.numVisible = vals, vals.N
+	return g, vals.N, nil
+}
+
+// minParallelGather is the fewest compressed chunks a take reads side by
+// side.
+const minParallelGather = 4
+
+// gatherChunkRows appends the values and levels of rows at (rising, from
+// the chunk's first) of chunk c to g.
+func (f *File) gatherChunkRows(p *page, m *denseMeta, c int, at []int, g *pageData, cache pageCache) error {
+	mb := m.mb
+	layout := values.ChunkLayout{HasDef: mb.DefCompression != nil, NumBuffers: 1, Large: mb.HasLargeChunk}
+	r := m.refs[c]
+	data, err := f.fetch(cache.raw, p.buffers[1].Position+uint64(r.Offset), uint64(r.Size))
+	if err != nil {
+		return err
+	}
+	parts, err := values.ParseChunk(data, layout)
+	if err != nil {
+		return fmt.Errorf("chunk %d: %w", c, err)
+	}
+	if layout.HasDef {
+		if parts.NumLevels != r.NumValues {
+			return fmt.Errorf("chunk %d has %d levels for %d values: %w", c, parts.NumLevels, r.NumValues, ErrCorrupt)
+		}
+		if g.def, err = values.GatherLevels(mb.DefCompression, parts.Def, parts.NumLevels, at, g.def); err != nil {
+			return fmt.Errorf("chunk %d def: %w", c, err)
+		}
+	}
+	if len(parts.Values) != 1 {
+		return fmt.Errorf("chunk %d has %d value buffers: %w", c, len(parts.Values), ErrCorrupt)
+	}
+	if g.vals, err = values.GatherMiniBlock(mb.ValueCompression, parts.Values[0], r.NumValues, at, g.vals); err != nil {
+		return fmt.Errorf("chunk %d values: %w", c, err)
+	}
+	return nil
 }
 
 // gatherWhole decodes a page with repetition levels whole and gathers the
