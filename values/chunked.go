@@ -44,6 +44,24 @@ func appendPad(dst []byte, n int) []byte {
 // AppendChunk appends one serialized chunk to data and its metadata word to
 // meta. It checks the format's hard limits.
 func AppendChunk(meta, data []byte, l ChunkLayout, c ChunkParts) ([]byte, []byte, error) {
+	meta, data, err := AppendChunkHead(meta, data, l, c)
+	if err != nil {
+		return meta, data, err
+	}
+	for _, v := range c.Values {
+		data = append(data, v...)
+		data = append(data, ChunkPadding(len(v))...)
+	}
+	return meta, data, nil
+}
+
+// AppendChunkHead is AppendChunk without the value buffers: it appends the
+// chunk's bytes before its first value buffer (the header, the levels) to
+// data, and its metadata word (which counts the value buffers of c, each
+// followed by ChunkPadding of its size) to meta. The chunk is what it
+// appends, then each value buffer and its padding, in order: a writer may
+// write the values from where they lie.
+func AppendChunkHead(meta, data []byte, l ChunkLayout, c ChunkParts) ([]byte, []byte, error) {
 	if len(c.Values) != l.NumBuffers {
 		return meta, data, fmt.Errorf("chunk has %d value buffers, layout says %d: %w", len(c.Values), l.NumBuffers, ErrNotApplicable)
 	}
@@ -80,11 +98,10 @@ func AppendChunk(meta, data []byte, l ChunkLayout, c ChunkParts) ([]byte, []byte
 		data = append(data, c.Def...)
 		data = appendPad(data, pad8(len(c.Def)))
 	}
-	for _, v := range c.Values {
-		data = append(data, v...)
-		data = appendPad(data, pad8(len(v)))
-	}
 	size := len(data) - start
+	for _, v := range c.Values {
+		size += len(v) + pad8(len(v))
+	}
 	units := size/8 - 1
 	if l.Large {
 		if units >= 1<<28 {
@@ -99,6 +116,12 @@ func AppendChunk(meta, data []byte, l ChunkLayout, c ChunkParts) ([]byte, []byte
 	}
 	return meta, data, nil
 }
+
+// chunkPads is the padding a value buffer may need.
+var chunkPads = [8]byte{chunkPad, chunkPad, chunkPad, chunkPad, chunkPad, chunkPad, chunkPad, chunkPad}
+
+// ChunkPadding is the padding after a chunk's value buffer of n bytes.
+func ChunkPadding(n int) []byte { return chunkPads[:pad8(n)] }
 
 // ChunkRef locates one chunk inside page buffer 1.
 type ChunkRef struct {

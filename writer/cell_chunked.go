@@ -75,57 +75,18 @@ func (c *pageEnc) encodeChunked(d structural.Dense, pv pageValues, enc *encoded)
 		spans[ci] = chunkSpan{lstart: lstart, lend: level, value: value, cnt: cnt, lg: lg}
 		value += cnt
 	}
-	// Pieces of the chunks are encoded side by side, each into buffers of
-	// its own, joined in order after: a chunk's bytes do not depend on
-	// where it lies. Not so when a chunk is its values as they are (flat
-	// whole bytes, no levels): there is nothing to share out but the copy,
-	// and joining the pieces copies again.
-	cuts := []int{0, len(spans)}
+	// A chunk that is its values as they are (flat whole bytes, no levels)
+	// is written from where they lie: only its head is made here, and the
+	// page's data buffer is parts (heads, values, padding) written back to
+	// back. Otherwise pieces of the chunks are encoded side by side, each
+	// into buffers of its own, joined in order after: a chunk's bytes do
+	// not depend on where it lies.
 	if fc, ok := codec.(values.FlatCodec); ok && fc.Bits%8 == 0 && d.Rep == nil && d.Def == nil && pv.info.kind == values.KindFixed {
-		// (one piece)
-	} else if pv.n >= 2*par.MinValues {
-		cuts = par.Pieces(len(spans), minChunksPerPiece)
-	}
-	c.meta, c.data = c.meta[:0], c.data[:0]
-	if need := len(pv.fixed) + 8*len(pv.offsets) + 2*(len(d.Rep)+len(d.Def)) + 40*len(counts); cap(c.data) < need {
-		c.data = bulk.Make(need)
-	}
-	outs := make([]chunkScratch, len(cuts)-1)
-	outs[0] = chunkScratch{rep: c.rep, def: c.def, bufs: c.chunkBufs, meta: c.meta, data: c.data,
-		repEnc: c.repEnc, defEnc: c.defEnc}
-	for len(c.pieces) < len(outs)-1 {
-		c.pieces = append(c.pieces, chunkScratch{})
-	}
-	for j := 1; j < len(outs); j++ {
-		o := c.pieces[j-1]
-		o.meta, o.data, o.valueBytes = o.meta[:0], o.data[:0], 0
-		o.repEnc.Codec, o.defEnc.Codec = plan.RepCodec, plan.DefCodec
-		if share := cap(c.data) / len(outs); cap(o.data) < share {
-			o.data = bulk.Make(share)
+		if err := c.chunkHeads(pv, cl, spans, enc); err != nil {
+			return err
 		}
-		outs[j] = o
-	}
-	err := par.EachPiece(cuts, func(j, lo, hi int) error {
-		o := &outs[j]
-		for _, sp := range spans[lo:hi] {
-			if err := o.encode(d, pv, codec, cl, sp); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	c.rep, c.def, c.chunkBufs, c.repEnc, c.defEnc = outs[0].rep, outs[0].def, outs[0].bufs, outs[0].repEnc, outs[0].defEnc
-	c.meta, c.data = outs[0].meta, outs[0].data
-	copy(c.pieces, outs[1:]) // their buffers serve the next page; their bytes are copied below
-	if err != nil {
+	} else if err := c.encodeChunks(d, pv, codec, cl, spans, enc); err != nil {
 		return err
-	}
-	for _, o := range outs {
-		enc.valueBytes += o.valueBytes
-	}
-	for _, o := range outs[1:] {
-		c.meta = append(c.meta, o.meta...)
-		c.data = append(c.data, o.data...)
 	}
 	var repIndex []byte
 	if d.Rep != nil {
@@ -149,7 +110,11 @@ func (c *pageEnc) encodeChunked(d structural.Dense, pv pageValues, enc *encoded)
 		defEnc = plan.DefCodec.Encoding()
 		mb.DefCompression = defEnc
 	}
-	bufs := [][]byte{c.meta, c.data}
+	data := c.data
+	if enc.parts != nil {
+		data = nil // (the parts are the data buffer)
+	}
+	bufs := [][]byte{c.meta, data}
 	if pv.dict != nil {
 		mb.Dictionary = pv.dict.encoding
 		mb.NumDictionaryItems = uint64(pv.dict.n)
@@ -314,4 +279,89 @@ func log2(n int) uint8 {
 		k++
 	}
 	return k
+}
+
+// encodeChunks encodes the page's chunks into c.meta and c.data, pieces of
+// them side by side when the page is large, each into buffers of its own,
+// joined in order after.
+func (c *pageEnc) encodeChunks(d structural.Dense, pv pageValues, codec values.Codec, cl values.ChunkLayout, spans []chunkSpan, enc *encoded) error {
+	plan := enc.plan
+	cuts := []int{0, len(spans)}
+	if pv.n >= 2*par.MinValues {
+		cuts = par.Pieces(len(spans), minChunksPerPiece)
+	}
+	c.meta, c.data = c.meta[:0], c.data[:0]
+	if need := len(pv.fixed) + 8*len(pv.offsets) + 2*(len(d.Rep)+len(d.Def)) + 40*len(spans); cap(c.data) < need {
+		c.data = bulk.Make(need)
+	}
+	outs := make([]chunkScratch, len(cuts)-1)
+	outs[0] = chunkScratch{rep: c.rep, def: c.def, bufs: c.chunkBufs, meta: c.meta, data: c.data,
+		repEnc: c.repEnc, defEnc: c.defEnc}
+	for len(c.pieces) < len(outs)-1 {
+		c.pieces = append(c.pieces, chunkScratch{})
+	}
+	for j := 1; j < len(outs); j++ {
+		o := c.pieces[j-1]
+		o.meta, o.data, o.valueBytes = o.meta[:0], o.data[:0], 0
+		o.repEnc.Codec, o.defEnc.Codec = plan.RepCodec, plan.DefCodec
+		if share := cap(c.data) / len(outs); cap(o.data) < share {
+			o.data = bulk.Make(share)
+		}
+		outs[j] = o
+	}
+	err := par.EachPiece(cuts, func(j, lo, hi int) error {
+		o := &outs[j]
+		for _, sp := range spans[lo:hi] {
+			if err := o.encode(d, pv, codec, cl, sp); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	c.rep, c.def, c.chunkBufs, c.repEnc, c.defEnc = outs[0].rep, outs[0].def, outs[0].bufs, outs[0].repEnc, outs[0].defEnc
+	c.meta, c.data = outs[0].meta, outs[0].data
+	copy(c.pieces, outs[1:]) // their buffers serve the next page; their bytes are copied below
+	if err != nil {
+		return err
+	}
+	for _, o := range outs {
+		enc.valueBytes += o.valueBytes
+	}
+	for _, o := range outs[1:] {
+		c.meta = append(c.meta, o.meta...)
+		c.data = append(c.data, o.data...)
+	}
+	return nil
+}
+
+// chunkHeads makes the heads of chunks that are their values as they are
+// (flat whole bytes, no levels) into c.meta and c.data, and sets the page's
+// data buffer as parts: each chunk's head, its values from where they lie
+// (the gathered page, or the caller's arrays), their padding.
+func (c *pageEnc) chunkHeads(pv pageValues, cl values.ChunkLayout, spans []chunkSpan, enc *encoded) error {
+	bw := pv.info.bits / 8
+	c.meta, c.data = c.meta[:0], c.data[:0]
+	var one [1][]byte
+	ends := make([]int, len(spans))
+	for k, sp := range spans {
+		one[0] = pv.fixed[sp.value*bw : (sp.value+sp.cnt)*bw]
+		var err error
+		if c.meta, c.data, err = values.AppendChunkHead(c.meta, c.data, cl, values.ChunkParts{LogNumValues: sp.lg, Values: one[:]}); err != nil {
+			return err
+		}
+		ends[k] = len(c.data)
+	}
+	parts := make([][]byte, 0, 3*len(spans))
+	start := 0
+	for k, sp := range spans {
+		vals := pv.fixed[sp.value*bw : (sp.value+sp.cnt)*bw]
+		parts = append(parts, c.data[start:ends[k]], vals)
+		if pad := values.ChunkPadding(len(vals)); len(pad) > 0 {
+			parts = append(parts, pad)
+		}
+		enc.valueBytes += len(vals)
+		start = ends[k]
+	}
+	enc.parts = parts
+	return nil
 }

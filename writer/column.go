@@ -430,8 +430,12 @@ type encoded struct {
 	layout *enc21pb.PageLayout   // dense and legacy pages (pb21 form)
 	planar *enc23pb.PlanarLayout // pages with no pb21 form (sparse cells)
 	bufs   [][]byte
-	plan   selector.Plan
-	desc   string
+	// parts, when not nil, is buffer 1 (nil in bufs) in pieces written
+	// back to back: a chunked page whose chunks are its values as they
+	// are, written from where they lie (chunkHeads).
+	parts [][]byte
+	plan  selector.Plan
+	desc  string
 	// valueBytes is the size of the value buffers of a chunked page.
 	valueBytes int
 }
@@ -475,15 +479,19 @@ func (c *column) writePage(j *pageJob, w *Writer) error {
 	page := &file2pb.ColumnMetadata_Page{Length: uint64(j.rows), Priority: uint64(j.firstRow), Encoding: j.pe}
 	total := 0
 	var sizes []int
-	for _, b := range enc.bufs {
-		pos, err := w.sink.writeBuffer(b)
+	for i, b := range enc.bufs {
+		parts := [][]byte{b}
+		if i == 1 && enc.parts != nil {
+			parts = enc.parts
+		}
+		pos, n, err := w.sink.writeBufferParts(parts)
 		if err != nil {
 			return err
 		}
 		page.BufferOffsets = append(page.BufferOffsets, pos)
-		page.BufferSizes = append(page.BufferSizes, uint64(len(b)))
-		total += len(b)
-		sizes = append(sizes, len(b))
+		page.BufferSizes = append(page.BufferSizes, uint64(n))
+		total += n
+		sizes = append(sizes, n)
 	}
 	w.report = append(w.report, PageReport{
 		Column: c.leaf.Path, Page: j.index, Rows: j.rows,

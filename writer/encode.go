@@ -80,9 +80,19 @@ func (c *pageEnc) runLadder(d structural.Dense, pv pageValues, sp selector.Page,
 // trials write into the spare one: a page that weighs two cells copies
 // neither's values.
 func (c *pageEnc) keepBuffers(enc *encoded, in []byte, swap bool) (swapped bool) {
+	joined := -1
+	if enc.parts != nil {
+		// Chunk heads in the data scratch, with the values: joined into
+		// a buffer of their own.
+		var b []byte
+		for _, p := range enc.parts {
+			b = append(b, p...)
+		}
+		enc.bufs[1], enc.parts, joined = b, nil, 1
+	}
 	for i, b := range enc.bufs {
 		switch {
-		case len(b) == 0:
+		case len(b) == 0, i == joined:
 			continue
 		case unsafe.SliceData(b) == unsafe.SliceData(in):
 			continue
@@ -121,6 +131,9 @@ func measure(enc encoded, err error, rows, stored int) selector.Measured {
 func storedBytes(enc encoded) int {
 	n := 0
 	for _, b := range enc.bufs {
+		n += len(b)
+	}
+	for _, b := range enc.parts {
 		n += len(b)
 	}
 	if enc.planar != nil {

@@ -365,8 +365,9 @@ func columnEncoding() (*file2pb.Encoding, error) {
 
 // sink tracks the file position and aligns buffers.
 type sink struct {
-	w   io.Writer
-	pos uint64
+	w     io.Writer
+	pos   uint64
+	stage []byte // writeBufferParts' small parts, gathered
 }
 
 var padding [format.Alignment]byte
@@ -402,3 +403,51 @@ func (s *sink) writeBuffer(b []byte) (uint64, error) {
 	pos := s.pos
 	return pos, s.write(b)
 }
+
+// writeBufferParts is writeBuffer of the parts written back to back as
+// one buffer; it returns its position and size. Small parts are gathered
+// into writes of up to stageBytes (the writer may be a file, each write a
+// system call); a part of stageBytes or more is written as it is.
+func (s *sink) writeBufferParts(parts [][]byte) (uint64, int, error) {
+	if len(parts) == 1 {
+		pos, err := s.writeBuffer(parts[0])
+		return pos, len(parts[0]), err
+	}
+	if err := s.pad(); err != nil {
+		return 0, 0, err
+	}
+	pos, n := s.pos, 0
+	flush := func() error {
+		err := s.write(s.stage)
+		s.stage = s.stage[:0]
+		return err
+	}
+	for _, b := range parts {
+		n += len(b)
+		if len(b) >= stageBytes {
+			if err := flush(); err != nil {
+				return 0, 0, err
+			}
+			if err := s.write(b); err != nil {
+				return 0, 0, err
+			}
+			continue
+		}
+		if len(s.stage)+len(b) > stageBytes {
+			if err := flush(); err != nil {
+				return 0, 0, err
+			}
+		}
+		if s.stage == nil {
+			s.stage = make([]byte, 0, stageBytes)
+		}
+		s.stage = append(s.stage, b...)
+	}
+	if err := flush(); err != nil {
+		return 0, 0, err
+	}
+	return pos, n, nil
+}
+
+// stageBytes is the most a sink gathers of small parts into one write.
+const stageBytes = 1 << 20
