@@ -42,14 +42,6 @@ type denseMeta struct {
 	bytes uint64 // memory held, for the cache budget
 }
 
-// chunkOfRow is the chunk where row r starts, -1 past the page's rows.
-func (m *denseMeta) chunkOfRow(r uint64) int {
-	if c := sort.Search(len(m.refs), func(k int) bool { return m.chunkRow[k+1] > r }); c < len(m.refs) {
-		return c
-	}
-	return -1
-}
-
 // denseCache holds the metadata of the dense pages read by window so far.
 type denseCache struct {
 	mu    sync.Mutex

@@ -157,7 +157,7 @@ func (f *File) gatherChunks(p *page, wins [][2]uint64, cache pageCache) (*pageDa
 	for _, w := range wins {
 		for r := w[0]; r < w[1]; {
 			if c >= len(m.refs) || r < m.chunkRow[c] || r >= m.chunkRow[c+1] {
-				if c = m.chunkOfRow(r); c < 0 {
+				if c = m.chunkOf(r, c); c >= len(m.refs) {
 					return nil, 0, fmt.Errorf("row %d in none of %d chunks: %w", r, len(m.refs), ErrCorrupt)
 				}
 			}
@@ -218,7 +218,7 @@ func (f *File) gatherValues(p *page, m *denseMeta, g *pageData, wins [][2]uint64
 				if err := flush(); err != nil {
 					return nil, 0, err
 				}
-				if c = m.chunkOfRow(r); c < 0 {
+				if c = m.chunkOf(r, c); c >= len(m.refs) {
 					return nil, 0, fmt.Errorf("row %d in none of %d chunks: %w", r, len(m.refs), ErrCorrupt)
 				}
 			}
@@ -243,7 +243,7 @@ func (f *File) gatherCompressed(p *page, m *denseMeta, g *pageData, wins [][2]ui
 	for _, w := range wins {
 		for r := w[0]; r < w[1]; r++ {
 			if c < 0 || r < m.chunkRow[c] || r >= m.chunkRow[c+1] {
-				if c = m.chunkOfRow(r); c < 0 {
+				if c = m.chunkOf(r, c); c >= len(m.refs) {
 					return nil, 0, fmt.Errorf("row %d in none of %d chunks: %w", r, len(m.refs), ErrCorrupt)
 				}
 				if len(cs) > 0 {

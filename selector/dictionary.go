@@ -107,21 +107,20 @@ func tooManyDistinct(p *values.Profile, o Options, validOnly bool) bool {
 	if p == nil {
 		return false
 	}
-	limit := func(n int) float64 { return distinctLimit(n, o) }
 	switch {
 	case p.Fixed != nil:
 		n := p.N
 		if validOnly {
 			n -= p.Fixed.Nulls
 		}
-		return float64(p.Fixed.Distinct) > limit(n)
+		return float64(p.Fixed.Distinct) > distinctLimit(n, o)
 	case p.Var != nil:
 		// Strings repeat in longer runs of bytes than the divisor rule
 		// sees: among valid ones, only a page of many, nearly all
 		// distinct values is settled (on small pages a dictionary's
 		// fixed costs are below the zipped values' and may still win).
 		d, valid := float64(p.Var.Distinct), p.N-p.Var.Nulls
-		return d > limit(p.N) || validOnly && valid >= minSettledValid && d >= 0.9*float64(valid)
+		return d > distinctLimit(p.N, o) || validOnly && valid >= minSettledValid && d >= 0.9*float64(valid)
 	}
 	return false
 }

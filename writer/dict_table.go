@@ -369,17 +369,17 @@ type entShort struct {
 }
 
 // ent8 is a slot of an 8-byte-key table: the key and its id+1 (0: empty).
+type ent8 struct {
+	key uint64
+	id  uint32
+}
+
 // faultedIn is bulk.Table for the tables of pointer-free entries here.
 func faultedIn[T ent8 | entShort](s []T) []T {
 	if len(s) > 0 {
 		bulk.FaultIn(unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(s))), len(s)*int(unsafe.Sizeof(s[0]))))
 	}
 	return s
-}
-
-type ent8 struct {
-	key uint64
-	id  uint32
 }
 
 // appendRows appends the keys interned by internRow, in id order.

@@ -84,7 +84,11 @@ func (c *pageEnc) keepBuffers(enc *encoded, in []byte, swap bool) (swapped bool)
 	if enc.parts != nil {
 		// Chunk heads in the data scratch, with the values: joined into
 		// a buffer of their own.
-		var b []byte
+		n := 0
+		for _, p := range enc.parts {
+			n += len(p)
+		}
+		b := make([]byte, 0, n)
 		for _, p := range enc.parts {
 			b = append(b, p...)
 		}

@@ -265,7 +265,7 @@ func gatherFixed(dst []byte, segs []structural.Segment, bw int) []byte {
 		}
 	}
 	start := len(dst)
-	dst = slices.Grow(dst, total*bw)[:start+total*bw]
+	dst = bulk.Grow(dst, total*bw)[:start+total*bw] // (written whole below)
 	// A large page is copied, and its nulls cleared, in pieces side by
 	// side, each piece from the segments it overlaps.
 	cuts := []int{0, total}
