@@ -6,6 +6,9 @@ import (
 	"math/bits"
 	"slices"
 	"sync"
+	"unsafe"
+
+	"github.com/planarlance/planar/internal/bulk"
 )
 
 // Training an FSST symbol table from sample strings (BuildFsstTable); the
@@ -160,7 +163,7 @@ type fsstTrainer struct {
 }
 
 var fsstTrainers = sync.Pool{New: func() any {
-	return &fsstTrainer{count2: make([]int32, fsstTrainCodes*fsstTrainCodes)}
+	return &fsstTrainer{count2: bulk.Table[int32](fsstTrainCodes * fsstTrainCodes)}
 }}
 
 // gainTable sums the gains of candidate symbols: open addressing over a
@@ -183,7 +186,9 @@ type gainSlot struct {
 func (g *gainTable) reset(n int) {
 	size := 1 << bits.Len(uint(2*n))
 	if len(g.slots) < size {
+		// (pre-written like bulk.Table: probed at random from the start)
 		g.slots = make([]gainSlot, size)
+		bulk.FaultIn(unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(g.slots))), size*int(unsafe.Sizeof(gainSlot{}))))
 		g.shift = uint(64 - bits.Len(uint(size-1)))
 	} else {
 		for _, i := range g.used {
