@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sort"
 	"sync"
+	"unsafe"
 
 	"github.com/planarlance/planar/internal/bulk"
 	"github.com/planarlance/planar/internal/par"
@@ -523,43 +524,70 @@ func (c FsstCodec) Code(b Block) Block {
 	if len(cuts) == 2 {
 		return c.code(b, 0, b.N)
 	}
-	parts := make([]Block, len(cuts)-1)
+	// The pieces code into one buffer, each into a region of its own as
+	// large as what code allocates for it (its values' bytes and one byte
+	// a value), writing their ends from the region's start; the pieces
+	// then move down to lie back to back, within memory already written.
+	// A piece that outgrew its region was coded elsewhere (append moved
+	// it): the pieces are then copied into a new buffer.
+	out := Block{N: b.N, Offsets: bulk.Grow([]uint64(nil), b.N+1)[:b.N+1]}
+	out.Offsets[0] = 0
+	starts := make([]int, len(cuts))
+	for j, cut := range cuts {
+		starts[j] = int(b.Offsets[cut]-b.Offsets[0]) + cut
+	}
+	region := bulk.Make(starts[len(cuts)-1])[:starts[len(cuts)-1]]
+	parts := make([][]byte, len(cuts)-1)
 	_ = par.EachPiece(cuts, func(j, lo, hi int) error {
-		parts[j] = c.code(b, lo, hi)
+		parts[j] = c.codeInto(region[starts[j]:starts[j]:starts[j+1]], out.Offsets[lo+1:hi+1], b, lo, hi)
 		return nil
 	})
-	total := 0
-	for _, p := range parts {
-		total += len(p.Data)
-	}
-	// (Both are written whole below.)
-	out := Block{N: b.N, Data: bulk.Make(total)[:total], Offsets: bulk.Grow([]uint64(nil), b.N+1)[:b.N+1]}
-	out.Offsets[0] = 0
-	at := 0
+	inPlace, total := true, 0
 	for j, p := range parts {
-		bulk.Copy(out.Data[at:], p.Data)
-		for i, o := range p.Offsets[1:] {
-			out.Offsets[cuts[j]+i+1] = uint64(at) + o
+		inPlace = inPlace && unsafe.SliceData(p) == &region[starts[j]]
+		total += len(p)
+	}
+	out.Data = region[:0]
+	if !inPlace {
+		out.Data = bulk.Make(total)
+	}
+	for j, p := range parts {
+		at := len(out.Data)
+		out.Data = out.Data[:at+len(p)]
+		if !inPlace || at != starts[j] {
+			bulk.Copy(out.Data[at:], p)
 		}
-		at += len(p.Data)
+		if at > 0 {
+			for i := cuts[j] + 1; i <= cuts[j+1]; i++ {
+				out.Offsets[i] += uint64(at)
+			}
+		}
 	}
 	return out
 }
 
 // code codes values [lo, hi) of b, offsets from 0.
 func (c FsstCodec) code(b Block, lo, hi int) Block {
-	out := Block{N: hi - lo, Offsets: append(bulk.Grow([]uint64(nil), hi-lo+1), 0)}
+	out := Block{N: hi - lo, Offsets: bulk.Grow([]uint64(nil), hi-lo+1)[:hi-lo+1]}
+	out.Offsets[0] = 0
 	if hi > lo {
-		out.Data = bulk.Make(int(b.Offsets[hi] - b.Offsets[lo] + uint64(hi-lo)))
-	}
-	for i := lo; i < hi; i++ {
-		if s, e := b.Offsets[i], b.Offsets[i+1]; e > s { // (null slots are empty)
-			out.Data = c.Table.appendEncodedIn(out.Data, b.Data, int(s), int(e))
-		}
-		out.Offsets = append(out.Offsets, uint64(len(out.Data)))
+		out.Data = c.codeInto(bulk.Make(int(b.Offsets[hi]-b.Offsets[lo]+uint64(hi-lo))), out.Offsets[1:], b, lo, hi)
 	}
 	return out
 }
+
+// codeInto appends values [lo, hi) of b, coded, to dst and writes the end
+// of each, from dst's start, into ends.
+func (c FsstCodec) codeInto(dst []byte, ends []uint64, b Block, lo, hi int) []byte {
+	for i := lo; i < hi; i++ {
+		if s, e := b.Offsets[i], b.Offsets[i+1]; e > s { // (null slots are empty)
+			dst = c.Table.appendEncodedIn(dst, b.Data, int(s), int(e))
+		}
+		ends[i-lo] = uint64(len(dst))
+	}
+	return dst
+}
+
 func (c FsstCodec) AppendChunk(bufs [][]byte, b Block) ([][]byte, error) {
 	if err := c.Check(b); err != nil {
 		return bufs, err

@@ -462,28 +462,53 @@ func testFsstExpandInto[T int32 | int64](t *testing.T) {
 }
 
 // TestFsstCodeInPieces: a block large enough to be coded in pieces side by
-// side codes to the same bytes whatever GOMAXPROCS is.
+// side codes to the same bytes whatever GOMAXPROCS is, also when a piece
+// codes to more bytes than its region of the shared buffer (values of
+// bytes the table lacks, escaped: twice their size) and when every piece
+// does.
 func TestFsstCodeInPieces(t *testing.T) {
 	r := rand.New(rand.NewPCG(13, 14))
-	strs := fsstSampleStrings(r, 3*par.MinValues+17)
-	b := Block{Offsets: []uint64{0}}
-	for _, s := range strs {
-		b.Data = append(b.Data, s...)
-		b.Offsets = append(b.Offsets, uint64(len(b.Data)))
-		b.N++
+	n := 3*par.MinValues + 17
+	strs := fsstSampleStrings(r, n)
+	table := BuildFsstTable(strs[:1000])
+	escaped := func(lo, hi int) [][]byte {
+		out := slices.Clone(strs)
+		for i := lo; i < hi; i++ {
+			v := make([]byte, 3+i%5)
+			for k := range v {
+				v[k] = byte(0x80 + (i+k)%0x7f) // no training string holds these
+			}
+			out[i] = v
+		}
+		return out
 	}
-	c := FsstCodec{Table: BuildFsstTable(strs[:1000]), Values: VariableCodec{OffBits: 32}}
-	prev := runtime.GOMAXPROCS(1)
-	one := c.Code(b)
-	runtime.GOMAXPROCS(4)
-	four := c.Code(b)
-	runtime.GOMAXPROCS(prev)
-	if !bytes.Equal(one.Data, four.Data) || fmt.Sprint(one.Offsets) != fmt.Sprint(four.Offsets) || one.N != four.N {
-		t.Fatal("coded in pieces differently")
-	}
-	dec, err := c.Table.DecodeBlock(four)
-	if err != nil || !bytes.Equal(dec.Data, b.Data) {
-		t.Fatalf("pieces do not decode back: %v", err)
+	for _, tc := range []struct {
+		name string
+		strs [][]byte
+	}{{"coded", strs}, {"second piece escaped", escaped(n/4, n/2)}, {"all escaped", escaped(0, n)}} {
+		b := Block{Offsets: []uint64{0}}
+		for _, s := range tc.strs {
+			b.Data = append(b.Data, s...)
+			b.Offsets = append(b.Offsets, uint64(len(b.Data)))
+			b.N++
+		}
+		c := FsstCodec{Table: table, Values: VariableCodec{OffBits: 32}}
+		prev := runtime.GOMAXPROCS(1)
+		one := c.Code(b)
+		runtime.GOMAXPROCS(4)
+		four := c.Code(b)
+		runtime.GOMAXPROCS(prev)
+		if !bytes.Equal(one.Data, four.Data) || fmt.Sprint(one.Offsets) != fmt.Sprint(four.Offsets) || one.N != four.N {
+			t.Fatalf("%s: coded in pieces differently", tc.name)
+		}
+		// (The second of four pieces is values [n/4, n/2).)
+		if lo, hi := n/4, n/2; tc.name != "coded" && four.Offsets[hi]-four.Offsets[lo] <= b.Offsets[hi]-b.Offsets[lo]+uint64(hi-lo) {
+			t.Fatalf("%s: the second piece fits its region", tc.name)
+		}
+		dec, err := c.Table.DecodeBlock(four)
+		if err != nil || !bytes.Equal(dec.Data, b.Data) || fmt.Sprint(dec.Offsets) != fmt.Sprint(b.Offsets) {
+			t.Fatalf("%s: pieces do not decode back: %v", tc.name, err)
+		}
 	}
 }
 
