@@ -2,6 +2,7 @@ package writer
 
 import (
 	"fmt"
+	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/bitutil"
@@ -282,31 +283,33 @@ func log2(n int) uint8 {
 }
 
 // encodeChunks encodes the page's chunks into c.meta and c.data, pieces of
-// them side by side when the page is large, each into buffers of its own,
-// joined in order after.
+// them side by side when the page is large. Each piece appends its chunks
+// into a region of c.data of its own, as large as its share of the page's
+// bound, and the pieces then move down to lie back to back, within memory
+// already written; a piece that outgrew its region was appended elsewhere
+// (append moved it), and the pieces are then copied into a new buffer.
 func (c *pageEnc) encodeChunks(d structural.Dense, pv pageValues, codec values.Codec, cl values.ChunkLayout, spans []chunkSpan, enc *encoded) error {
 	plan := enc.plan
 	cuts := []int{0, len(spans)}
 	if pv.n >= 2*par.MinValues {
 		cuts = par.Pieces(len(spans), minChunksPerPiece)
 	}
-	c.meta, c.data = c.meta[:0], c.data[:0]
-	if need := len(pv.fixed) + 8*len(pv.offsets) + 2*(len(d.Rep)+len(d.Def)) + 40*len(spans); cap(c.data) < need {
+	starts := chunkRegions(d, pv, spans, cuts)
+	if need := starts[len(cuts)-1]; cap(c.data) < need {
 		c.data = bulk.Make(need)
 	}
+	c.meta, c.data = c.meta[:0], c.data[:0]
+	region := func(j int) []byte { return c.data[starts[j]:starts[j]:starts[j+1]] }
 	outs := make([]chunkScratch, len(cuts)-1)
-	outs[0] = chunkScratch{rep: c.rep, def: c.def, bufs: c.chunkBufs, meta: c.meta, data: c.data,
+	outs[0] = chunkScratch{rep: c.rep, def: c.def, bufs: c.chunkBufs, meta: c.meta, data: region(0),
 		repEnc: c.repEnc, defEnc: c.defEnc}
 	for len(c.pieces) < len(outs)-1 {
 		c.pieces = append(c.pieces, chunkScratch{})
 	}
 	for j := 1; j < len(outs); j++ {
 		o := c.pieces[j-1]
-		o.meta, o.data, o.valueBytes = o.meta[:0], o.data[:0], 0
+		o.meta, o.data, o.valueBytes = o.meta[:0], region(j), 0
 		o.repEnc.Codec, o.defEnc.Codec = plan.RepCodec, plan.DefCodec
-		if share := cap(c.data) / len(outs); cap(o.data) < share {
-			o.data = bulk.Make(share)
-		}
 		outs[j] = o
 	}
 	err := par.EachPiece(cuts, func(j, lo, hi int) error {
@@ -319,20 +322,76 @@ func (c *pageEnc) encodeChunks(d structural.Dense, pv pageValues, codec values.C
 		return nil
 	})
 	c.rep, c.def, c.chunkBufs, c.repEnc, c.defEnc = outs[0].rep, outs[0].def, outs[0].bufs, outs[0].repEnc, outs[0].defEnc
-	c.meta, c.data = outs[0].meta, outs[0].data
-	copy(c.pieces, outs[1:]) // their buffers serve the next page; their bytes are copied below
+	c.meta = outs[0].meta
+	// Their scratch serves the next page; their bytes are moved below.
+	copy(c.pieces, outs[1:])
+	for j := range c.pieces {
+		c.pieces[j].data = nil
+	}
 	if err != nil {
 		return err
 	}
-	for _, o := range outs {
+	inPlace, total := true, 0
+	for j, o := range outs {
 		enc.valueBytes += o.valueBytes
+		inPlace = inPlace && (len(o.data) == 0 || unsafe.SliceData(o.data) == unsafe.SliceData(region(j)))
+		total += len(o.data)
 	}
-	for _, o := range outs[1:] {
-		c.meta = append(c.meta, o.meta...)
-		c.data = append(c.data, o.data...)
+	if !inPlace {
+		c.data = bulk.Make(total)
+	}
+	for j, o := range outs {
+		at := len(c.data)
+		c.data = c.data[:at+len(o.data)]
+		if !inPlace || at != starts[j] {
+			bulk.Copy(c.data[at:], o.data)
+		}
+		if j > 0 {
+			c.meta = append(c.meta, o.meta...)
+		}
 	}
 	return nil
 }
+
+// chunkRegions returns where each piece of a page's chunks (spans[cuts[j]:
+// cuts[j+1]]) starts appending its chunks in the page's data buffer, and
+// the buffer's size last: room for the piece's values (and their offsets,
+// 8 bytes each), two bytes a level of each stream, and 40 bytes a chunk
+// (heads, padding).
+func chunkRegions(d structural.Dense, pv pageValues, spans []chunkSpan, cuts []int) []int {
+	starts := make([]int, len(cuts))
+	if len(spans) == 0 {
+		return starts
+	}
+	streams := 0
+	if d.Rep != nil {
+		streams++
+	}
+	if d.Def != nil {
+		streams++
+	}
+	first, last := spans[0].value, spans[len(spans)-1].value+spans[len(spans)-1].cnt
+	for j := range len(cuts) - 1 {
+		a, b := spans[cuts[j]], spans[cuts[j+1]-1]
+		vlo, vhi := a.value, b.value+b.cnt
+		var bytes int
+		if pv.info.kind == values.KindVariable {
+			bytes = int(pv.offsets[vhi]-pv.offsets[vlo]) + 8*(vhi-vlo+1)
+		} else if last > first {
+			bytes = (len(pv.fixed)*(vhi-vlo)+last-first-1)/(last-first) + 8
+		}
+		size := bytes + 2*streams*(b.lend-a.lstart) + 40*(cuts[j+1]-cuts[j])
+		if testSqueezeRegions {
+			size /= 8
+		}
+		starts[j+1] = starts[j] + size
+	}
+	return starts
+}
+
+// testSqueezeRegions, when set, makes chunkRegions' regions too small for
+// their pieces (tests of the pieces that outgrow them).
+var testSqueezeRegions bool
 
 // chunkHeads makes the heads of chunks that are their values as they are
 // (flat whole bytes, no levels) into c.meta and c.data, and sets the page's
