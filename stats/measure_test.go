@@ -1,6 +1,7 @@
 package stats
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"math"
@@ -9,7 +10,10 @@ import (
 	"reflect"
 	"runtime"
 	"slices"
+	"strings"
 	"testing"
+
+	"github.com/planarlance/planar/internal/par"
 )
 
 // le encodes vals little-endian at the given width (values are truncated).
@@ -747,4 +751,51 @@ func FuzzFixedInPieces(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestVariableParts: values whose bytes lie in several parts (cut at random
+// values, some parts empty of values or bytes, some large enough to be
+// measured in pieces) measure as the same values in one buffer.
+func TestVariableParts(t *testing.T) {
+	r := rand.New(rand.NewPCG(36, 1))
+	for iter := range 40 {
+		n := 1 + r.IntN(300)
+		if iter%8 == 0 {
+			n = 2*par.MinValues + r.IntN(3*par.MinValues)
+		}
+		distinct := 1 + r.IntN(5000)
+		if iter%5 == 0 {
+			distinct = 1 // constant
+		}
+		offs := []uint64{0}
+		var data []byte
+		nulls := make([]bool, n)
+		for i := range n {
+			if r.IntN(6) == 0 && iter%3 != 0 {
+				nulls[i] = true
+			} else {
+				data = fmt.Appendf(data, "v%d-%s", r.IntN(distinct), strings.Repeat("x", r.IntN(4)))
+			}
+			offs = append(offs, uint64(len(data)))
+		}
+		firsts := []int{0}
+		for len(firsts) < 1+r.IntN(6) {
+			firsts = append(firsts, firsts[len(firsts)-1]+r.IntN(n-firsts[len(firsts)-1]+1))
+		}
+		var parts [][]byte
+		for k, lo := range firsts {
+			hi := n
+			if k+1 < len(firsts) {
+				hi = firsts[k+1]
+			}
+			parts = append(parts, bytes.Clone(data[offs[lo]:offs[hi]]))
+		}
+		for _, nl := range [][]bool{nil, nulls} {
+			want := Variable(offs, data, nl)
+			got := VariableParts(offs, parts, firsts, nl)
+			if got != want {
+				t.Fatalf("iter %d, %d values in %d parts (firsts %v): %+v, one buffer %+v", iter, n, len(parts), firsts, got, want)
+			}
+		}
+	}
 }

@@ -15,11 +15,44 @@ func Variable(offsets []uint64, data []byte, nulls []bool) VarStats {
 	if len(offsets) == 0 {
 		return VarStats{}
 	}
+	return variable("Variable", offsets, nulls, []varSpan{{data: data, lo: 0, hi: len(offsets) - 1}})
+}
+
+// VariableParts is Variable of n = len(offsets)-1 values whose bytes lie in
+// parts rather than in one buffer: part k holds values [firsts[k],
+// firsts[k+1]) (the last part up to n), back to back from its first byte,
+// which is offsets[firsts[k]]. The measures are Variable's of the parts
+// joined. It panics if the parts do not hold the values so.
+func VariableParts(offsets []uint64, parts [][]byte, firsts []int, nulls []bool) VarStats {
+	if len(offsets) == 0 {
+		return VarStats{}
+	}
+	n := len(offsets) - 1
+	if len(parts) != len(firsts) || len(parts) == 0 || firsts[0] != 0 {
+		panic(fmt.Sprintf("stats.VariableParts: %d parts, %d first values", len(parts), len(firsts)))
+	}
+	spans := make([]varSpan, len(parts))
+	for k, p := range parts {
+		lo, hi := firsts[k], n
+		if k+1 < len(firsts) {
+			hi = firsts[k+1]
+		}
+		if lo > hi || hi > n || offsets[hi]-offsets[lo] != uint64(len(p)) {
+			panic(fmt.Sprintf("stats.VariableParts: part %d of %d bytes for values [%d, %d)", k, len(p), lo, hi))
+		}
+		spans[k] = varSpan{data: p, base: offsets[lo], lo: lo, hi: hi}
+	}
+	return variable("VariableParts", offsets, nulls, spans)
+}
+
+// variable is Variable of values whose bytes lie in spans (in order,
+// covering them all); fn names the caller in panics.
+func variable(fn string, offsets []uint64, nulls []bool, spans []varSpan) VarStats {
 	n := len(offsets) - 1
 	s := VarStats{N: n}
 	if nulls != nil {
 		if len(nulls) != n {
-			panic(fmt.Sprintf("stats.Variable: %d nulls for %d values", len(nulls), n))
+			panic(fmt.Sprintf("stats.%s: %d nulls for %d values", fn, len(nulls), n))
 		}
 		s.Nulls = bitmap.CountTrue(nulls)
 		if s.Nulls == 0 {
@@ -32,37 +65,60 @@ func Variable(offsets []uint64, data []byte, nulls []bool) VarStats {
 	if n == 0 || s.Nulls == n {
 		return s
 	}
-	if offsets[n] > uint64(len(data)) {
-		panic(fmt.Sprintf("stats.Variable: offsets reach %d, data has %d bytes", offsets[n], len(data)))
-	}
-	var one varPiece
-	all := &one
-	if n < 2*par.MinValues {
-		one.sc = getScratch()
-		defer putScratch(one.sc)
-		one.measure(offsets, data, nulls, 0, n)
-	} else {
-		// Large pages are measured in pieces side by side and the
-		// pieces' measures merged in order: the same result as one pass.
-		cuts := par.Pieces(n, par.MinValues)
-		parts := make([]varPiece, len(cuts)-1)
-		for j := range parts {
-			parts[j].sc = getScratch()
-			defer putScratch(parts[j].sc)
-		}
-		par.EachPiece(cuts, func(j, lo, hi int) error {
-			parts[j].measure(offsets, data, nulls, lo, hi)
-			return nil
-		})
-		all = &parts[0]
-		for j := 1; j < len(parts); j++ {
-			all.merge(&parts[j])
+	for _, sp := range spans {
+		if end := offsets[sp.hi] - sp.base; offsets[sp.lo] < sp.base || end > uint64(len(sp.data)) {
+			panic(fmt.Sprintf("stats.%s: offsets reach %d, data has %d bytes", fn, end, len(sp.data)))
 		}
 	}
+	all := measurePieces(offsets, nulls, spans)
 	s.MinLen, s.MaxLen = all.minLen, all.maxLen
 	s.Constant = all.constant
 	s.Distinct = all.sc.hll.Estimate()
+	putScratch(all.sc)
 	return s
+}
+
+// varSpan is values [lo, hi) whose bytes lie in data from offset base.
+type varSpan struct {
+	data   []byte
+	base   uint64
+	lo, hi int
+}
+
+// measurePieces measures the values of spans, in order: large spans cut
+// into pieces measured side by side, the pieces' measures merged in order
+// (the same result as one pass). The result holds a scratch to put back.
+func measurePieces(offsets []uint64, nulls []bool, spans []varSpan) varPiece {
+	if sp := spans[0]; len(spans) == 1 && sp.hi-sp.lo < 2*par.MinValues {
+		one := varPiece{sc: getScratch()}
+		one.measure(offsets, sp.data, sp.base, nulls, sp.lo, sp.hi)
+		return one
+	}
+	var pieces []varSpan
+	for _, sp := range spans {
+		if sp.hi-sp.lo < 2*par.MinValues {
+			pieces = append(pieces, sp)
+			continue
+		}
+		cuts := par.Pieces(sp.hi-sp.lo, par.MinValues)
+		for j := range len(cuts) - 1 {
+			pieces = append(pieces, varSpan{data: sp.data, base: sp.base, lo: sp.lo + cuts[j], hi: sp.lo + cuts[j+1]})
+		}
+	}
+	parts := make([]varPiece, len(pieces))
+	for j := range parts {
+		parts[j].sc = getScratch()
+	}
+	_ = par.Each(len(pieces), func(j int) error {
+		pc := pieces[j]
+		parts[j].measure(offsets, pc.data, pc.base, nulls, pc.lo, pc.hi)
+		return nil
+	})
+	for j := 1; j < len(parts); j++ {
+		parts[0].merge(&parts[j])
+		putScratch(parts[j].sc)
+	}
+	return parts[0]
 }
 
 // varPiece is what Variable measures of one piece of a page's values.
@@ -73,8 +129,9 @@ type varPiece struct {
 	haveFirst, constant bool
 }
 
-// measure measures values [lo, hi).
-func (p *varPiece) measure(offsets []uint64, data []byte, nulls []bool, lo, hi int) {
+// measure measures values [lo, hi), whose bytes lie in data from offset
+// base.
+func (p *varPiece) measure(offsets []uint64, data []byte, base uint64, nulls []bool, lo, hi int) {
 	h := &p.sc.hll
 	reg := &h.reg
 	minLen, maxLen := int(^uint(0)>>1), 0
@@ -84,7 +141,7 @@ func (p *varPiece) measure(offsets []uint64, data []byte, nulls []bool, lo, hi i
 		if nulls != nil && nulls[i] {
 			continue
 		}
-		v := data[offsets[i]:offsets[i+1]]
+		v := data[offsets[i]-base : offsets[i+1]-base]
 		l := len(v)
 		minLen = min(minLen, l)
 		maxLen = max(maxLen, l)

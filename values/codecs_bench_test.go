@@ -164,8 +164,8 @@ func BenchmarkCodec(b *testing.B) {
 		}
 		b.ReportMetric(float64(len(cpage))/float64(len(enc)+FsstTableSize), "ratio")
 	})
-	// The page coded as the writer codes it (FsstCodec.Code, one piece:
-	// the benchmark runs on one core's worth of values).
+	// The page coded as the writer codes it (FsstCodec.Code: one piece,
+	// the block holding fewer values than two pieces).
 	cblock := Block{N: len(coffs) - 1, Data: cpage, Offsets: make([]uint64, len(coffs))}
 	for k, o := range coffs {
 		cblock.Offsets[k] = uint64(o)
@@ -173,7 +173,7 @@ func BenchmarkCodec(b *testing.B) {
 	b.Run("fsst/urls-class-code", func(b *testing.B) {
 		b.SetBytes(int64(len(cpage)))
 		for b.Loop() {
-			FsstCodec{Table: ct}.code(cblock, 0, cblock.N)
+			FsstCodec{Table: ct}.Code(cblock)
 		}
 	})
 	var lpage []byte
@@ -194,7 +194,7 @@ func BenchmarkCodec(b *testing.B) {
 	b.Run("fsst/letters-code", func(b *testing.B) {
 		b.SetBytes(int64(len(lpage)))
 		for b.Loop() {
-			FsstCodec{Table: lt}.code(lblock, 0, lblock.N)
+			FsstCodec{Table: lt}.Code(lblock)
 		}
 	})
 	// A page's coded values expanded as the reader expands them
@@ -204,7 +204,7 @@ func BenchmarkCodec(b *testing.B) {
 		t     *FsstTable
 		block Block
 	}{{"urls-class", ct, cblock}, {"letters", lt, lblock}} {
-		coded := FsstCodec{Table: pg.t}.code(pg.block, 0, pg.block.N)
+		coded := FsstCodec{Table: pg.t}.Code(pg.block)
 		buf := make([]byte, pg.t.DecodedLen(coded))
 		offs := make([]int32, coded.N)
 		b.Run("unfsst/"+pg.name+"-exact", func(b *testing.B) {

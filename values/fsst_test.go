@@ -465,7 +465,7 @@ func testFsstExpandInto[T int32 | int64](t *testing.T) {
 // side codes to the same bytes whatever GOMAXPROCS is, also when a piece
 // codes to more bytes than its region of the shared buffer (values of
 // bytes the table lacks, escaped: twice their size) and when every piece
-// does.
+// does; and coded from values whose bytes lie in parts (CodeParts).
 func TestFsstCodeInPieces(t *testing.T) {
 	r := rand.New(rand.NewPCG(13, 14))
 	n := 3*par.MinValues + 17
@@ -504,6 +504,25 @@ func TestFsstCodeInPieces(t *testing.T) {
 		// (The second of four pieces is values [n/4, n/2).)
 		if lo, hi := n/4, n/2; tc.name != "coded" && four.Offsets[hi]-four.Offsets[lo] <= b.Offsets[hi]-b.Offsets[lo]+uint64(hi-lo) {
 			t.Fatalf("%s: the second piece fits its region", tc.name)
+		}
+		// The same values from parts of one buffer each (cut at values
+		// spread unevenly, one part empty of values) code the same.
+		firsts := []int{0, 17, n / 3, n / 3, 2*n/3 + 5, n - 2}
+		var parts [][]byte
+		for k, lo := range firsts {
+			hi := n
+			if k+1 < len(firsts) {
+				hi = firsts[k+1]
+			}
+			parts = append(parts, bytes.Clone(b.Data[b.Offsets[lo]:b.Offsets[hi]]))
+		}
+		for _, procs := range []int{1, 4} {
+			runtime.GOMAXPROCS(procs)
+			got := c.CodeParts(b.Offsets, parts, firsts)
+			runtime.GOMAXPROCS(prev)
+			if !bytes.Equal(one.Data, got.Data) || fmt.Sprint(one.Offsets) != fmt.Sprint(got.Offsets) || one.N != got.N {
+				t.Fatalf("%s: coded from parts on %d cores differently", tc.name, procs)
+			}
 		}
 		dec, err := c.Table.DecodeBlock(four)
 		if err != nil || !bytes.Equal(dec.Data, b.Data) || fmt.Sprint(dec.Offsets) != fmt.Sprint(b.Offsets) {
