@@ -99,7 +99,9 @@ func TestGatherVariableValid(t *testing.T) {
 
 // TestBorrowVariable: a page of one segment of strings is read from the
 // array's own buffer, with the gather's offsets and bytes, unless a null
-// slot spans bytes (then it is gathered) or the page has several segments.
+// slot spans bytes (then it is gathered) or the page has several segments;
+// a page of any segments is read from their buffers (borrowParts), parts
+// that joined are the gathered bytes, unless a null slot spans bytes.
 func TestBorrowVariable(t *testing.T) {
 	r := rand.New(rand.NewPCG(8, 1))
 	for _, typ := range []arrow.DataType{arrow.BinaryTypes.String, arrow.BinaryTypes.LargeBinary} {
@@ -126,7 +128,25 @@ func TestBorrowVariable(t *testing.T) {
 				{"no junk", []structural.Segment{{Arr: noJunk, Start: 17, End: 480}}, true},
 				{"junk under nulls", []structural.Segment{{Arr: a, Start: 0, End: 500}}, null == 0},
 				{"two segments", []structural.Segment{{Arr: noJunk, Start: 0, End: 100}, {Arr: noJunk, Start: 200, End: 300}}, false},
+				{"three segments, one with junk", []structural.Segment{{Arr: noJunk, Start: 0, End: 100}, {Arr: a, Start: 3, End: 400}, {Arr: noJunk, Start: 250, End: 250}}, false},
 			} {
+				wantOffs, wantData := gatherVariable([]uint64{0}, nil, tc.segs)
+				offs, parts, firsts, ok := borrowParts([]uint64{0}, tc.segs)
+				if want := !slices.ContainsFunc(tc.segs, func(s structural.Segment) bool { return s.Arr == a }) || null == 0; ok != want {
+					t.Fatalf("%s/%v/%s: borrowed parts %v, want %v", typ, null, tc.name, ok, want)
+				}
+				if ok {
+					first := 0
+					for k, sg := range tc.segs {
+						if firsts[k] != first {
+							t.Fatalf("%s/%v/%s: part %d from value %d, want %d", typ, null, tc.name, k, firsts[k], first)
+						}
+						first += sg.End - sg.Start
+					}
+					if !slices.Equal(offs, wantOffs) || !bytes.Equal(bytes.Join(parts, nil), wantData) {
+						t.Fatalf("%s/%v/%s: borrowed parts differ from the gathered values", typ, null, tc.name)
+					}
+				}
 				offs, data, ok := borrowVariable([]uint64{0}, tc.segs)
 				if ok != tc.want {
 					t.Fatalf("%s/%v/%s: borrowed %v, want %v", typ, null, tc.name, ok, tc.want)
@@ -134,7 +154,6 @@ func TestBorrowVariable(t *testing.T) {
 				if !ok {
 					continue
 				}
-				wantOffs, wantData := gatherVariable([]uint64{0}, nil, tc.segs)
 				if !slices.Equal(offs, wantOffs) || !bytes.Equal(data, wantData) {
 					t.Fatalf("%s/%v/%s: borrowed values differ from the gathered ones", typ, null, tc.name)
 				}
@@ -197,25 +216,13 @@ func TestCompactStringsSameBytes(t *testing.T) {
 			for k := range cuts {
 				cuts[k] = int64(k * c.rows / c.batches)
 			}
-			write := func(compact bool) ([]byte, []PageReport) {
-				compactStrings = compact
-				defer func() { compactStrings = true }()
-				opts := []Option{WithFormat(Format2_3), WithPolicy(selector.PolicyCost)}
-				if c.pageBytes > 0 {
-					opts = append(opts, WithMaxPageBytes(c.pageBytes))
-				}
+			opts := []Option{WithFormat(Format2_3), WithPolicy(selector.PolicyCost)}
+			if c.pageBytes > 0 {
+				opts = append(opts, WithMaxPageBytes(c.pageBytes))
+			}
+			got, want, rep, wantRep := writeToggled(t, &compactStrings, &taken, c.wantCompacted, func() ([]byte, []PageReport) {
 				return writeCut(t, rec, cuts, opts...)
-			}
-			taken.Store(0)
-			got, rep := write(true)
-			compacted := taken.Load()
-			want, wantRep := write(false)
-			if taken.Load() != compacted {
-				t.Fatal("the valid-only gather ran with it disabled")
-			}
-			if (compacted > 0) != c.wantCompacted {
-				t.Fatalf("%d pages gathered valid-only, want some: %v", compacted, c.wantCompacted)
-			}
+			})
 			if !bytes.Equal(got, want) {
 				for k := range rep {
 					if k < len(wantRep) && (rep[k].Encoding != wantRep[k].Encoding || rep[k].Bytes != wantRep[k].Bytes) {
@@ -224,9 +231,32 @@ func TestCompactStringsSameBytes(t *testing.T) {
 				}
 				t.Fatalf("valid-only gather wrote %d bytes, every slot %d, and they differ", len(got), len(want))
 			}
-			t.Logf("%d pages, %d gathered valid-only; first: %s, %s", len(rep), compacted, rep[0].Cell, rep[0].Encoding)
+			t.Logf("%d pages, %d gathered valid-only; first: %s, %s", len(rep), taken.Load(), rep[0].Cell, rep[0].Encoding)
 		})
 	}
+}
+
+// writeToggled writes a file with a path of the writer enabled (on) and
+// again with it disabled, taken counting the pages that take it (its test
+// hook adds to it), and returns both files and reports. It fails t when
+// the path runs while disabled, or runs (on some page) or not against
+// wantTaken.
+func writeToggled(t *testing.T, on *bool, taken *atomic.Int64, wantTaken bool, write func() ([]byte, []PageReport)) (with, without []byte, withRep, withoutRep []PageReport) {
+	t.Helper()
+	defer func() { *on = true }()
+	*on = true
+	taken.Store(0)
+	with, withRep = write()
+	n := taken.Load()
+	*on = false
+	without, withoutRep = write()
+	if taken.Load() != n {
+		t.Fatal("the path ran with it disabled")
+	}
+	if (n > 0) != wantTaken {
+		t.Fatalf("%d pages took the path, want some: %v", n, wantTaken)
+	}
+	return with, without, withRep, withoutRep
 }
 
 // writeCut writes rec as the batches between consecutive cuts (row

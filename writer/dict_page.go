@@ -439,6 +439,7 @@ func internRange(tab *dictTable, pv pageValues, nulls []bool, idx []byte, lo, hi
 	// A null slot's value is zeros (fixed) or empty (variable) as gathered:
 	// its key is looked up once, at the first null, and reused.
 	nullKey, haveNull := uint32(0), false
+	data, base, next := pv.partAt(lo) // (strings: where value i lies)
 	for i := lo; i < hi; i++ {
 		if nulls != nil && nulls[i] && haveNull {
 			binary.LittleEndian.PutUint32(idx[4*i:], nullKey)
@@ -449,7 +450,10 @@ func internRange(tab *dictTable, pv pageValues, nulls []bool, idx []byte, lo, hi
 		if tab.bw > 0 {
 			k, ok = tab.internRow(pv.fixed, i)
 		} else {
-			k, ok = tab.intern(pv.fixed[pv.offsets[i]:pv.offsets[i+1]])
+			if i >= next {
+				data, base, next = pv.partAt(i)
+			}
+			k, ok = tab.intern(data[pv.offsets[i]-base : pv.offsets[i+1]-base])
 		}
 		if !ok {
 			return false

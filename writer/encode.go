@@ -260,7 +260,7 @@ func (c *pageEnc) encodeDictPage(d structural.Dense, pv pageValues, sp selector.
 		// index before it, so nulls extend runs instead of breaking them.
 		idx = fillNullIndices(idx, pv.nulls[:pv.n])
 	}
-	pv.fixed, pv.dict, pv.offsets = idx, pd, nil
+	pv.fixed, pv.dict, pv.offsets, pv.parts = idx, pd, nil, nil
 	c.describeValues(&sp, pv)
 	sp.MaxValueBytes, sp.CanZip = 4, false
 	return c.encodeCell(d, pv, sp, selector.IndexPlan(sp, plan, c.opts, pd.n), f)
@@ -274,9 +274,20 @@ func (c *pageEnc) encodeCell(d structural.Dense, pv pageValues, sp selector.Page
 	if d.LevelsOmitted && !sparse {
 		return encoded{plan: plan}, errNeedLevels
 	}
-	if fc, ok := fsstOf(plan.Codec); ok {
+	fc, fsst := fsstOf(plan.Codec)
+	if !fsst {
+		// Every codec but FSST takes a page's values from one buffer.
+		c.vals = pv.materialize(c.vals)
+	}
+	if fsst {
 		// Code the page once, so chunks are cut on coded sizes.
-		coded := fc.Code(values.Block{N: pv.stored(), Data: pv.fixed, Offsets: pv.offsets})
+		var coded values.Block
+		if pv.parts != nil {
+			coded = fc.CodeParts(pv.offsets[:pv.stored()+1], pv.parts.data, pv.parts.firsts)
+			pv.parts = nil
+		} else {
+			coded = fc.Code(values.Block{N: pv.stored(), Data: pv.fixed, Offsets: pv.offsets})
+		}
 		pv.fixed, pv.offsets = coded.Data, coded.Offsets
 		pv.fsst = true
 	}
@@ -369,7 +380,12 @@ func (c *pageEnc) describeValues(sp *selector.Page, pv pageValues) {
 		if pv.compact {
 			nulls = nil
 		}
-		st := stats.Variable(pv.offsets, pv.fixed, nulls)
+		var st stats.VarStats
+		if pv.parts != nil {
+			st = stats.VariableParts(pv.offsets, pv.parts.data, pv.parts.firsts, nulls)
+		} else {
+			st = stats.Variable(pv.offsets, pv.fixed, nulls)
+		}
 		if pv.compact {
 			// The stored values are the page's non-null ones: every
 			// measure but the counts is the page's.
@@ -388,7 +404,7 @@ func (c *pageEnc) describeValues(sp *selector.Page, pv pageValues) {
 func (c *pageEnc) spreadSample(pv pageValues, n int) values.Block {
 	const parts = 4
 	if n == pv.n || n < parts {
-		if pv.info.kind == values.KindVariable && pv.compact {
+		if pv.info.kind == values.KindVariable && (pv.compact || pv.parts != nil) {
 			data, offs := pv.appendSlots(c.sampleData[:0], append(c.sampleOffs[:0], 0), 0, n, 0)
 			c.sampleData, c.sampleOffs = data, offs
 			return values.Block{N: n, Data: data, Offsets: offs}
@@ -437,7 +453,7 @@ func (c *pageEnc) trainFsst(pv pageValues) *values.FsstTable {
 	if total <= values.FsstTrainBytes {
 		for i := 0; i < m; i++ {
 			if pv.offsets[i+1] > pv.offsets[i] { // (empty values, null slots among them, teach nothing)
-				sample = append(sample, pv.fixed[pv.offsets[i]:pv.offsets[i+1]])
+				sample = append(sample, pv.value(i))
 			}
 		}
 		return values.BuildFsstTable(sample)
@@ -451,7 +467,7 @@ func (c *pageEnc) trainFsst(pv pageValues) *values.FsstTable {
 		// (The values from a slot on, null slots' empty ones left out,
 		// are those of a compact page from the slot's index on.)
 		for i := at; i < m && got < budget; i++ {
-			if v := pv.fixed[pv.offsets[i]:pv.offsets[i+1]]; len(v) > 0 {
+			if v := pv.value(i); len(v) > 0 {
 				sample = append(sample, v)
 				got += len(v)
 			}

@@ -345,22 +345,48 @@ func borrowVariable(offsets []uint64, segs []structural.Segment) ([]uint64, []by
 	if len(segs) != 1 {
 		return offsets, nil, false
 	}
-	var data []byte
-	ok := false
-	eachVarSegment(segs, func(s structural.Segment, d arrow.ArrayData, vals []byte, o32 []int32, o64 []int64) {
-		switch {
-		case o64 != nil:
-			offsets, data, ok = borrowOffsets(offsets, vals, o64, d, s.Start, s.End)
-		case o32 != nil:
-			offsets, data, ok = borrowOffsets(offsets, vals, o32, d, s.Start, s.End)
-		}
-	})
-	return offsets, data, ok
+	offsets, parts, _, ok := borrowParts(offsets, segs)
+	if !ok {
+		return offsets, nil, false
+	}
+	return offsets, parts[0], true
 }
 
-// borrowOffsets is borrowVariable of slots [s, e) of d (o: its offsets from
-// its first slot).
-func borrowOffsets[T int32 | int64](offsets []uint64, vals []byte, o []T, d arrow.ArrayData, s, e int) ([]uint64, []byte, bool) {
+// borrowParts is borrowVariable of a page of any number of segments: the
+// values of segment k as they lie in its array's buffer, parts[k], holding
+// the page's values from firsts[k] on, and appended to offsets (which end
+// at the page's first value) the offsets the values would have gathered
+// back to back. ok is false (and offsets to be discarded) when a segment's
+// null slots span bytes.
+func borrowParts(offsets []uint64, segs []structural.Segment) (_ []uint64, parts [][]byte, firsts []int, ok bool) {
+	parts, firsts = make([][]byte, 0, len(segs)), make([]int, 0, len(segs))
+	if len(segs) > 1 {
+		count, _ := varSizes(segs)
+		offsets = bulk.Grow(offsets, count)
+	}
+	for k := range segs {
+		first, base := len(offsets)-1, offsets[len(offsets)-1]
+		var data []byte
+		ok = false
+		eachVarSegment(segs[k:k+1], func(s structural.Segment, d arrow.ArrayData, vals []byte, o32 []int32, o64 []int64) {
+			switch {
+			case o64 != nil:
+				offsets, data, ok = borrowOffsets(offsets, vals, o64, d, s.Start, s.End, base)
+			case o32 != nil:
+				offsets, data, ok = borrowOffsets(offsets, vals, o32, d, s.Start, s.End, base)
+			}
+		})
+		if !ok {
+			return offsets, nil, nil, false
+		}
+		parts, firsts = append(parts, data), append(firsts, first)
+	}
+	return offsets, parts, firsts, true
+}
+
+// borrowOffsets is borrowParts of slots [s, e) of d (o: its offsets from
+// its first slot), their first byte at base among the page's.
+func borrowOffsets[T int32 | int64](offsets []uint64, vals []byte, o []T, d arrow.ArrayData, s, e int, base uint64) ([]uint64, []byte, bool) {
 	lo, hi := int(o[s]), int(o[e])
 	if lo < 0 || hi < lo || hi > len(vals) {
 		return offsets, nil, false
@@ -376,7 +402,7 @@ func borrowOffsets[T int32 | int64](offsets []uint64, vals []byte, o []T, d arro
 	}
 	offsets = slices.Grow(offsets, e-s)
 	for _, end := range o[s+1 : e+1] {
-		offsets = append(offsets, uint64(int(end)-lo))
+		offsets = append(offsets, base+uint64(int(end)-lo))
 	}
 	return offsets, vals[lo:hi:hi], true
 }

@@ -2,7 +2,9 @@ package writer
 
 import (
 	"bytes"
+	"math"
 	"slices"
+	"sort"
 
 	"github.com/planarlance/planar/internal/bitmap"
 	"github.com/planarlance/planar/internal/bulk"
@@ -41,7 +43,74 @@ type pageValues struct {
 	// nullCount is counted): only a sparse x zipped page may be encoded
 	// from it (validOnly).
 	compact bool
+	// parts: values.KindVariable, a page of several segments left where
+	// its values lie (fixed is nil, offsets are those of the values
+	// gathered) until a codec other than FSST needs them in one buffer
+	// (materialize).
+	parts *pageParts
 }
+
+// pageParts is a string page's values as they lie in its arrays' buffers
+// (borrowParts): data[k] holds the values from firsts[k] on. gathered is
+// them in one buffer once materialize has run (for every copy of the
+// page's pageValues).
+type pageParts struct {
+	data     [][]byte
+	firsts   []int
+	gathered []byte
+}
+
+// partAt is where value i's bytes lie: a buffer, the offset among the
+// page's values of its first byte, and the first value past it.
+func (pv *pageValues) partAt(i int) (data []byte, base uint64, next int) {
+	pp := pv.parts
+	if pp == nil {
+		return pv.fixed, 0, math.MaxInt
+	}
+	k := sort.Search(len(pp.firsts), func(k int) bool { return pp.firsts[k] > i }) - 1
+	next = math.MaxInt
+	if k+1 < len(pp.firsts) {
+		next = pp.firsts[k+1]
+	}
+	return pp.data[k], pv.offsets[pp.firsts[k]], next
+}
+
+// value is the bytes of value i (of the stored values).
+func (pv *pageValues) value(i int) []byte {
+	data, base, _ := pv.partAt(i)
+	return data[pv.offsets[i]-base : pv.offsets[i+1]-base]
+}
+
+// materialize gathers the values of a page left in parts, as
+// gatherVariable would have, into buf (grown when too small; returned) the
+// first time, and points pv at them.
+func (pv *pageValues) materialize(buf []byte) []byte {
+	pp := pv.parts
+	if pp == nil {
+		return buf
+	}
+	if pp.gathered == nil {
+		total := int(pv.offsets[len(pv.offsets)-1] - pv.offsets[0])
+		if cap(buf) < total {
+			buf = bulk.Make(total)
+		}
+		g := buf[:total]
+		for k, p := range pp.data {
+			bulk.Copy(g[pv.offsets[pp.firsts[k]]-pv.offsets[0]:], p)
+		}
+		pp.gathered = g
+	}
+	pv.fixed, pv.parts = pp.gathered, nil
+	return buf
+}
+
+// minPartsBytes is the string bytes from which a page of several segments
+// is left in its arrays' buffers (below, gathering it costs little), and
+// maxParts the most segments it may span.
+const (
+	minPartsBytes = 1 << 20
+	maxParts      = 64
+)
 
 // stored is how many values pv holds: one per slot, or per valid slot of
 // a compact page.
@@ -69,7 +138,7 @@ func (pv *pageValues) valueAt(from, at, slot int) int {
 func (pv *pageValues) appendSlots(data []byte, offs []uint64, lo, hi, v int) ([]byte, []uint64) {
 	for i := lo; i < hi; i++ {
 		if !pv.compact || !pv.nulls[i] {
-			data = append(data, pv.fixed[pv.offsets[v]:pv.offsets[v+1]]...)
+			data = append(data, pv.value(v)...)
 			v++
 		}
 		offs = append(offs, uint64(len(data)))
@@ -144,6 +213,16 @@ func (c *pageEnc) gather(segs []structural.Segment, n int, validOnly bool) pageV
 			pv.offsets, pv.fixed, pv.borrowed = offs, b, true
 			break
 		}
+		if _, total := varSizes(segs); stringParts && len(segs) <= maxParts && total >= minPartsBytes {
+			if offs, parts, firsts, ok := borrowParts(pv.offsets, segs); ok {
+				pv.offsets, pv.parts = offs, &pageParts{data: parts, firsts: firsts}
+				if testHookParts != nil {
+					testHookParts()
+				}
+				break
+			}
+			pv.offsets = append(c.offsets[:0], 0)
+		}
 		pv.offsets, pv.fixed = gatherVariable(pv.offsets, c.vals[:0], segs)
 	case values.KindFSL:
 		if b, ok := borrowFSL(segs, c.info, nulls); ok {
@@ -170,7 +249,7 @@ func (c *pageEnc) gather(segs []structural.Segment, n int, validOnly bool) pageV
 			pv.err = err
 		}
 	}
-	if !pv.borrowed {
+	if !pv.borrowed && pv.parts == nil {
 		c.vals = pv.fixed
 	}
 	c.offsets = pv.offsets
@@ -184,6 +263,14 @@ var compactStrings = true
 
 // testHookCompact, when set, is called for every page gathered that way.
 var testHookCompact func()
+
+// stringParts enables string pages left in their arrays' buffers (tests
+// compare the files written with and without it), and testHookParts, when
+// set, is called for every such page.
+var (
+	stringParts   = true
+	testHookParts func()
+)
 
 // borrowFixed returns the values of a page made of one null-free segment
 // of a fixed-width array as they lie in the array's buffer (capped, so an
@@ -325,6 +412,7 @@ func scrubMasked(pv *pageValues, masked []int) {
 	if pv.borrowed {
 		pv.fixed, pv.borrowed = bytes.Clone(pv.fixed), false
 	}
+	pv.materialize(nil)
 	switch pv.info.kind {
 	case values.KindFixed, values.KindDict:
 		if w := pv.info.bits / 8; pv.info.bits%8 == 0 && len(pv.fixed) >= pv.n*w {
