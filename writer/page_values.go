@@ -105,12 +105,11 @@ func (pv *pageValues) materialize(buf []byte) []byte {
 }
 
 // minPartsBytes is the string bytes from which a page of several segments
-// is left in its arrays' buffers (below, gathering it costs little), and
-// maxParts the most segments it may span.
-const (
-	minPartsBytes = 1 << 20
-	maxParts      = 64
-)
+// is left in its arrays' buffers (below, gathering it costs little; tests
+// lower it), and maxParts the most segments it may span.
+var minPartsBytes = 1 << 20
+
+const maxParts = 64
 
 // stored is how many values pv holds: one per slot, or per valid slot of
 // a compact page.
@@ -213,7 +212,7 @@ func (c *pageEnc) gather(segs []structural.Segment, n int, validOnly bool) pageV
 			pv.offsets, pv.fixed, pv.borrowed = offs, b, true
 			break
 		}
-		if _, total := varSizes(segs); stringParts && len(segs) <= maxParts && total >= minPartsBytes {
+		if _, total := varSizes(segs); stringParts && len(segs) > 1 && len(segs) <= maxParts && total >= minPartsBytes {
 			if offs, parts, firsts, ok := borrowParts(pv.offsets, segs); ok {
 				pv.offsets, pv.parts = offs, &pageParts{data: parts, firsts: firsts}
 				if testHookParts != nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/bitutil"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
+	"github.com/planarlance/planar/internal/corpus"
 	"github.com/planarlance/planar/selector"
 )
 
@@ -134,4 +135,66 @@ func TestStringPartsSameBytes(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestStringPartsRandomCases writes the random corpus cases (nested
+// schemas, sliced batches, nulls at every level, both formats, policies
+// and page budgets) with every string page of several segments left in
+// parts, whatever its size, and gathered: the same bytes.
+func TestStringPartsRandomCases(t *testing.T) {
+	var taken atomic.Int64
+	testHookParts = func() { taken.Add(1) }
+	defer func() { testHookParts = nil }()
+	defer func(prev int) { minPartsBytes = prev }(minPartsBytes)
+	minPartsBytes = 0
+	mem := memory.NewGoAllocator()
+	cases, inParts := 0, int64(0)
+	for seed := uint64(0); seed < 120; seed++ {
+		rc := corpus.RandomCase(mem, seed)
+		opts := []Option{WithPolicy(selector.PolicyCost)}
+		if rc.Policy == "lance" {
+			opts[0] = WithPolicy(selector.PolicyLance)
+		}
+		if rc.Format == "2.2" {
+			opts = append(opts, WithFormat(Format2_2))
+		}
+		if rc.PageBytes > 0 {
+			opts = append(opts, WithMaxPageBytes(rc.PageBytes))
+		}
+		write := func(parts bool) ([]byte, error) {
+			stringParts = parts
+			defer func() { stringParts = true }()
+			var buf bytes.Buffer
+			w, err := New(&buf, rc.Schema, opts...)
+			if err != nil {
+				return nil, err
+			}
+			for _, b := range rc.Batches {
+				if err := w.WriteBatch(b); err != nil {
+					return nil, err
+				}
+			}
+			return buf.Bytes(), w.Close()
+		}
+		taken.Store(0)
+		got, err := write(true)
+		n := taken.Load()
+		want, wantErr := write(false)
+		rc.Release()
+		if (err == nil) != (wantErr == nil) {
+			t.Fatalf("%s: with parts %v, gathered %v", rc, err, wantErr)
+		}
+		if err != nil {
+			continue
+		}
+		cases++
+		inParts += n
+		if !bytes.Equal(got, want) {
+			t.Fatalf("%s: %d pages in parts, and the file differs from the gathered one", rc, n)
+		}
+	}
+	if inParts == 0 {
+		t.Fatalf("%d cases written, no page left in parts", cases)
+	}
+	t.Logf("%d cases, %d pages left in parts", cases, inParts)
 }
