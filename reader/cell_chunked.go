@@ -18,12 +18,16 @@ type pageData struct {
 	layers     []structural.Layer
 	rep, def   []uint16 // nil when absent
 	numVisible int
-	vals       values.Block  // the visible values (indices when dict != nil)
-	dict       *values.Block // page dictionary items
-	constant   []byte        // every visible value is this scalar (vals unset)
-	scalarBuf  []byte        // every visible value is the scalar of this Lance scalar value buffer
-	constVar   bool          // constant is a variable-width value
-	allNull    bool          // no value bytes: every visible value is null
+	vals       values.Block // the visible values (indices when dict != nil)
+	// chunks: variable-width values left as their chunks decoded them
+	// (decodeChunkedChunks; vals is then unset): each of N values and N+1
+	// offsets into its own Data.
+	chunks    []values.Block
+	dict      *values.Block // page dictionary items
+	constant  []byte        // every visible value is this scalar (vals unset)
+	scalarBuf []byte        // every visible value is the scalar of this Lance scalar value buffer
+	constVar  bool          // constant is a variable-width value
+	allNull   bool          // no value bytes: every visible value is null
 }
 
 func (f *File) pageBuffers(p *page) ([][]byte, error) {
@@ -69,7 +73,7 @@ func decodeChunkedPage(m *enc21pb.MiniBlockLayout, bufs [][]byte, rows int) (*pa
 // are left coded and the page's table returned (nil when the values are
 // not FSST-coded).
 func decodeChunkedCoded(m *enc21pb.MiniBlockLayout, bufs [][]byte, rows int, keepFsst bool) (*pageData, *values.FsstTable, error) {
-	pd, t, err := decodeChunkedBody(m, bufs, rows)
+	pd, t, err := decodeChunkedBody(m, bufs, rows, true)
 	if err != nil || t == nil || keepFsst {
 		return pd, t, err
 	}
@@ -79,9 +83,17 @@ func decodeChunkedCoded(m *enc21pb.MiniBlockLayout, bufs [][]byte, rows int, kee
 	return pd, nil, nil
 }
 
+// decodeChunkedChunks is decodeChunkedCoded keeping FSST-coded values
+// coded, and variable-width values in the blocks their chunks decode to
+// (pd.chunks) instead of joining them.
+func decodeChunkedChunks(m *enc21pb.MiniBlockLayout, bufs [][]byte, rows int) (*pageData, *values.FsstTable, error) {
+	return decodeChunkedBody(m, bufs, rows, false)
+}
+
 // decodeChunkedBody decodes a chunked page's levels and values, FSST-coded
-// values left coded with the page's table returned.
-func decodeChunkedBody(m *enc21pb.MiniBlockLayout, bufs [][]byte, rows int) (*pageData, *values.FsstTable, error) {
+// values left coded with the page's table returned; without join,
+// variable-width values are left in their chunks' blocks (pd.chunks).
+func decodeChunkedBody(m *enc21pb.MiniBlockLayout, bufs [][]byte, rows int, join bool) (*pageData, *values.FsstTable, error) {
 	if m.NumBuffers == 0 || m.NumBuffers > 16 {
 		return nil, nil, fmt.Errorf("mini-block page with %d value buffers: %w", m.NumBuffers, ErrCorrupt)
 	}
@@ -239,10 +251,15 @@ func decodeChunkedBody(m *enc21pb.MiniBlockLayout, bufs [][]byte, rows int) (*pa
 			return nil, nil, fmt.Errorf("levels hold %d rows, page %d: %w", rowStarts, rows, ErrCorrupt)
 		}
 	}
-	if page != nil {
+	switch {
+	case page != nil:
 		pd.vals = values.Block{Bits: w, N: valAt[len(refs)], Data: page}
-	} else if pd.vals, err = concatBlocks(blocks); err != nil {
-		return nil, nil, err
+	case !join && variableChunks(blocks):
+		pd.chunks = slices.DeleteFunc(blocks, func(b values.Block) bool { return b.N == 0 })
+	default:
+		if pd.vals, err = concatBlocks(blocks); err != nil {
+			return nil, nil, err
+		}
 	}
 	if fs == nil {
 		return pd, nil, nil
@@ -337,6 +354,18 @@ func decodeChunkInto(m *enc21pb.MiniBlockLayout, layout values.ChunkLayout, maxV
 		return rep, def, values.Block{}, fmt.Errorf("chunk %d values: %w", ci, err)
 	}
 	return rep, def, v, nil
+}
+
+// variableChunks reports whether every decoded chunk block holding values
+// is variable width, its offsets one more than its values and within its
+// data.
+func variableChunks(bs []values.Block) bool {
+	for _, b := range bs {
+		if b.N > 0 && (!b.Variable() || len(b.Offsets) != b.N+1 || b.Offsets[0] > b.Offsets[b.N] || b.Offsets[b.N] > uint64(len(b.Data))) {
+			return false
+		}
+	}
+	return true
 }
 
 // concatBlocks joins decoded chunk blocks into one.

@@ -36,19 +36,26 @@ func (f *File) readFlatVariable(dt arrow.DataType, path []structural.Step, pages
 		return nil, false, nil
 	}
 	type part struct {
-		vals       values.Block
+		vals       values.Block // dictionary pages: the indices
+		n          int          // the page's values
 		fsst       *values.FsstTable
 		valid      []bool
 		size       int
 		at, row    int // where the page's values and rows start
 		flat, null bool
-		// dictionary pages: the items; dictionary and FSST-coded pages:
-		// the pieces they are filled in side by side (dictSizes,
-		// fsstPieces), values [cuts[j], cuts[j+1]) into bytes [sizes[j],
-		// sizes[j+1]) of the page's part
+		// dictionary pages: the items, and the pieces they are filled in
+		// side by side (dictSizes), values [cuts[j], cuts[j+1]) into
+		// bytes [sizes[j], sizes[j+1]) of the page's part
 		dict  *values.Block
 		cuts  []int
 		sizes []uint64
+		// string pages (FSST-coded or not): the blocks their chunks
+		// decoded to, chunk c's values from row rows[c] and into bytes
+		// from sizes[c] of the page's part (expanded, for FSST), and the
+		// pieces they are filled in side by side, chunks [cuts[j],
+		// cuts[j+1]) (chunkPieces)
+		chunks []values.Block
+		rows   []int
 	}
 	// Pages are decoded and sized side by side, then expanded side by
 	// side into their own parts of one buffer (FSST-coded pages in
@@ -64,39 +71,40 @@ func (f *File) readFlatVariable(dt arrow.DataType, path []structural.Step, pages
 		if err != nil {
 			return err
 		}
-		pd, t, err := decodeChunkedCoded(mb, bufs, int(p.rows), true)
+		pd, t, err := decodeChunkedChunks(mb, bufs, int(p.rows))
 		if err != nil {
 			return err
 		}
-		v := pd.vals
-		if pd.rep != nil || len(pd.layers) != 1 || v.N != int(p.rows) || pd.numVisible != v.N {
+		v, n := pd.vals, pd.vals.N
+		for _, c := range pd.chunks {
+			n += c.N
+		}
+		if pd.rep != nil || len(pd.layers) != 1 || n != int(p.rows) || pd.numVisible != n {
 			return nil
 		}
 		switch {
 		case pd.dict != nil: // u32 indices into variable-width items
-			if t != nil || !pd.dict.Variable() || v.Variable() || v.Bits != 32 {
+			if t != nil || !pd.dict.Variable() || v.Variable() || v.Bits != 32 || pd.chunks != nil {
 				return nil
 			}
-		case !v.Variable() || len(v.Offsets) != v.N+1:
+		case pd.chunks == nil: // (values of another kind)
 			return nil
 		}
-		lds, err := structural.UnravelPath(pd.layers, path, nil, pd.def, v.N, v.N)
+		lds, err := structural.UnravelPath(pd.layers, path, nil, pd.def, n, n)
 		if err != nil {
 			return err
 		}
-		pt := part{vals: v, fsst: t, valid: lds[len(lds)-1].Valid, flat: true}
-		switch {
-		case pd.dict != nil:
+		pt := part{vals: v, n: n, fsst: t, valid: lds[len(lds)-1].Valid, flat: true}
+		if pd.dict != nil {
 			if pt.cuts, pt.sizes, err = dictSizes(v, pd.dict, pt.valid); err != nil {
 				return err
 			}
-			pt.dict, pt.size = pd.dict, int(pt.sizes[len(pt.sizes)-1])
-		case t != nil:
-			pt.cuts, pt.sizes = fsstPieces(t, v)
-			pt.size = int(pt.sizes[len(pt.sizes)-1])
-		default:
-			pt.size = int(v.Offsets[v.N] - v.Offsets[0])
+			pt.dict = pd.dict
+		} else {
+			pt.chunks = pd.chunks
+			pt.cuts, pt.rows, pt.sizes = chunkPieces(t, pd.chunks)
 		}
+		pt.size = int(pt.sizes[len(pt.sizes)-1])
 		parts[i] = pt
 		return nil
 	})
@@ -115,7 +123,7 @@ func (f *File) readFlatVariable(dt arrow.DataType, path []structural.Step, pages
 			}
 		}
 		pt.at, pt.row = total, rows
-		rows += pt.vals.N
+		rows += pt.n
 		total += pt.size
 	}
 	if ow == 4 && total > math.MaxInt32 || total > math.MaxInt-8 {
@@ -124,11 +132,12 @@ func (f *File) readFlatVariable(dt arrow.DataType, path []structural.Step, pages
 	// (Both are written whole below: each page's part, and the end.)
 	data := bulk.Make(total)[:total]
 	offs := bulk.Make((rows + 1) * ow)[:(rows+1)*ow]
-	// One job per page, or per piece of an FSST-coded page.
+	// One job per dictionary page (filled in pieces itself), or per piece
+	// of a string page's chunks.
 	type job struct{ part, piece int }
 	var jobs []job
 	for i, pt := range parts {
-		if pt.fsst == nil {
+		if pt.dict != nil {
 			jobs = append(jobs, job{i, -1})
 			continue
 		}
@@ -138,22 +147,28 @@ func (f *File) readFlatVariable(dt arrow.DataType, path []structural.Step, pages
 	}
 	err = par.Each(len(jobs), func(k int) error {
 		pt := parts[jobs[k].part]
-		v := pt.vals
-		if j := jobs[k].piece; j >= 0 {
-			lo, hi := pt.cuts[j], pt.cuts[j+1]
-			a, b := pt.at+int(pt.sizes[j]), pt.at+int(pt.sizes[j+1])
-			sub := values.Block{N: hi - lo, Data: v.Data, Offsets: v.Offsets[lo : hi+1]}
-			if ow == 4 {
-				return values.FsstExpandInto(pt.fsst, data[a:b], sub, arrow.Int32Traits.CastFromBytes(offs)[pt.row+lo:pt.row+hi], a)
-			}
-			return values.FsstExpandInto(pt.fsst, data[a:b], sub, arrow.Int64Traits.CastFromBytes(offs)[pt.row+lo:pt.row+hi], a)
-		}
-		if pt.dict != nil {
-			dictFill(data, offs, pt.row, pt.at, ow, v, pt.dict, pt.valid, pt.cuts, pt.sizes)
+		j := jobs[k].piece
+		if j < 0 {
+			dictFill(data, offs, pt.row, pt.at, ow, pt.vals, pt.dict, pt.valid, pt.cuts, pt.sizes)
 			return nil
 		}
-		bulk.Copy(data[pt.at:pt.at+pt.size], v.Data[v.Offsets[0]:v.Offsets[v.N]])
-		putOffsets(offs, pt.row, v.Offsets[:v.N], pt.at-int(v.Offsets[0]), ow)
+		for c := pt.cuts[j]; c < pt.cuts[j+1]; c++ {
+			v := pt.chunks[c]
+			a, b, row := pt.at+int(pt.sizes[c]), pt.at+int(pt.sizes[c+1]), pt.row+pt.rows[c]
+			var err error
+			switch {
+			case pt.fsst == nil:
+				bulk.Copy(data[a:b], v.Data[v.Offsets[0]:v.Offsets[v.N]])
+				putOffsets(offs, row, v.Offsets[:v.N], a-int(v.Offsets[0]), ow)
+			case ow == 4:
+				err = values.FsstExpandInto(pt.fsst, data[a:b], v, arrow.Int32Traits.CastFromBytes(offs)[row:row+v.N], a)
+			default:
+				err = values.FsstExpandInto(pt.fsst, data[a:b], v, arrow.Int64Traits.CastFromBytes(offs)[row:row+v.N], a)
+			}
+			if err != nil {
+				return err
+			}
+		}
 		return nil
 	})
 	if err != nil {
@@ -164,7 +179,7 @@ func (f *File) readFlatVariable(dt arrow.DataType, path []structural.Step, pages
 		bm = make([]byte, bitutil.BytesForBits(int64(rows)))
 		for _, pt := range parts {
 			if pt.valid == nil {
-				bitutil.SetBitsTo(bm, int64(pt.row), int64(pt.vals.N), true)
+				bitutil.SetBitsTo(bm, int64(pt.row), int64(pt.n), true)
 				continue
 			}
 			for i, ok := range pt.valid {
@@ -186,23 +201,34 @@ func (f *File) readFlatVariable(dt arrow.DataType, path []structural.Step, pages
 	return array.MakeFromData(d), true, nil
 }
 
-// fsstPieces cuts FSST-coded values v into pieces that expand side by side
-// (of fsstPieceValues values): the values [cuts[j], cuts[j+1]) of piece j
-// and the decoded bytes before it, sizes[j] (sizes[len(cuts)-1] is v's
-// decoded size). The cuts follow v alone, not the cores.
-func fsstPieces(t *values.FsstTable, v values.Block) ([]int, []uint64) {
-	k := max(1, (v.N+fsstPieceValues-1)/fsstPieceValues)
-	cuts, sizes := make([]int, k+1), make([]uint64, k+1)
-	for j := 1; j <= k; j++ {
-		cuts[j] = j * v.N / k
-		sub := values.Block{N: cuts[j] - cuts[j-1], Data: v.Data, Offsets: v.Offsets[cuts[j-1] : cuts[j]+1]}
-		sizes[j] = sizes[j-1] + uint64(t.DecodedLen(sub))
+// chunkPieces sizes a string page's chunks and cuts them into pieces that
+// are filled side by side: chunk c's values start at row rows[c] of the
+// page, and its bytes (expanded, with t; as they are, without) at
+// sizes[c] (the page's total last); piece j is chunks [cuts[j], cuts[j+1]),
+// about pieceValues values. The cuts follow the chunks alone, not the
+// cores.
+func chunkPieces(t *values.FsstTable, chunks []values.Block) (cuts, rows []int, sizes []uint64) {
+	rows, sizes = make([]int, len(chunks)+1), make([]uint64, len(chunks)+1)
+	cuts = []int{0}
+	for c, v := range chunks {
+		rows[c+1] = rows[c] + v.N
+		if t != nil {
+			sizes[c+1] = sizes[c] + uint64(t.DecodedLen(v))
+		} else {
+			sizes[c+1] = sizes[c] + v.Offsets[v.N] - v.Offsets[0]
+		}
+		if rows[c+1]-rows[cuts[len(cuts)-1]] >= pieceValues {
+			cuts = append(cuts, c+1)
+		}
 	}
-	return cuts, sizes
+	if cuts[len(cuts)-1] != len(chunks) {
+		cuts = append(cuts, len(chunks))
+	}
+	return cuts, rows, sizes
 }
 
-// fsstPieceValues is about how many values a piece of fsstPieces holds.
-const fsstPieceValues = 1 << 16
+// pieceValues is about how many values a piece of chunkPieces holds.
+const pieceValues = 1 << 16
 
 // putOffsets writes offsets os, each plus delta, from slot row of an
 // offsets buffer of ow-byte entries.
