@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	mbits "math/bits"
+	"slices"
 
 	"github.com/planarlance/planar/proto/enc21pb"
 )
@@ -104,6 +105,20 @@ func (c DeltaCodec) NumBuffers() int {
 	return b2i(HasPayload(c.Deltas.Encoding()))
 }
 func (c DeltaCodec) Check(b Block) error {
+	if err := c.checkBase(b); err != nil {
+		return err
+	}
+	for i := 1; i < b.N; i++ {
+		if loadWord(b.Data, c.Bits, i) < loadWord(b.Data, c.Bits, i-1) {
+			return notApplicable("delta", "value %d decreases", i)
+		}
+	}
+	return nil
+}
+
+// checkBase is Check but for the values' order (AppendBlock checks it as it
+// takes the differences).
+func (c DeltaCodec) checkBase(b Block) error {
 	if c.Bits != 32 && c.Bits != 64 {
 		return notApplicable("delta", "%d-bit values (32 or 64 only)", c.Bits)
 	}
@@ -112,11 +127,6 @@ func (c DeltaCodec) Check(b Block) error {
 	}
 	if b.N > 0 && loadWord(b.Data, c.Bits, 0) != c.Base {
 		return notApplicable("delta", "first value is not the base %d", c.Base)
-	}
-	for i := 1; i < b.N; i++ {
-		if loadWord(b.Data, c.Bits, i) < loadWord(b.Data, c.Bits, i-1) {
-			return notApplicable("delta", "value %d decreases", i)
-		}
 	}
 	return nil
 }
@@ -135,26 +145,46 @@ func (c DeltaCodec) Estimate(p *Profile) (int, bool) {
 }
 
 // Deltas returns the n-1 adjacent differences of b as a block.
-func deltasOf(b Block, bits int, dst []byte) Block {
-	w := bits / 8
-	for i := 1; i < b.N; i++ {
-		d := loadWord(b.Data, bits, i) - loadWord(b.Data, bits, i-1)
-		var word [8]byte
-		binary.LittleEndian.PutUint64(word[:], d)
-		dst = append(dst, word[:w]...)
+// deltasOf appends to dst the differences of b's consecutive values (32 or
+// 64 bits) and returns them as a block, or the first value smaller than
+// the one before it (decrease > 0; the block is then unset).
+func deltasOf(b Block, bits int, dst []byte) (d Block, decrease int) {
+	n := max(0, b.N-1)
+	dst = slices.Grow(dst, n*bits/8)
+	if bits == 32 {
+		v := b.Data[:4*b.N]
+		for i := 4; i < len(v); i += 4 {
+			cur, prev := binary.LittleEndian.Uint32(v[i:]), binary.LittleEndian.Uint32(v[i-4:])
+			if cur < prev {
+				return Block{}, i / 4
+			}
+			dst = binary.LittleEndian.AppendUint32(dst, cur-prev)
+		}
+	} else {
+		v := b.Data[:8*b.N]
+		for i := 8; i < len(v); i += 8 {
+			cur, prev := binary.LittleEndian.Uint64(v[i:]), binary.LittleEndian.Uint64(v[i-8:])
+			if cur < prev {
+				return Block{}, i / 8
+			}
+			dst = binary.LittleEndian.AppendUint64(dst, cur-prev)
+		}
 	}
-	return Block{Bits: bits, N: max(0, b.N-1), Data: dst}
+	return Block{Bits: bits, N: n, Data: dst}, 0
 }
 func (c DeltaCodec) AppendChunk(bufs [][]byte, _ Block) ([][]byte, error) {
 	return bufs, notApplicable("delta", "Lance reads it only as a block codec")
 }
 func (c DeltaCodec) AppendBlock(dst []byte, b Block) ([]byte, error) {
-	if err := c.Check(b); err != nil {
+	if err := c.checkBase(b); err != nil {
 		return dst, err
 	}
 	scratch := getScratch()
 	defer putScratch(scratch)
-	d := deltasOf(b, c.Bits, scratch.b[:0])
+	d, decrease := deltasOf(b, c.Bits, scratch.b[:0])
+	if decrease > 0 {
+		return dst, notApplicable("delta", "value %d decreases", decrease)
+	}
 	scratch.b = d.Data
 	return c.Deltas.AppendBlock(dst, d)
 }

@@ -493,12 +493,40 @@ func (c OutOfLineCodec) Check(b Block) error {
 	if err := checkFixed("out-of-line bitpacking", b, c.Bits); err != nil {
 		return err
 	}
+	if orWords(b.Data, c.Bits, b.N)>>uint(c.Width) == 0 {
+		return nil
+	}
 	for i := 0; i < b.N; i++ {
 		if v := loadWord(b.Data, c.Bits, i); v>>uint(c.Width) != 0 {
 			return notApplicable("out-of-line bitpacking", "value %d needs %d bits, width is %d", i, mbits.Len64(v), c.Width)
 		}
 	}
 	return nil
+}
+
+// orWords is the bitwise or of the first n bits-wide (8, 16, 32 or 64)
+// values of data.
+func orWords(data []byte, bits, n int) uint64 {
+	var or uint64
+	switch bits {
+	case 8:
+		for _, v := range data[:n] {
+			or |= uint64(v)
+		}
+	case 16:
+		for i := 0; i < 2*n; i += 2 {
+			or |= uint64(binary.LittleEndian.Uint16(data[i:]))
+		}
+	case 32:
+		for i := 0; i < 4*n; i += 4 {
+			or |= uint64(binary.LittleEndian.Uint32(data[i:]))
+		}
+	default:
+		for i := 0; i < 8*n; i += 8 {
+			or |= binary.LittleEndian.Uint64(data[i:])
+		}
+	}
+	return or
 }
 func (c OutOfLineCodec) Estimate(p *Profile) (int, bool) {
 	st, ok := fixedStats(p, c.Bits)

@@ -437,3 +437,74 @@ func TestEncodingNameMatchesCodec(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckedEncoding: the codecs whose AppendBlock or AppendChunk check
+// their input as they encode it (delta, out-of-line bit packing, variable
+// offsets under them) refuse what Check refuses and take what it takes.
+// (Delta's Check leaves its differences to its child's encoding: a
+// difference too wide is refused there.)
+func TestCheckedEncoding(t *testing.T) {
+	u32 := func(vs ...uint32) Block { return Block{Bits: 32, N: len(vs), Data: putValues(32, toU64(vs))} }
+	u64 := func(vs ...uint64) Block { return Block{Bits: 64, N: len(vs), Data: putValues(64, vs)} }
+	strs := func(vs ...string) Block {
+		b := Block{N: len(vs), Offsets: []uint64{0}}
+		for _, v := range vs {
+			b.Data = append(b.Data, v...)
+			b.Offsets = append(b.Offsets, uint64(len(b.Data)))
+		}
+		return b
+	}
+	deltas := func(bits int, base uint64, w int) DeltaCodec {
+		return DeltaCodec{Bits: bits, Base: base, Deltas: OutOfLineCodec{Bits: bits, Width: w}}
+	}
+	for _, tc := range []struct {
+		name string
+		c    Codec
+		b    Block
+		ok   bool
+		// childRefuses: Check takes it, the encoding refuses it
+		childRefuses bool
+	}{
+		{"delta32", deltas(32, 5, 3), u32(5, 7, 7, 12), true, false},
+		{"delta32 decreasing", deltas(32, 5, 3), u32(5, 7, 6), false, false},
+		{"delta32 decreasing last", deltas(32, 5, 3), u32(5, 7, 8, 1), false, false},
+		{"delta32 not at its base", deltas(32, 4, 3), u32(5, 7), false, false},
+		{"delta32 difference too wide", deltas(32, 5, 3), u32(5, 7, 20), false, true},
+		{"delta64", deltas(64, 1<<40, 5), u64(1<<40, 1<<40+31), true, false},
+		{"delta64 decreasing", deltas(64, 1<<40, 5), u64(1<<40, 1<<40+3, 1<<40+2), false, false},
+		// (Flat differences take any: the decrease alone refuses these.)
+		{"delta32 flat decreasing", DeltaCodec{Bits: 32, Base: 5, Deltas: FlatCodec{Bits: 32}}, u32(5, 7, 6), false, false},
+		{"delta64 flat decreasing", DeltaCodec{Bits: 64, Base: 5, Deltas: FlatCodec{Bits: 64}}, u64(5, 9, 9, 8), false, false},
+		{"delta64 flat", DeltaCodec{Bits: 64, Base: 5, Deltas: FlatCodec{Bits: 64}}, u64(5, 9, 9, 1<<60), true, false},
+		{"ool8", OutOfLineCodec{Bits: 8, Width: 3}, Block{Bits: 8, N: 3, Data: []byte{1, 7, 2}}, true, false},
+		{"ool8 too wide", OutOfLineCodec{Bits: 8, Width: 3}, Block{Bits: 8, N: 3, Data: []byte{1, 8, 2}}, false, false},
+		{"ool16 too wide", OutOfLineCodec{Bits: 16, Width: 9}, Block{Bits: 16, N: 2, Data: putValues(16, []uint64{3, 512})}, false, false},
+		{"ool32 too wide", OutOfLineCodec{Bits: 32, Width: 3}, u32(1, 9, 2), false, false},
+		{"ool64 too wide", OutOfLineCodec{Bits: 64, Width: 40}, u64(1, 1<<40), false, false},
+		{"ool64", OutOfLineCodec{Bits: 64, Width: 41}, u64(1, 1<<40), true, false},
+		{"variable", VariableCodec{OffBits: 32, Offsets: deltas(32, 0, 3)}, strs("ab", "", "abcdefg"), true, false},
+		{"variable value too long", VariableCodec{OffBits: 32, Offsets: deltas(32, 0, 3)}, strs("ab", "abcdefgh"), false, true},
+	} {
+		check := tc.c.Check(tc.b)
+		var err error
+		if tc.c.Contexts()&InChunk != 0 {
+			_, err = tc.c.AppendChunk(nil, tc.b)
+		} else {
+			_, err = tc.c.AppendBlock(nil, tc.b)
+		}
+		if tc.ok && (check != nil || err != nil) {
+			t.Errorf("%s: Check %v, encoding %v; want both to take it", tc.name, check, err)
+		}
+		if !tc.ok && (!errors.Is(check, ErrNotApplicable) && !tc.childRefuses || check != nil && tc.childRefuses || !errors.Is(err, ErrNotApplicable)) {
+			t.Errorf("%s: Check %v, encoding %v; want both to refuse it", tc.name, check, err)
+		}
+	}
+}
+
+func toU64(vs []uint32) []uint64 {
+	out := make([]uint64, len(vs))
+	for i, v := range vs {
+		out[i] = uint64(v)
+	}
+	return out
+}

@@ -300,6 +300,21 @@ func (c VariableCodec) NumBuffers() int {
 	return 1
 }
 func (c VariableCodec) Check(b Block) error {
+	if err := c.checkShape(b); err != nil {
+		return err
+	}
+	if c.Offsets != nil {
+		s := getScratch()
+		defer putScratch(s)
+		ob := c.offsetBlock(b, s)
+		return c.Offsets.Check(ob)
+	}
+	return nil
+}
+
+// checkShape is Check but for the offsets' codec (which AppendChunk leaves
+// to the codec's own AppendBlock).
+func (c VariableCodec) checkShape(b Block) error {
 	if c.OffBits != 32 && c.OffBits != 64 {
 		return notApplicable("variable", "%d-bit offsets (32 or 64 only)", c.OffBits)
 	}
@@ -311,12 +326,6 @@ func (c VariableCodec) Check(b Block) error {
 	}
 	if c.OffBits == 32 && b.Offsets[b.N]-b.Offsets[0]+uint64(4*(b.N+1)) > 1<<32-1 {
 		return notApplicable("variable", "block does not fit 32-bit offsets")
-	}
-	if c.Offsets != nil {
-		s := getScratch()
-		defer putScratch(s)
-		ob := c.offsetBlock(b, s)
-		return c.Offsets.Check(ob)
 	}
 	return nil
 }
@@ -376,7 +385,7 @@ func (c VariableCodec) Estimate(p *Profile) (int, bool) {
 	return p.Var.Bytes + chunks*offs, true
 }
 func (c VariableCodec) AppendChunk(bufs [][]byte, b Block) ([][]byte, error) {
-	if err := c.Check(b); err != nil {
+	if err := c.checkShape(b); err != nil {
 		return bufs, err
 	}
 	nb := c.NumBuffers()
@@ -389,11 +398,16 @@ func (c VariableCodec) AppendChunk(bufs [][]byte, b Block) ([][]byte, error) {
 	defer putScratch(scratch)
 	ob := c.offsetBlock(b, scratch)
 	base := b.Offsets[0]
+	// The offsets' codec checks them as it encodes them (or, storing no
+	// buffer, here).
+	var err error
 	if nb == 2 {
-		var err error
-		if bufs[0], err = c.Offsets.AppendBlock(bufs[0], ob); err != nil {
-			return bufs, err
-		}
+		bufs[0], err = c.Offsets.AppendBlock(bufs[0], ob)
+	} else {
+		err = c.Offsets.Check(ob)
+	}
+	if err != nil {
+		return bufs, err
 	}
 	bufs[nb-1] = append(bufs[nb-1], b.Data[base:b.Offsets[b.N]]...)
 	return bufs, nil
