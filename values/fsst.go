@@ -247,13 +247,33 @@ func (t *FsstTable) decodedLen(codes []byte) int {
 	if !t.coded {
 		return len(codes)
 	}
-	n := 0
-	for i := 0; i < len(codes); i++ {
+	lens := &t.lens
+	n, i := 0, 0
+	// Eight codes at a time while none is an escape (a zero byte of the
+	// word's complement).
+	for i+8 <= len(codes) {
+		w := binary.LittleEndian.Uint64(codes[i:])
+		if x := ^w; (x-0x0101010101010101)&^x&0x8080808080808080 != 0 {
+			for end := i + 8; i < end; i++ {
+				if c := codes[i]; c == fsstEscape {
+					i++
+					n++
+				} else {
+					n += int(lens[c])
+				}
+			}
+			continue
+		}
+		n += int(lens[byte(w)]) + int(lens[byte(w>>8)]) + int(lens[byte(w>>16)]) + int(lens[byte(w>>24)]) +
+			int(lens[byte(w>>32)]) + int(lens[byte(w>>40)]) + int(lens[byte(w>>48)]) + int(lens[byte(w>>56)])
+		i += 8
+	}
+	for ; i < len(codes); i++ {
 		if c := codes[i]; c == fsstEscape {
 			i++
 			n++
 		} else {
-			n += int(t.lens[c])
+			n += int(lens[c])
 		}
 	}
 	return n

@@ -553,3 +553,35 @@ func TestTopCands(t *testing.T) {
 		}
 	}
 }
+
+// TestFsstDecodedLen: the decoded length, taken eight codes at a time
+// between escapes, is a code-by-code count's, escapes anywhere (the last
+// code of a word, of the stream, one after another) included.
+func TestFsstDecodedLen(t *testing.T) {
+	r := rand.New(rand.NewPCG(36, 2))
+	table := BuildFsstTable(fsstSampleStrings(r, 2000))
+	count := func(codes []byte) int {
+		n := 0
+		for i := 0; i < len(codes); i++ {
+			if codes[i] == fsstEscape {
+				i++
+				n++
+			} else {
+				n += int(table.lens[codes[i]])
+			}
+		}
+		return n
+	}
+	for iter := range 3000 {
+		codes := make([]byte, r.IntN(70))
+		for k := range codes {
+			codes[k] = byte(r.IntN(table.n))
+			if r.IntN([]int{4, 20, 1000}[iter%3]) == 0 {
+				codes[k] = fsstEscape
+			}
+		}
+		if got, want := table.decodedLen(codes), count(codes); got != want {
+			t.Fatalf("codes %v: decoded length %d, want %d", codes, got, want)
+		}
+	}
+}
