@@ -3,6 +3,7 @@ package reader
 import (
 	"encoding/binary"
 	"fmt"
+	"slices"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -10,6 +11,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/planarlance/planar/internal/bitmap"
+	"github.com/planarlance/planar/internal/bulk"
 	"github.com/planarlance/planar/internal/par"
 	"github.com/planarlance/planar/values"
 )
@@ -136,7 +138,15 @@ func expandFixed(idx values.Block, dict *values.Block, valid []bool, out values.
 	if len(dict.Data) < dict.N*w {
 		return values.Block{}, fmt.Errorf("%d dictionary items in %d bytes: %w", dict.N, len(dict.Data), ErrCorrupt)
 	}
-	out.Data = make([]byte, n*w)
+	if items == 0 {
+		// No item for a null slot to take: only nulls may index it.
+		if slices.Contains(valid, true) || valid == nil && n > 0 {
+			return values.Block{}, fmt.Errorf("%d dictionary indices into no items: %w", n, ErrCorrupt)
+		}
+		out.Data = bulk.Zeroed(n * w)
+		return out, nil
+	}
+	out.Data = bulk.Make(n * w)[:n*w] // (every slot is written below)
 	cuts := []int{0, n}
 	if n >= 2*par.MinValues {
 		cuts = par.Pieces(n, par.MinValues)
@@ -575,7 +585,7 @@ func repeatScalar(dt arrow.DataType, scalar []byte, variable bool, n int) (value
 		if size > maxConstantBytes {
 			return values.Block{}, fmt.Errorf("%d null values of %d bits: %w", n, bits, ErrUnsupported)
 		}
-		return values.Block{Bits: bits, N: n, Data: make([]byte, size)}, nil
+		return values.Block{Bits: bits, N: n, Data: bulk.Zeroed(int(size))}, nil
 	}
 	if bits == 0 || bits%8 != 0 {
 		return values.Block{}, fmt.Errorf("constant of type %s: %w", dt, ErrUnsupported)

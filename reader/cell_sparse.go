@@ -5,6 +5,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/bitutil"
 
+	"github.com/planarlance/planar/internal/bulk"
 	"github.com/planarlance/planar/internal/format"
 	"github.com/planarlance/planar/proto/enc21pb"
 	"github.com/planarlance/planar/proto/enc23pb"
@@ -211,7 +212,7 @@ func scatter(in values.Block, alive []bool) (values.Block, error) {
 	}
 	w := in.Bits / 8
 	out.NullItems = in.NullItems
-	out.Data = make([]byte, len(alive)*w)
+	out.Data = bulk.Zeroed(len(alive) * w) // (mostly zeros: the slots not stored)
 	// Fixed-size-list item validity moves with its slot; slots not stored
 	// get null items.
 	per := make([]int, len(in.ItemValid))

@@ -3,6 +3,7 @@ package bulk
 import (
 	"bytes"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"testing"
 )
@@ -104,5 +105,43 @@ func TestTable(t *testing.T) {
 	FaultIn(big)
 	if !slices.Equal(b, []byte{1, 2, 3}) || slices.ContainsFunc(big, func(v byte) bool { return v != 0 }) {
 		t.Fatal("FaultIn changed what it should not")
+	}
+}
+
+// TestZeroed: buffers from Zeroed are zero wherever they start and end
+// (sizes around the lazy threshold and page multiples), also when the
+// heap hands back memory just dirtied; writes into them stay.
+func TestZeroed(t *testing.T) {
+	for _, n := range []int{0, 1, 4095, lazyZeroMin - 1, lazyZeroMin, lazyZeroMin + 1, lazyZeroMin + 4096*3 + 17, 8 << 20} {
+		for round := range 3 {
+			// Dirty memory the next allocations may reuse.
+			junk := Make(n + 4096)[:n+4096]
+			for i := range junk {
+				junk[i] = 0xA5
+			}
+			junk = nil
+			runtime.GC()
+			b := Zeroed(n)
+			if len(b) != n {
+				t.Fatalf("Zeroed(%d): %d bytes", n, len(b))
+			}
+			for i, v := range b {
+				if v != 0 {
+					t.Fatalf("Zeroed(%d), round %d: byte %d is %#x, not zero", n, round, i, v)
+				}
+			}
+			for i := 0; i < n; i += 5000 {
+				b[i] = byte(i) | 1
+			}
+			for i := 0; i < n; i++ {
+				want := byte(0)
+				if i%5000 == 0 {
+					want = byte(i) | 1
+				}
+				if b[i] != want {
+					t.Fatalf("Zeroed(%d), round %d: byte %d holds %d after the writes, want %d", n, round, i, b[i], want)
+				}
+			}
+		}
 	}
 }
