@@ -212,7 +212,8 @@ func scatter(in values.Block, alive []bool) (values.Block, error) {
 	}
 	w := in.Bits / 8
 	out.NullItems = in.NullItems
-	out.Data = bulk.Zeroed(len(alive) * w) // (mostly zeros: the slots not stored)
+	// The slots not stored stay zero.
+	out.Data = bulk.ZeroedFor(len(alive)*w, in.N, w)
 	// Fixed-size-list item validity moves with its slot; slots not stored
 	// get null items.
 	per := make([]int, len(in.ItemValid))

@@ -145,3 +145,25 @@ func TestZeroed(t *testing.T) {
 		}
 	}
 }
+
+// TestZeroedFor: buffers for few writes (a page in eight at most) and for
+// many are zero, and take the writes.
+func TestZeroedFor(t *testing.T) {
+	for _, tc := range []struct{ n, writes, each int }{
+		{8 << 20, 10, 3072}, {8 << 20, 2000, 4}, {8 << 20, 2000, 3072}, {100, 5, 4},
+	} {
+		b := ZeroedFor(tc.n, tc.writes, tc.each)
+		for i, v := range b {
+			if v != 0 {
+				t.Fatalf("%+v: byte %d is %#x", tc, i, v)
+			}
+		}
+		if len(b) != tc.n {
+			t.Fatalf("%+v: %d bytes", tc, len(b))
+		}
+		for k := range tc.writes {
+			at := k * (tc.n / tc.writes)
+			copy(b[at:at+tc.each], bytes.Repeat([]byte{7}, tc.each))
+		}
+	}
+}

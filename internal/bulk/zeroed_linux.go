@@ -1,7 +1,6 @@
 package bulk
 
 import (
-	"os"
 	"syscall"
 	"unsafe"
 )
@@ -9,7 +8,7 @@ import (
 // zeroPages zeroes b: its whole pages by returning them to the kernel, the
 // bytes before and after them by clearing.
 func zeroPages(b []byte) {
-	page := uintptr(os.Getpagesize())
+	page := uintptr(pageSize)
 	p := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
 	lo := int((p+page-1)&^(page-1) - p)
 	hi := int((p+uintptr(len(b)))&^(page-1) - p)
