@@ -446,6 +446,42 @@ func decodeVariableBlockValues(buf []byte, n int) (Block, error) {
 	return Block{N: n, Data: data[base:], Offsets: offs}, nil
 }
 
+// deltaOffsets32 decodes the n+1 offsets of a variable chunk stored as
+// 32-bit differences from base, out-of-line bit packed at width w (the
+// writer's form for strings): the differences are unpacked into pooled
+// scratch and summed straight into the offsets, with the general path's
+// checks (from 0, under 2^32, ending at the value bytes' size).
+func deltaOffsets32(base uint64, w int, payload []byte, n, dataLen int) ([]uint64, error) {
+	s := getScratch()
+	defer putScratch(s)
+	d, err := decodeOutOfLineBitpacked(s.b[:0], 32, w, payload, n)
+	if err != nil {
+		return nil, err
+	}
+	s.b = d
+	if len(d) < 4*n {
+		return nil, fmt.Errorf("%d deltas in %d bytes: %w", n, len(d), ErrCorrupt)
+	}
+	if base != 0 {
+		return nil, fmt.Errorf("offset 0 = %d not increasing from 0: %w", base, ErrCorrupt)
+	}
+	offs := make([]uint64, n+1)
+	v := base
+	for i := range n {
+		v += uint64(binary.LittleEndian.Uint32(d[4*i:]))
+		offs[i+1] = v
+	}
+	// (Sums of fewer than 2^32 differences under 2^32 cannot wrap; they only
+	// grow, so the last is the largest.)
+	if v > 0xFFFFFFFF {
+		return nil, fmt.Errorf("delta offsets overflow 32 bits: %w", ErrCorrupt)
+	}
+	if v != uint64(dataLen) {
+		return nil, fmt.Errorf("final offset %d, value buffer %d bytes: %w", v, dataLen, ErrCorrupt)
+	}
+	return offs, nil
+}
+
 // decodeVariableChunk decodes a binary mini-block chunk: the legacy layout
 // (Flat offsets inside the one buffer) or the 2.3 generic layout (an optional
 // offsets payload buffer, then the value bytes).
@@ -483,6 +519,17 @@ func decodeVariableChunk(v *enc21pb.Variable, bufs [][]byte, n int) (Block, erro
 		payload = bufs[0]
 	}
 	data := bufs[want-1]
+	if d := off.GetDelta(); d != nil && d.UncompressedBitsPerValue == 32 && n > 0 {
+		if o := d.GetDeltas().GetOutOfLineBitpacking(); o != nil && o.UncompressedBitsPerValue == 32 {
+			if w, ok := flatBits(o.GetValues()); ok {
+				offs, err := deltaOffsets32(d.Base, w, payload, n, len(data))
+				if err != nil {
+					return Block{}, fmt.Errorf("variable offsets: %w", err)
+				}
+				return Block{N: n, Data: data, Offsets: offs}, nil
+			}
+		}
+	}
 	ob, err := DecodeBlock(off, payload, n+1)
 	if err != nil {
 		return Block{}, fmt.Errorf("variable offsets: %w", err)

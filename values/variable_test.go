@@ -4,9 +4,13 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"math/bits"
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"github.com/planarlance/planar/proto/enc21pb"
+	"google.golang.org/protobuf/proto"
 )
 
 // varStrings returns the offsets (from 0) and data of strs.
@@ -308,4 +312,65 @@ func FuzzDecodeVariableChunk(f *testing.F) {
 			t.Fatalf("re-round-trip: %v", err)
 		}
 	})
+}
+
+// TestDeltaOffsets32: a variable chunk whose offsets are 32-bit deltas
+// out-of-line bit packed (the writer's form for strings) decodes, through
+// the summing fast path, to the values written, and its corruptions (a
+// base off 0, a value buffer of another size, differences that overflow
+// 32 bits, a truncated payload) are ErrCorrupt as on the general path.
+func TestDeltaOffsets32(t *testing.T) {
+	r := rand.New(rand.NewPCG(36, 3))
+	for iter := range 200 {
+		n := 1 + r.IntN(3000)
+		b := Block{N: n, Offsets: []uint64{0}}
+		for range n {
+			b.Data = append(b.Data, bytes.Repeat([]byte{byte('a' + iter%26)}, r.IntN(1+iter%40))...)
+			b.Offsets = append(b.Offsets, uint64(len(b.Data)))
+		}
+		w := 1
+		for i := range n {
+			w = max(w, bits.Len64(b.Offsets[i+1]-b.Offsets[i]))
+		}
+		c := VariableCodec{OffBits: 32, Offsets: DeltaCodec{Bits: 32, Deltas: OutOfLineCodec{Bits: 32, Width: w}}}
+		if w >= 32 {
+			continue
+		}
+		bufs, err := c.AppendChunk(nil, b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v := c.Encoding().GetVariable()
+		got, err := decodeVariableChunk(v, bufs, n)
+		if err != nil || !bytes.Equal(got.Data, b.Data) || !slices.Equal(got.Offsets, b.Offsets) {
+			t.Fatalf("iter %d (%d values, width %d): decoded %v, %v", iter, n, w, err, got.Offsets[:min(5, len(got.Offsets))])
+		}
+		if iter%10 != 1 || len(b.Data) == 0 {
+			continue
+		}
+		corrupt := map[string]func() ([]byte, []byte, *enc21pb.Variable){
+			"base off 0": func() ([]byte, []byte, *enc21pb.Variable) {
+				bad := proto.Clone(v).(*enc21pb.Variable)
+				bad.Offsets.GetDelta().Base = 1
+				return bufs[0], bufs[1], bad
+			},
+			"value bytes short": func() ([]byte, []byte, *enc21pb.Variable) { return bufs[0], bufs[1][:len(bufs[1])/2], v },
+			"payload truncated": func() ([]byte, []byte, *enc21pb.Variable) { return bufs[0][:len(bufs[0])/2], bufs[1], v },
+			"overflow": func() ([]byte, []byte, *enc21pb.Variable) {
+				bad := proto.Clone(v).(*enc21pb.Variable)
+				bad.Offsets.GetDelta().Base = 0
+				payload := slices.Clone(bufs[0])
+				for i := range payload {
+					payload[i] = 0xFF
+				}
+				return payload, bufs[1], bad
+			},
+		}
+		for name, make := range corrupt {
+			p, d, enc := make()
+			if _, err := decodeVariableChunk(enc, [][]byte{p, d}, n); !errors.Is(err, ErrCorrupt) {
+				t.Fatalf("iter %d, %s: err %v, want ErrCorrupt", iter, name, err)
+			}
+		}
+	}
 }
