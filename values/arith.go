@@ -194,7 +194,8 @@ func (c DeltaCodec) Encoding() *enc21pb.CompressiveEncoding {
 }
 
 // newDelta returns the delta codec of sorted values b: base the first value,
-// the differences out-of-line bit packed at the widest difference.
+// the differences out-of-line bit packed at the widest difference (one bit
+// at least).
 func newDelta(b Block) (DeltaCodec, error) {
 	c := DeltaCodec{Bits: b.Bits}
 	if b.Bits != 32 && b.Bits != 64 {
@@ -214,7 +215,9 @@ func newDelta(b Block) (DeltaCodec, error) {
 	if b.N > 0 {
 		c.Base = loadWord(b.Data, b.Bits, 0)
 	}
-	c.Deltas = OutOfLineCodec{Bits: b.Bits, Width: mbits.Len64(or)}
+	// (Lance's reader takes widths 1..bits-1: differences all zero, or none,
+	// are packed at one bit.)
+	c.Deltas = OutOfLineCodec{Bits: b.Bits, Width: max(1, mbits.Len64(or))}
 	return c, nil
 }
 
