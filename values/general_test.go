@@ -560,3 +560,51 @@ func TestEncoderPool(t *testing.T) {
 		t.Fatalf("reuse: %p %p %p (%v)", a, b, c, err)
 	}
 }
+
+// TestEncoderLimit: the pool of the smallest inputs makes a quarter of
+// GOMAXPROCS encoders, one at least (a further get waits for a put); the
+// other classes GOMAXPROCS. The smallest inputs compress to the same frames
+// through it as through the small window's encoders.
+func TestEncoderLimit(t *testing.T) {
+	for _, tc := range []struct{ procs, small, want int }{{8, 2, 2}, {3, 2, 1}, {1, 2, 1}, {3, 1, 3}, {8, 0, 8}} {
+		func() {
+			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(tc.procs))
+			if got := encoderLimit(tc.small); got != tc.want {
+				t.Fatalf("GOMAXPROCS %d, class %d: limit %d, want %d", tc.procs, tc.small, got, tc.want)
+			}
+			var p encoderPool
+			var out []*zstd.Encoder
+			for range tc.want {
+				e, err := p.get(tc.small, 2)
+				if err != nil {
+					t.Fatal(err)
+				}
+				out = append(out, e)
+			}
+			got := make(chan *zstd.Encoder)
+			go func() {
+				e, _ := p.get(tc.small, 2)
+				got <- e
+			}()
+			select {
+			case <-got:
+				t.Fatalf("GOMAXPROCS %d, class %d: encoder %d made", tc.procs, tc.small, tc.want+1)
+			case <-time.After(30 * time.Millisecond):
+			}
+			p.put(out[0])
+			<-got
+		}()
+	}
+	src := bytes.Repeat([]byte("planar tiny input "), 300)[:zstdSmallInput]
+	tiny, err := newZstdEncoder(2, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	window, err := newZstdEncoder(1, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(tiny.EncodeAll(src, nil), window.EncodeAll(src, nil)) {
+		t.Fatal("the smallest inputs' encoder writes other frames than the small window's")
+	}
+}
