@@ -15,7 +15,7 @@ func Variable(offsets []uint64, data []byte, nulls []bool) VarStats {
 	if len(offsets) == 0 {
 		return VarStats{}
 	}
-	return variable("Variable", offsets, nulls, []varSpan{{data: data, lo: 0, hi: len(offsets) - 1}})
+	return variable("Variable", offsets, nulls, []par.Span{{Data: data, Lo: 0, Hi: len(offsets) - 1}})
 }
 
 // VariableParts is Variable of n = len(offsets)-1 values whose bytes lie in
@@ -31,23 +31,23 @@ func VariableParts(offsets []uint64, parts [][]byte, firsts []int, nulls []bool)
 	if len(parts) != len(firsts) || len(parts) == 0 || firsts[0] != 0 {
 		panic(fmt.Sprintf("stats.VariableParts: %d parts, %d first values", len(parts), len(firsts)))
 	}
-	spans := make([]varSpan, len(parts))
-	for k, p := range parts {
-		lo, hi := firsts[k], n
-		if k+1 < len(firsts) {
-			hi = firsts[k+1]
+	for k := range firsts[1:] {
+		if firsts[k] > firsts[k+1] || firsts[k+1] > n {
+			panic(fmt.Sprintf("stats.VariableParts: parts from values %v of %d", firsts, n))
 		}
-		if lo > hi || hi > n || offsets[hi]-offsets[lo] != uint64(len(p)) {
-			panic(fmt.Sprintf("stats.VariableParts: part %d of %d bytes for values [%d, %d)", k, len(p), lo, hi))
+	}
+	spans := par.PartSpans(offsets, parts, firsts)
+	for k, sp := range spans {
+		if offsets[sp.Hi]-offsets[sp.Lo] != uint64(len(sp.Data)) {
+			panic(fmt.Sprintf("stats.VariableParts: part %d of %d bytes for values [%d, %d)", k, len(sp.Data), sp.Lo, sp.Hi))
 		}
-		spans[k] = varSpan{data: p, base: offsets[lo], lo: lo, hi: hi}
 	}
 	return variable("VariableParts", offsets, nulls, spans)
 }
 
 // variable is Variable of values whose bytes lie in spans (in order,
 // covering them all); fn names the caller in panics.
-func variable(fn string, offsets []uint64, nulls []bool, spans []varSpan) VarStats {
+func variable(fn string, offsets []uint64, nulls []bool, spans []par.Span) VarStats {
 	n := len(offsets) - 1
 	s := VarStats{N: n}
 	if nulls != nil {
@@ -66,8 +66,8 @@ func variable(fn string, offsets []uint64, nulls []bool, spans []varSpan) VarSta
 		return s
 	}
 	for _, sp := range spans {
-		if end := offsets[sp.hi] - sp.base; offsets[sp.lo] < sp.base || end > uint64(len(sp.data)) {
-			panic(fmt.Sprintf("stats.%s: offsets reach %d, data has %d bytes", fn, end, len(sp.data)))
+		if end := offsets[sp.Hi] - sp.Base; offsets[sp.Lo] < sp.Base || end > uint64(len(sp.Data)) {
+			panic(fmt.Sprintf("stats.%s: offsets reach %d, data has %d bytes", fn, end, len(sp.Data)))
 		}
 	}
 	all := measurePieces(offsets, nulls, spans)
@@ -78,40 +78,24 @@ func variable(fn string, offsets []uint64, nulls []bool, spans []varSpan) VarSta
 	return s
 }
 
-// varSpan is values [lo, hi) whose bytes lie in data from offset base.
-type varSpan struct {
-	data   []byte
-	base   uint64
-	lo, hi int
-}
-
 // measurePieces measures the values of spans, in order: large spans cut
-// into pieces measured side by side, the pieces' measures merged in order
-// (the same result as one pass). The result holds a scratch to put back.
-func measurePieces(offsets []uint64, nulls []bool, spans []varSpan) varPiece {
-	if sp := spans[0]; len(spans) == 1 && sp.hi-sp.lo < 2*par.MinValues {
+// into pieces measured side by side (par.SpanPieces), the pieces' measures
+// merged in order (the same result as one pass). The result holds a
+// scratch to put back.
+func measurePieces(offsets []uint64, nulls []bool, spans []par.Span) varPiece {
+	if sp := spans[0]; len(spans) == 1 && sp.Hi-sp.Lo < 2*par.MinValues {
 		one := varPiece{sc: getScratch()}
-		one.measure(offsets, sp.data, sp.base, nulls, sp.lo, sp.hi)
+		one.measure(offsets, sp.Data, sp.Base, nulls, sp.Lo, sp.Hi)
 		return one
 	}
-	var pieces []varSpan
-	for _, sp := range spans {
-		if sp.hi-sp.lo < 2*par.MinValues {
-			pieces = append(pieces, sp)
-			continue
-		}
-		cuts := par.Pieces(sp.hi-sp.lo, par.MinValues)
-		for j := range len(cuts) - 1 {
-			pieces = append(pieces, varSpan{data: sp.data, base: sp.base, lo: sp.lo + cuts[j], hi: sp.lo + cuts[j+1]})
-		}
-	}
+	pieces := par.SpanPieces(spans)
 	parts := make([]varPiece, len(pieces))
 	for j := range parts {
 		parts[j].sc = getScratch()
 	}
 	_ = par.Each(len(pieces), func(j int) error {
 		pc := pieces[j]
-		parts[j].measure(offsets, pc.data, pc.base, nulls, pc.lo, pc.hi)
+		parts[j].measure(offsets, pc.Data, pc.Base, nulls, pc.Lo, pc.Hi)
 		return nil
 	})
 	for j := 1; j < len(parts); j++ {

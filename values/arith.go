@@ -144,7 +144,6 @@ func (c DeltaCodec) Estimate(p *Profile) (int, bool) {
 	return fixedLen(c.Bits, p.N-1), true
 }
 
-// Deltas returns the n-1 adjacent differences of b as a block.
 // deltasOf appends to dst the differences of b's consecutive values (32 or
 // 64 bits) and returns them as a block, or the first value smaller than
 // the one before it (decrease > 0; the block is then unset).

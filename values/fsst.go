@@ -8,7 +8,6 @@ import (
 	"slices"
 	"sort"
 	"sync"
-	"unsafe"
 
 	"github.com/planarlance/planar/internal/bulk"
 	"github.com/planarlance/planar/internal/par"
@@ -537,7 +536,7 @@ func (c FsstCodec) Estimate(p *Profile) (int, bool) {
 // coded in pieces side by side (each value is coded on its own, so the
 // bytes do not depend on the cut), then joined.
 func (c FsstCodec) Code(b Block) Block {
-	return c.codeSpans(b.Offsets[:b.N+1], []fsstSpan{{data: b.Data, lo: 0, hi: b.N}})
+	return c.codeSpans(b.Offsets[:b.N+1], []par.Span{{Data: b.Data, Lo: 0, Hi: b.N}})
 }
 
 // CodeParts is Code of the n = len(offsets)-1 values of a variable block
@@ -545,98 +544,58 @@ func (c FsstCodec) Code(b Block) Block {
 // [firsts[k], firsts[k+1]) (the last part up to n), back to back from its
 // first byte, which is offsets[firsts[k]].
 func (c FsstCodec) CodeParts(offsets []uint64, parts [][]byte, firsts []int) Block {
-	n := len(offsets) - 1
-	spans := make([]fsstSpan, len(parts))
-	for k, p := range parts {
-		lo, hi := firsts[k], n
-		if k+1 < len(firsts) {
-			hi = firsts[k+1]
-		}
-		spans[k] = fsstSpan{data: p, base: offsets[lo], lo: lo, hi: hi}
-	}
-	return c.codeSpans(offsets, spans)
-}
-
-// fsstSpan is values [lo, hi) whose bytes lie in data from offset base.
-type fsstSpan struct {
-	data   []byte
-	base   uint64
-	lo, hi int
+	return c.codeSpans(offsets, par.PartSpans(offsets, parts, firsts))
 }
 
 // codeSpans codes the values of spans (in order, covering offsets' values),
 // large spans in pieces side by side. The pieces code into one buffer, each
 // into a region of its own as large as its values' bytes and one byte a
-// value, writing their ends from the region's start; the pieces then move
-// down to lie back to back, within memory already written. A piece that
-// outgrew its region was coded elsewhere (append moved it): the pieces are
-// then copied into a new buffer.
-func (c FsstCodec) codeSpans(offsets []uint64, spans []fsstSpan) Block {
+// value, writing their ends from the region's start, and are then joined
+// (bulk.Compact).
+func (c FsstCodec) codeSpans(offsets []uint64, spans []par.Span) Block {
 	if t := c.Table; t.coded && t.short == nil {
 		t.index() // before any piece reads it
 	}
 	n := len(offsets) - 1
 	out := Block{N: n, Offsets: bulk.Grow([]uint64(nil), n+1)[:n+1]}
 	out.Offsets[0] = 0
-	var pieces []fsstSpan
-	for _, sp := range spans {
-		cuts := par.Pieces(sp.hi-sp.lo, par.MinValues)
-		for j := range len(cuts) - 1 {
-			if cuts[j] < cuts[j+1] {
-				pieces = append(pieces, fsstSpan{data: sp.data, base: sp.base, lo: sp.lo + cuts[j], hi: sp.lo + cuts[j+1]})
-			}
-		}
-	}
-	starts := make([]int, len(pieces)+1)
-	for j, pc := range pieces {
-		starts[j+1] = starts[j] + int(offsets[pc.hi]-offsets[pc.lo]) + pc.hi - pc.lo
-	}
 	if n == 0 {
 		return out
 	}
-	region := bulk.Make(starts[len(pieces)])[:starts[len(pieces)]]
+	pieces := par.SpanPieces(spans)
+	starts := make([]int, len(pieces)+1)
+	for j, pc := range pieces {
+		starts[j+1] = starts[j] + int(offsets[pc.Hi]-offsets[pc.Lo]) + pc.Hi - pc.Lo
+	}
+	region := bulk.Make(starts[len(pieces)])
 	parts := make([][]byte, len(pieces))
 	_ = par.Each(len(pieces), func(j int) error {
 		pc := pieces[j]
-		parts[j] = c.codeInto(region[starts[j]:starts[j]:starts[j+1]], out.Offsets[pc.lo+1:pc.hi+1], pc, offsets)
+		parts[j] = c.codeInto(region[starts[j]:starts[j]:starts[j+1]], out.Offsets[pc.Lo+1:pc.Hi+1], pc, offsets)
 		return nil
 	})
-	if len(parts) == 1 {
-		out.Data = parts[0]
-		return out
-	}
-	inPlace, total := true, 0
+	out.Data = bulk.Compact(region, starts, parts)
+	// Each piece's ends count from its start: add where it now lies.
+	at := 0
 	for j, p := range parts {
-		inPlace = inPlace && unsafe.SliceData(p) == unsafe.SliceData(region[starts[j]:])
-		total += len(p)
-	}
-	out.Data = region[:0]
-	if !inPlace {
-		out.Data = bulk.Make(total)
-	}
-	for j, p := range parts {
-		at := len(out.Data)
-		out.Data = out.Data[:at+len(p)]
-		if !inPlace || at != starts[j] {
-			bulk.Copy(out.Data[at:], p)
-		}
 		if at > 0 {
-			for i := pieces[j].lo + 1; i <= pieces[j].hi; i++ {
+			for i := pieces[j].Lo + 1; i <= pieces[j].Hi; i++ {
 				out.Offsets[i] += uint64(at)
 			}
 		}
+		at += len(p)
 	}
 	return out
 }
 
 // codeInto appends the values of pc, coded, to dst and writes the end of
 // each, from dst's start, into ends.
-func (c FsstCodec) codeInto(dst []byte, ends []uint64, pc fsstSpan, offsets []uint64) []byte {
-	for i := pc.lo; i < pc.hi; i++ {
+func (c FsstCodec) codeInto(dst []byte, ends []uint64, pc par.Span, offsets []uint64) []byte {
+	for i := pc.Lo; i < pc.Hi; i++ {
 		if s, e := offsets[i], offsets[i+1]; e > s { // (null slots are empty)
-			dst = c.Table.appendEncodedIn(dst, pc.data, int(s-pc.base), int(e-pc.base))
+			dst = c.Table.appendEncodedIn(dst, pc.Data, int(s-pc.Base), int(e-pc.Base))
 		}
-		ends[i-pc.lo] = uint64(len(dst))
+		ends[i-pc.Lo] = uint64(len(dst))
 	}
 	return dst
 }

@@ -466,7 +466,7 @@ func deltaOffsets32(base uint64, w int, payload []byte, n, dataLen int) ([]uint6
 		return nil, fmt.Errorf("offset 0 = %d not increasing from 0: %w", base, ErrCorrupt)
 	}
 	offs := make([]uint64, n+1)
-	v := base
+	var v uint64
 	for i := range n {
 		v += uint64(binary.LittleEndian.Uint32(d[4*i:]))
 		offs[i+1] = v

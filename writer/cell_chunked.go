@@ -2,7 +2,6 @@ package writer
 
 import (
 	"fmt"
-	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/bitutil"
@@ -285,9 +284,7 @@ func log2(n int) uint8 {
 // encodeChunks encodes the page's chunks into c.meta and c.data, pieces of
 // them side by side when the page is large. Each piece appends its chunks
 // into a region of c.data of its own, as large as its share of the page's
-// bound, and the pieces then move down to lie back to back, within memory
-// already written; a piece that outgrew its region was appended elsewhere
-// (append moved it), and the pieces are then copied into a new buffer.
+// bound (chunkRegions), and the pieces are then joined (bulk.Compact).
 func (c *pageEnc) encodeChunks(d structural.Dense, pv pageValues, codec values.Codec, cl values.ChunkLayout, spans []chunkSpan, enc *encoded) error {
 	plan := enc.plan
 	cuts := []int{0, len(spans)}
@@ -331,25 +328,15 @@ func (c *pageEnc) encodeChunks(d structural.Dense, pv pageValues, codec values.C
 	if err != nil {
 		return err
 	}
-	inPlace, total := true, 0
+	datas := make([][]byte, len(outs))
 	for j, o := range outs {
 		enc.valueBytes += o.valueBytes
-		inPlace = inPlace && (len(o.data) == 0 || unsafe.SliceData(o.data) == unsafe.SliceData(region(j)))
-		total += len(o.data)
-	}
-	if !inPlace {
-		c.data = bulk.Make(total)
-	}
-	for j, o := range outs {
-		at := len(c.data)
-		c.data = c.data[:at+len(o.data)]
-		if !inPlace || at != starts[j] {
-			bulk.Copy(c.data[at:], o.data)
-		}
+		datas[j] = o.data
 		if j > 0 {
 			c.meta = append(c.meta, o.meta...)
 		}
 	}
+	c.data = bulk.Compact(c.data, starts, datas)
 	return nil
 }
 

@@ -274,12 +274,10 @@ func (c *pageEnc) encodeCell(d structural.Dense, pv pageValues, sp selector.Page
 	if d.LevelsOmitted && !sparse {
 		return encoded{plan: plan}, errNeedLevels
 	}
-	fc, fsst := fsstOf(plan.Codec)
-	if !fsst {
+	if fc, ok := fsstOf(plan.Codec); !ok {
 		// Every codec but FSST takes a page's values from one buffer.
 		c.vals = pv.materialize(c.vals)
-	}
-	if fsst {
+	} else {
 		// Code the page once, so chunks are cut on coded sizes.
 		var coded values.Block
 		if pv.parts != nil {

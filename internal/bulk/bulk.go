@@ -150,3 +150,33 @@ func Table[T plain](n int) []T {
 	}
 	return s
 }
+
+// Compact joins parts that were appended into regions of buf, part j from
+// buf[starts[j]] (an append moves a part that outgrows its region
+// elsewhere), and returns them back to back: moved down within buf, a
+// piece at a time, into memory already written when every part lies at its
+// region's start, else copied into a new buffer. One part is returned as
+// it is.
+func Compact(buf []byte, starts []int, parts [][]byte) []byte {
+	if len(parts) == 1 {
+		return parts[0]
+	}
+	full := buf[:cap(buf)]
+	inPlace, total := true, 0
+	for j, p := range parts {
+		inPlace = inPlace && (len(p) == 0 || starts[j] < len(full) && unsafe.SliceData(p) == &full[starts[j]])
+		total += len(p)
+	}
+	out := full[:0]
+	if !inPlace {
+		out = Make(total)
+	}
+	for j, p := range parts {
+		at := len(out)
+		out = out[:at+len(p)]
+		if !inPlace || at != starts[j] {
+			Copy(out[at:], p)
+		}
+	}
+	return out
+}

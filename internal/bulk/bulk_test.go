@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"slices"
 	"testing"
+	"unsafe"
 )
 
 func TestAppendCopy(t *testing.T) {
@@ -165,5 +166,32 @@ func TestZeroedFor(t *testing.T) {
 			at := k * (tc.n / tc.writes)
 			copy(b[at:at+tc.each], bytes.Repeat([]byte{7}, tc.each))
 		}
+	}
+}
+
+// TestCompact: parts appended into regions of a buffer join back to back,
+// in place (the buffer's own memory) when every part lies at its region's
+// start, and into a new buffer when one was moved by an append; empty parts
+// and a single part too.
+func TestCompact(t *testing.T) {
+	starts := []int{0, 10, 20, 30}
+	fill := func(buf []byte, j int, s string) []byte {
+		return append(buf[starts[j]:starts[j]:starts[j+1]], s...)
+	}
+	buf := Make(30)
+	parts := [][]byte{fill(buf, 0, "abc"), fill(buf, 1, ""), fill(buf, 2, "defghij")}
+	out := Compact(buf, starts, parts)
+	if string(out) != "abcdefghij" || unsafe.SliceData(out) != unsafe.SliceData(buf[:1]) {
+		t.Fatalf("in place: %q (own memory: %v)", out, unsafe.SliceData(out) == unsafe.SliceData(buf[:1]))
+	}
+	buf = Make(30)
+	parts = [][]byte{fill(buf, 0, "abc"), fill(buf, 1, "0123456789XY"), fill(buf, 2, "de")}
+	out = Compact(buf, starts, parts)
+	if string(out) != "abc0123456789XYde" || unsafe.SliceData(out) == unsafe.SliceData(buf[:1]) {
+		t.Fatalf("one part outgrown: %q", out)
+	}
+	one := []byte("only")
+	if out := Compact(Make(30), starts[:2], [][]byte{one}); unsafe.SliceData(out) != unsafe.SliceData(one) {
+		t.Fatal("a single part is not returned as it is")
 	}
 }
