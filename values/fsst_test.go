@@ -585,3 +585,78 @@ func TestFsstDecodedLen(t *testing.T) {
 		}
 	}
 }
+
+// TestFsstLanesSameBytes codes runs of values in lanes (codeInto) and one
+// value at a time (AppendEncoded) and wants the same bytes and ends: runs
+// of every size around the lane threshold, empty values, values with
+// bytes no symbol covers, tables with crowded buckets, runs ending at the
+// end of their buffer (the last words read byte by byte) or not.
+func TestFsstLanesSameBytes(t *testing.T) {
+	r := rand.New(rand.NewPCG(21, 22))
+	urls := func(i int) []byte {
+		return fmt.Appendf(nil, "https://www.example.com/catalog/%s/item-%d?ref=%d", []string{"a", "bb", "ccc"}[r.IntN(3)], r.IntN(100000), i%3)
+	}
+	letters := func(int) []byte {
+		b := make([]byte, r.IntN(20))
+		for k := range b {
+			b[k] = byte('a' + r.IntN(26))
+		}
+		return b
+	}
+	mixed := func(i int) []byte {
+		switch r.IntN(6) {
+		case 0:
+			return nil // a null slot
+		case 1:
+			b := make([]byte, 1+r.IntN(12))
+			for k := range b {
+				b[k] = byte(r.Uint32()) // escapes, zero bytes
+			}
+			return b
+		case 2:
+			return []byte{byte('a' + r.IntN(3))} // one byte: the one-byte path
+		}
+		return urls(i)
+	}
+	for _, gen := range []struct {
+		name string
+		f    func(int) []byte
+	}{{"urls", urls}, {"letters", letters}, {"mixed", mixed}} {
+		for _, n := range []int{1, 2, fsstLaneMin - 1, fsstLaneMin, fsstLaneMin + 1, 300, 5000} {
+			vals := make([][]byte, n)
+			for i := range vals {
+				vals[i] = gen.f(i)
+			}
+			sample := make([][]byte, 0, 500)
+			for i := range 500 {
+				sample = append(sample, gen.f(i))
+			}
+			table := BuildFsstTable(sample)
+			for _, tail := range []int{0, 3, 16} {
+				offsets := []uint64{0}
+				var data []byte
+				for _, v := range vals {
+					data = append(data, v...)
+					offsets = append(offsets, uint64(len(data)))
+				}
+				data = append(data, make([]byte, tail)...)
+				// The run starts a little into its buffer (base 5).
+				buf := append(make([]byte, 5), data...)
+				for k := range offsets {
+					offsets[k] += 5
+				}
+				var want []byte
+				wantEnds := make([]uint64, n)
+				for i, v := range vals {
+					want = table.AppendEncoded(want, v)
+					wantEnds[i] = uint64(len(want)) + 2
+				}
+				ends := make([]uint64, n)
+				got := FsstCodec{Table: table}.codeInto([]byte{7, 7}, ends, par.Span{Data: buf[5:], Base: 5, Lo: 0, Hi: n}, offsets)
+				if !bytes.Equal(got[2:], want) || got[0] != 7 || !slices.Equal(ends, wantEnds) {
+					t.Fatalf("%s, %d values, %d bytes after: coded in lanes differently", gen.name, n, tail)
+				}
+			}
+		}
+	}
+}
