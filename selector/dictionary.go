@@ -3,7 +3,9 @@ package selector
 import (
 	"fmt"
 	"math"
+	"math/bits"
 
+	"github.com/planarlance/planar/stats"
 	"github.com/planarlance/planar/values"
 )
 
@@ -20,7 +22,8 @@ const (
 	NoDict PageDict = iota
 	// RowDict: whole fixed-size-list rows (Lance 2.3).
 	RowDict
-	// ValueDict: variable-width values, or 64/128-bit fixed-width ones.
+	// ValueDict: variable-width values, or 64/128-bit fixed-width ones
+	// (and, under the cost policy, 32-bit ones of narrow indices).
 	ValueDict
 )
 
@@ -41,6 +44,10 @@ func PageDictionary(p Page, plan Plan, o Options) (PageDict, int) {
 	}
 	admits := plan.Values == Chunked || (sparse && plan.Values == Zipped && p.Kind == values.KindVariable)
 	candidate := p.Kind == values.KindVariable || (p.Kind == values.KindFixed && !p.DictIndices && (p.Bits == 64 || p.Bits == 128))
+	if p.Kind == values.KindFixed && !p.DictIndices && p.Bits == 32 && o.Policy == PolicyCost && p.Profile != nil && p.Profile.Fixed != nil {
+		st := p.Profile.Fixed
+		candidate = narrowIndices(st.Distinct, st.BitWidth) && 2*st.Runs > st.N && !windowsTakeLevels(p, plan)
+	}
 	// A sparse page's dictionary indexes its valid values only: under the
 	// cost policy their count, not the slots', bounds the items worth
 	// keeping (a page of distinct values among nulls gains nothing).
@@ -57,9 +64,10 @@ func PageDictionary(p Page, plan Plan, o Options) (PageDict, int) {
 // indices against the values as they are. The Lance policy budgets 4-byte
 // indices and takes the dictionary unless it exceeds the ratio of the raw
 // values (Lance's dictionary_encode); the cost policy counts the indices
-// bit packed to their width and wants it strictly under. A dictionary of
-// strings over DictMaxBytes (8 MiB when unset) is refused either way.
-func DictionaryPays(o Options, variable bool, n, d, itemBytes, valueBytes, offBits int) bool {
+// bit packed to their width and wants it strictly under, and, given
+// plainBytes (above 0: PlainBytes), under nine tenths of it. A dictionary
+// of strings over DictMaxBytes (8 MiB when unset) is refused either way.
+func DictionaryPays(o Options, variable bool, n, d, itemBytes, valueBytes, offBits, plainBytes int) bool {
 	_, ratio := o.DictLimits()
 	w := 1
 	for 1<<w < d {
@@ -83,18 +91,78 @@ func DictionaryPays(o Options, variable bool, n, d, itemBytes, valueBytes, offBi
 	if lance := o.Policy == PolicyLance; (lance && est > int(float64(raw)*ratio)) || (!lance && float64(est) >= float64(raw)*ratio) {
 		return false
 	}
+	if o.Policy == PolicyCost && !variable && plainBytes > 0 && 10*est >= 9*plainBytes {
+		return false // the values are about as small stored as they are
+	}
 	if max := o.DictMaxBytes; variable && itemBytes > max && (max != 0 || itemBytes > 8<<20) {
 		return false
 	}
 	return true
 }
 
+// PlainBytes is what a page dictionary must beat by a tenth
+// (DictionaryPays) on a page of 32-bit values, which only the cost policy
+// gives one (narrowIndices): the estimated size of the chunked plan's
+// values stored without it, its best candidate's. Its estimate counts the
+// indices bit packed and the items raw, and leaves out what the values'
+// codec does for the chunks' levels (general compression over windows
+// takes them too), hence the margin. 0 (no test) for other pages, whose
+// dictionaries follow Lance's rule, and plans without an estimate.
+func PlainBytes(p Page, plan Plan) int {
+	if p.Kind != values.KindFixed || p.Bits != 32 || plan.Values != Chunked || len(plan.Candidates) == 0 {
+		return 0
+	}
+	return plan.Candidates[0].Bytes
+}
+
 // DistinctNeeded reports whether the stats pass must count a page's
-// distinct fixed-width values: only a value dictionary's rule
-// (tooManyDistinct) reads the count, and of fixed-width values only 64- and
-// 128-bit ones may get one.
-func DistinctNeeded(p Page) bool {
-	return p.Kind == values.KindFixed && !p.DictIndices && (p.Bits == 64 || p.Bits == 128)
+// distinct fixed-width values: only a value dictionary's rules
+// (tooManyDistinct, narrowIndices) read the count. Of fixed-width values,
+// 64- and 128-bit ones may always get a dictionary; 32-bit ones under the
+// cost policy, when the page's sample already holds few distinct values
+// (at most half of it) whose indices would be narrower than the sample's
+// values bit packed, in runs of about one value (longer runs are run
+// length encoding's): a page of random or small values is not counted
+// (counting is most of the stats pass's work on such values).
+func DistinctNeeded(p Page, o Options) bool {
+	if p.Kind != values.KindFixed || p.DictIndices {
+		return false
+	}
+	switch p.Bits {
+	case 64, 128:
+		return true
+	case 32:
+		if o.Policy != PolicyCost || p.Profile == nil || p.Profile.Sample.N == 0 || p.Profile.Sample.Bits != 32 {
+			return false
+		}
+		smp := p.Profile.Sample
+		st := stats.Fixed(smp.Data, 32, smp.N, nil)
+		return st.Distinct <= uint64(smp.N/2) && narrowIndices(st.Distinct, st.BitWidth) && 2*st.Runs > st.N
+	}
+	return false
+}
+
+// windowsTakeLevels reports whether the plan's values go in large chunks
+// of general compression (windows: largeChunkCandidates) that hold the
+// page's levels too (a dense page with levels), which compress them with
+// the values: a dictionary's
+// estimate leaves that out, and on such pages its indices came out larger
+// than the values and levels compressed together (nested lists of 20,000
+// rows, 11-13%).
+func windowsTakeLevels(p Page, plan Plan) bool {
+	if !p.HasLevels || plan.Structure != Dense || plan.Values != Chunked || len(plan.Candidates) == 0 {
+		return false
+	}
+	g, ok := plan.Candidates[0].Codec.(values.GeneralCodec)
+	return ok && g.ChunkValues*max(p.Bits, 8)/8 >= largeChunk
+}
+
+// narrowIndices reports whether the indices of a dictionary of d values
+// are at least two bits narrower than the values bit packed to width bits:
+// short of that, a 32-bit page's dictionary saves too little over bit
+// packing to pay for its items and the lookup on read.
+func narrowIndices(d uint64, width int) bool {
+	return d > 0 && bits.Len64(d-1)+2 <= width
 }
 
 // tooManyDistinct reports whether the stats pass already shows more

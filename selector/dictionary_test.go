@@ -1,6 +1,8 @@
 package selector
 
 import (
+	"encoding/binary"
+	"math/rand/v2"
 	"strings"
 	"testing"
 
@@ -38,6 +40,14 @@ func TestPageDictionary(t *testing.T) {
 			p.Profile = &values.Profile{N: 1000, Bits: 64, Fixed: &stats.FixedStats{N: 1000, Nulls: 1000 - valid, Distinct: uint64(distinct)}}
 		})
 	}
+	// fixed32: 100,000 32-bit values, distinct of them, of the bit width
+	// width, in runs runs.
+	fixed32 := func(distinct, width, runs int) Page {
+		return trialPage(100000, 100000, func(p *Page) {
+			p.Bits = 32
+			p.Profile = &values.Profile{N: 100000, Bits: 32, Fixed: &stats.FixedStats{N: 100000, Distinct: uint64(distinct), BitWidth: width, Runs: runs}}
+		})
+	}
 	few := strPage(1000, stats.VarStats{N: 1000, Bytes: 8000, MaxLen: 8, Distinct: 20}, nil)
 	many := strPage(1000, stats.VarStats{N: 1000, Bytes: 8000, MaxLen: 8, Distinct: 900}, nil)
 	for _, tc := range []struct {
@@ -60,7 +70,14 @@ func TestPageDictionary(t *testing.T) {
 		{"strings, a divisor that admits them", many, chunked, Options{DictDivisor: 1}, ValueDict, 0},
 		{"64-bit values", trialPage(1000, 1000, nil), chunked, Options{}, ValueDict, 0},
 		{"128-bit values", trialPage(1000, 1000, func(p *Page) { p.Bits = 128 }), chunked, Options{}, ValueDict, 0},
-		{"32-bit values", trialPage(1000, 1000, func(p *Page) { p.Bits = 32 }), chunked, Options{}, NoDict, 0},
+		{"32-bit values, not counted", trialPage(1000, 1000, func(p *Page) { p.Bits = 32 }), chunked, Options{}, NoDict, 0},
+		// 32-bit values under the cost policy: indices two bits narrower
+		// than the values packed, in runs of about one value.
+		{"32-bit values, narrow indices", fixed32(1000, 31, 90000), chunked, Options{}, ValueDict, 0},
+		{"32-bit values, the lance policy", fixed32(1000, 31, 90000), chunked, Options{Policy: PolicyLance}, NoDict, 0},
+		{"32-bit values, indices one bit narrower", fixed32(1<<14, 15, 90000), chunked, Options{}, NoDict, 0},
+		{"32-bit values, indices two bits narrower", fixed32(1<<14, 16, 90000), chunked, Options{}, ValueDict, 0},
+		{"32-bit values, in long runs", fixed32(1000, 31, 50000), chunked, Options{}, NoDict, 0},
 		{"Arrow dictionary indices", trialPage(1000, 1000, func(p *Page) { p.DictIndices = true }), chunked, Options{}, NoDict, 0},
 		// Sparse pages under the cost policy: the valid values count.
 		{"sparse strings, many and nearly all distinct", sparseStrs(2000, 1950), sparseZip, Options{}, NoDict, 0},
@@ -189,8 +206,85 @@ func TestDictionaryPays(t *testing.T) {
 		{"cost strings over max allowed", Options{DictMaxBytes: 10 << 20}, true, 1 << 22, 2, 9 << 20, 64 << 20, 32, true},
 	}
 	for _, tc := range cases {
-		if got := DictionaryPays(tc.o, tc.variable, tc.n, tc.d, tc.itemBytes, tc.valueBytes, tc.offBits); got != tc.want {
+		if got := DictionaryPays(tc.o, tc.variable, tc.n, tc.d, tc.itemBytes, tc.valueBytes, tc.offBits, 0); got != tc.want {
 			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
+		}
+	}
+	// Cost fixed against the values stored without a dictionary
+	// (plainBytes): 1000 values of 256 distinct (w=8), items 1024: est
+	// 1024+1000+4 = 2028, taken under nine tenths of plainBytes (2254:
+	// 2028.6), not at 2253. The lance policy does not look.
+	for _, tc := range []struct {
+		o     Options
+		plain int
+		want  bool
+	}{{cost, 2254, true}, {cost, 2253, false}, {cost, 0, true}, {lance, 100, true}} {
+		if got := DictionaryPays(tc.o, false, 1000, 256, 1024, 8000, 0, tc.plain); got != tc.want {
+			t.Errorf("%v, values %d bytes without: %v, want %v", tc.o.Policy, tc.plain, got, tc.want)
+		}
+	}
+}
+
+// TestDistinctNeeded: 64- and 128-bit pages are counted; 32-bit ones only
+// under the cost policy and when their sample holds few distinct values,
+// narrower as indices than packed, not in long runs.
+func TestDistinctNeeded(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	page32 := func(v func(i int) uint32) Page {
+		smp := values.Block{Bits: 32, N: values.SampleValues, Data: make([]byte, 4*values.SampleValues)}
+		for i := range smp.N {
+			binary.LittleEndian.PutUint32(smp.Data[4*i:], v(i))
+		}
+		return trialPage(100000, 100000, func(p *Page) {
+			p.Bits = 32
+			p.Profile = &values.Profile{N: 100000, Bits: 32, Sample: smp}
+		})
+	}
+	set := make([]uint32, 1000)
+	for i := range set {
+		set[i] = r.Uint32()
+	}
+	fromSet := page32(func(int) uint32 { return set[r.IntN(len(set))] })
+	for _, tc := range []struct {
+		name string
+		page Page
+		o    Options
+		want bool
+	}{
+		{"64-bit", trialPage(1000, 1000, nil), Options{}, true},
+		{"64-bit, the lance policy", trialPage(1000, 1000, nil), Options{Policy: PolicyLance}, true},
+		{"128-bit", trialPage(1000, 1000, func(p *Page) { p.Bits = 128 }), Options{}, true},
+		{"32-bit from 1,000 wide values", fromSet, Options{}, true},
+		{"32-bit from 1,000 wide values, the lance policy", fromSet, Options{Policy: PolicyLance}, false},
+		{"32-bit random", page32(func(int) uint32 { return r.Uint32() }), Options{}, false},
+		{"32-bit small", page32(func(int) uint32 { return uint32(r.IntN(100)) }), Options{}, false},
+		{"32-bit wide values in runs", page32(func(i int) uint32 { return set[i/8] }), Options{}, false},
+		{"Arrow dictionary indices", trialPage(1000, 1000, func(p *Page) { p.DictIndices = true }), Options{}, false},
+	} {
+		if got := DistinctNeeded(tc.page, tc.o); got != tc.want {
+			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+// TestPlainBytes: only 32-bit pages' chunked plans give their best
+// candidate's estimate for a dictionary to beat.
+func TestPlainBytes(t *testing.T) {
+	p32 := trialPage(1000, 1000, func(p *Page) { p.Bits = 32 })
+	chunked := Plan{Values: Chunked, Candidates: []Candidate{{Bytes: 700}, {Bytes: 900}}}
+	for _, tc := range []struct {
+		name string
+		p    Page
+		plan Plan
+		want int
+	}{
+		{"32-bit chunked", p32, chunked, 700},
+		{"32-bit zipped", p32, Plan{Values: Zipped, Candidates: chunked.Candidates}, 0},
+		{"32-bit, no estimate", p32, Plan{Values: Chunked}, 0},
+		{"64-bit chunked", trialPage(1000, 1000, nil), chunked, 0},
+	} {
+		if got := PlainBytes(tc.p, tc.plan); got != tc.want {
+			t.Errorf("%s: %d, want %d", tc.name, got, tc.want)
 		}
 	}
 }

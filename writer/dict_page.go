@@ -181,12 +181,15 @@ func (c *pageEnc) gatherDict(segs []structural.Segment) ([]byte, *pageDict) {
 	return idx, pd
 }
 
-// autoDict decides whether a variable-width or 64/128-bit page is worth
-// dictionary encoding (Lance's rule: at least 100 values, at most one distinct value in
-// two, and the dictionary plus indices under 0.8 of the raw size) and if so
-// builds the page dictionary (first-occurrence order over every slot) and u32
-// indices.
-func (c *pageEnc) autoDict(pv pageValues, distinct uint64) (*pageDict, []byte, bool) {
+// autoDict decides whether a variable-width or fixed-width page (prof: its
+// stats pass; plainBytes: its values' estimated size without a dictionary,
+// selector.PlainBytes) is worth dictionary encoding (Lance's rule: at least
+// 100 values, at most one distinct value in two, and the dictionary plus
+// indices under 0.8 of the raw size; selector.DictionaryPays) and if so
+// builds the page dictionary (first-occurrence order over every slot) and
+// u32 indices.
+func (c *pageEnc) autoDict(pv pageValues, prof *values.Profile, plainBytes int) (*pageDict, []byte, bool) {
+	distinct := estimatedDistinct(prof)
 	n := pv.n
 	if n < 100 {
 		return nil, nil, false
@@ -216,7 +219,7 @@ func (c *pageEnc) autoDict(pv pageValues, distinct uint64) (*pageDict, []byte, b
 	if variable {
 		valueBytes = int(pv.offsets[n] - pv.offsets[0])
 	}
-	if !selector.DictionaryPays(c.opts, variable, n, d, len(items), valueBytes, vi.offBits) {
+	if !selector.DictionaryPays(c.opts, variable, n, d, len(items), valueBytes, vi.offBits, plainBytes) {
 		return nil, nil, false
 	}
 	block, venc := items, values.FlatEncoding(vi.bits)

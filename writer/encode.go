@@ -215,7 +215,7 @@ func (c *pageEnc) encodePlan(d structural.Dense, pv pageValues, sp selector.Page
 			return c.encodeDictPage(d, pv, sp, plan, pd, idx, f)
 		}
 	case selector.ValueDict:
-		if pd, idx, ok := c.autoDict(pv, estimatedDistinct(sp.Profile)); ok {
+		if pd, idx, ok := c.autoDict(pv, sp.Profile, selector.PlainBytes(sp, plan)); ok {
 			return c.encodeValueDict(d, pv, sp, plan, pd, idx, f)
 		}
 	}
@@ -356,9 +356,12 @@ func (c *pageEnc) describeValues(sp *selector.Page, pv pageValues) {
 	switch pv.info.kind {
 	case values.KindFixed, values.KindDict:
 		sp.Kind = values.KindFixed
+		// (The sample first: whether the pass counts distinct 32-bit
+		// values depends on it.)
+		prof.Sample = c.spreadSample(pv, sample)
 		if bits := pv.info.packBits(); bits > 0 {
 			var st stats.FixedStats
-			if selector.DistinctNeeded(*sp) {
+			if selector.DistinctNeeded(*sp, c.opts) {
 				st = stats.FixedUpTo(pv.fixed, bits, pv.n, pv.nulls, selector.DistinctBound(pv.n, c.opts))
 			} else {
 				st = stats.FixedOnly(pv.fixed, bits, pv.n, pv.nulls)
@@ -367,7 +370,6 @@ func (c *pageEnc) describeValues(sp *selector.Page, pv pageValues) {
 			// RLE candidates count their entries exactly over the page.
 			prof.Data = values.Block{Bits: bits, N: pv.n, Data: pv.fixed}
 		}
-		prof.Sample = c.spreadSample(pv, sample)
 	case values.KindBool:
 		prof.Sample = values.Block{Bits: 1, N: sample, Data: pv.fixed[:(sample+7)/8]}
 	case values.KindPacked:
