@@ -436,7 +436,7 @@ var errDictFull = errors.New("planar/writer: page dictionary past its limit")
 // to idx; false when tab reaches its limit. nulls is pv.nulls, or nil when
 // it does not cover the page.
 func internRange(tab *dictTable, pv pageValues, nulls []bool, idx []byte, lo, hi int) bool {
-	if tab.bw == 8 {
+	if tab.bw == 8 || tab.bw == 4 {
 		return internRange8(tab, pv.fixed, idx, lo, hi)
 	}
 	// A null slot's value is zeros (fixed) or empty (variable) as gathered:
@@ -469,8 +469,9 @@ func internRange(tab *dictTable, pv pageValues, nulls []bool, idx []byte, lo, hi
 	return true
 }
 
-// internRange8 is internRange of 8-byte values, a batch of keys at a time
-// (a null slot's zeros are a key like the others: the same id).
+// internRange8 is internRange of 8- or 4-byte values (the table's width)
+// as words, a batch of keys at a time (a null slot's zeros are a key like
+// the others: the same id).
 func internRange8(tab *dictTable, src, idx []byte, lo, hi int) bool {
 	tab.src = src
 	if tab.rows == nil {
@@ -481,7 +482,7 @@ func internRange8(tab *dictTable, src, idx []byte, lo, hi int) bool {
 	for i := lo; i < hi; i += internBatch {
 		m := min(internBatch, hi-i)
 		for b := range m {
-			ks[b], rows[b] = binary.LittleEndian.Uint64(src[8*(i+b):]), uint32(i+b)
+			ks[b], rows[b] = wordKey(src, tab.bw, i+b), uint32(i+b)
 		}
 		if !tab.internKeys8(ks[:m], rows[:m], idx) {
 			return false

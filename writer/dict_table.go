@@ -81,7 +81,7 @@ func tableSize(n int) int {
 func (t *dictTable) resize(size int) {
 	t.shift = uint(64 - bits.TrailingZeros(uint(size)))
 	mask := uint64(size - 1)
-	if t.ents8 != nil || (t.bw == 8 && t.rows != nil) {
+	if t.ents8 != nil || ((t.bw == 8 || t.bw == 4) && t.rows != nil) {
 		old := t.ents8
 		t.ents8 = faultedIn(make([]ent8, size))
 		for _, e := range old {
@@ -181,8 +181,8 @@ func (t *dictTable) internRow(src []byte, i int) (id uint32, ok bool) {
 	if t.rows == nil {
 		t.rows = make([]uint32, 0, 64)
 	}
-	if t.bw == 8 {
-		return t.internRow8(binary.LittleEndian.Uint64(src[i*8:]), i)
+	if t.bw == 8 || t.bw == 4 {
+		return t.internRow8(wordKey(src, t.bw, i), i)
 	}
 	t.roomFor()
 	j, tag, id, found := t.lookup(src[i*t.bw : (i+1)*t.bw])
@@ -224,8 +224,16 @@ func (t *dictTable) claim(j uint64, tag uint32) (uint32, bool) {
 	return id, true
 }
 
-// internRow8 is internRow of an 8-byte key, kept in the table itself: a
-// probe compares words, without reading the record back.
+// wordKey is record i of src, of bw (4 or 8) bytes, as a word.
+func wordKey(src []byte, bw, i int) uint64 {
+	if bw == 4 {
+		return uint64(binary.LittleEndian.Uint32(src[i*4:]))
+	}
+	return binary.LittleEndian.Uint64(src[i*8:])
+}
+
+// internRow8 is internRow of a key of 4 or 8 bytes as a word, kept in the
+// table itself: a probe compares words, without reading the record back.
 func (t *dictTable) internRow8(k uint64, i int) (uint32, bool) {
 	if t.ents8 == nil {
 		t.resize(len(t.slots))
