@@ -3,6 +3,7 @@ package reader
 import (
 	"errors"
 	"fmt"
+	"sync/atomic"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -97,6 +98,10 @@ func eachWindow(wins [][2]uint64, dst []arrow.Array, one func(a, b uint64) (arro
 	return dst, nil
 }
 
+// sparseUnjoined counts the reads of several windows of a sparse page
+// whose values could not be joined (one array built per window).
+var sparseUnjoined atomic.Int64
+
 // sparseCell reads sparse pages: the windows' structure is cut from the
 // cached structure and their values joined into one array when they can be.
 type sparseCell struct{}
@@ -110,6 +115,7 @@ func (sparseCell) read(lr *leafRead, p *page, wins [][2]uint64, dst []arrow.Arra
 		if !errors.Is(err, errNoJoin) {
 			return dst, err
 		}
+		sparseUnjoined.Add(1)
 	}
 	return eachWindow(wins, dst, func(a, b uint64) (arrow.Array, error) {
 		lds, pd, err := lr.f.decodeSparseWindow(p, lr.path, a, b, lr.cache)

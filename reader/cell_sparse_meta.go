@@ -42,6 +42,11 @@ type sparseMeta struct {
 	chunkWords []byte
 	chunks     []values.ChunkRef
 	chunkDict  []byte
+	// The dictionary decoded, once (chunkDictItems): every chunk's values
+	// index the same items, so windows of several chunks join.
+	dictOnce sync.Once
+	dict     *values.Block
+	dictErr  error
 
 	// Indexed values: one index per leaf slot and the item offset index.
 	indices    values.Block

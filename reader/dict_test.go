@@ -1,13 +1,17 @@
 package reader_test
 
 import (
+	"bytes"
 	"fmt"
+	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
+	"github.com/planarlance/planar/reader"
 	"github.com/planarlance/planar/writer"
 )
 
@@ -71,5 +75,81 @@ func TestUnsignedDictionaryKeys(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestSparseDictionaryTake: a list<int32> column of values from 1,000 wide
+// numbers, which the cost policy writes in 2.3 as a sparse chunked page with
+// a page dictionary of 32-bit items. Takes of rows spread over many chunks
+// read back equal, and the windows of a page join into one array: every
+// chunk indexes the one dictionary, decoded once per page.
+func TestSparseDictionaryTake(t *testing.T) {
+	mem := memory.NewGoAllocator()
+	r := rand.New(rand.NewPCG(7, 8))
+	wide := make([]int32, 1000)
+	for i := range wide {
+		wide[i] = int32(r.Uint32())
+	}
+	const rows = 300_000
+	b := array.NewListBuilder(mem, arrow.PrimitiveTypes.Int32)
+	defer b.Release()
+	vb := b.ValueBuilder().(*array.Int32Builder)
+	for i := range rows {
+		if i%9 == 4 {
+			b.AppendNull()
+			continue
+		}
+		b.Append(true)
+		for range r.IntN(4) {
+			vb.Append(wide[r.IntN(len(wide))])
+		}
+	}
+	col := b.NewListArray()
+	defer col.Release()
+	schema := arrow.NewSchema([]arrow.Field{{Name: "l", Type: col.DataType(), Nullable: true}}, nil)
+	rec := array.NewRecordBatch(schema, []arrow.Array{col}, rows)
+	defer rec.Release()
+	var buf bytes.Buffer
+	w, err := writer.New(&buf, schema, writer.WithFormat(writer.Format2_3))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.WriteBatch(rec); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	dict := false
+	for _, p := range w.Report() {
+		dict = dict || strings.HasPrefix(p.Cell, "sparse x chunked") && strings.Contains(p.Reason, "dictionary of 1000 values")
+	}
+	if !dict {
+		t.Fatalf("no sparse chunked page with a dictionary: %+v", w.Report())
+	}
+	f, err := reader.Open(bytes.NewReader(buf.Bytes()), int64(buf.Len()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []int{2, 100, 5000} {
+		idx := make([]int64, 0, n)
+		for k := range n {
+			idx = append(idx, int64(k)*rows/int64(n)+int64(r.IntN(rows/n)))
+		}
+		before := reader.SparseUnjoined()
+		got, err := f.Take(idx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := reader.SparseUnjoined() - before; d != 0 {
+			t.Errorf("take of %d rows: %d reads built an array per window", n, d)
+		}
+		gl := got.Column(0).(*array.List)
+		for k, i := range idx {
+			if !array.SliceEqual(gl, int64(k), int64(k+1), col, i, i+1) {
+				t.Fatalf("take of %d rows: row %d (file row %d) differs", n, k, i)
+			}
+		}
+		got.Release()
 	}
 }

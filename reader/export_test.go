@@ -39,6 +39,10 @@ func (f *File) SetSparseJoin(on bool) bool {
 	return prev
 }
 
+// SparseUnjoined counts the reads of several windows of a sparse page
+// that built one array per window.
+func SparseUnjoined() int64 { return sparseUnjoined.Load() }
+
 // SetFlatVariable turns the one-buffer read of flat string page runs on or
 // off and returns the previous setting.
 func (f *File) SetFlatVariable(on bool) bool {
