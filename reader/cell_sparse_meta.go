@@ -38,7 +38,8 @@ type sparseMeta struct {
 	fsst    *values.FsstTable // the per-value FSST table, parsed once
 
 	// Chunked values: the chunk words (buffer 0), their decoded locations
-	// and the dictionary buffer (buffer 2) when there is one.
+	// and the dictionary buffer (buffer 2) when there is one, until it is
+	// decoded (when the metadata is loaded).
 	chunkWords []byte
 	chunks     []values.ChunkRef
 	chunkDict  []byte
@@ -201,10 +202,16 @@ func (f *File) loadValueMeta(p *page, m *sparseMeta) error {
 		m.chunkWords = words
 		m.bytes += uint64(len(words)) + 32*uint64(len(m.chunks))
 		if ch.Dictionary != nil {
+			// Decoded here, once, and counted against the cache's budget.
 			if m.chunkDict, err = f.readAt(bufs[2].Position, bufs[2].Size); err != nil {
 				return err
 			}
-			m.bytes += bufs[2].Size
+			d, err := m.chunkDictItems(ch)
+			if err != nil {
+				return err
+			}
+			m.chunkDict = nil
+			m.bytes += uint64(len(d.Data)) + 8*uint64(len(d.Offsets))
 		}
 	case *enc23pb.ValuePlane_Indexed:
 		return f.loadIndexedMeta(c.Indexed, bufs, m)
