@@ -145,10 +145,9 @@ func DistinctNeeded(p Page, o Options) bool {
 // windowsTakeLevels reports whether the plan's values go in large chunks
 // of general compression (windows: largeChunkCandidates) that hold the
 // page's levels too (a dense page with levels), which compress them with
-// the values: a dictionary's
-// estimate leaves that out, and on such pages its indices came out larger
-// than the values and levels compressed together (nested lists of 20,000
-// rows, 11-13%).
+// the values: a dictionary's estimate leaves that out, and on such pages
+// its indices came out larger than the values and levels compressed
+// together (nested lists of 20,000 rows, 11-13%).
 func windowsTakeLevels(p Page, plan Plan) bool {
 	if !p.HasLevels || plan.Structure != Dense || plan.Values != Chunked || len(plan.Candidates) == 0 {
 		return false
