@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/planarlance/planar/internal/par"
@@ -586,11 +587,13 @@ func TestFsstDecodedLen(t *testing.T) {
 	}
 }
 
-// TestFsstLanesSameBytes codes runs of values in lanes (codeInto) and one
-// value at a time (AppendEncoded) and wants the same bytes and ends: runs
-// of every size around the lane threshold, empty values, values with
-// bytes no symbol covers, tables with crowded buckets, runs ending at the
-// end of their buffer (the last words read byte by byte) or not.
+// TestFsstLanesSameBytes codes runs of values in lanes (codeInto, into a
+// region as codeSpans gives it) and one value at a time (AppendEncoded)
+// and wants the same bytes and ends: runs of every size around the lane
+// threshold, empty values, values with bytes no symbol covers, tables with
+// crowded buckets, runs ending at the end of their buffer (the last words
+// read byte by byte) or not, and runs of escaped values (the first half,
+// the second, all of them) whose lanes need more than the region holds.
 func TestFsstLanesSameBytes(t *testing.T) {
 	r := rand.New(rand.NewPCG(21, 22))
 	urls := func(i int) []byte {
@@ -618,18 +621,58 @@ func TestFsstLanesSameBytes(t *testing.T) {
 		}
 		return urls(i)
 	}
+	// The first (last) half of a run's values escaped (no training string
+	// holds their bytes): two bytes a byte for one lane, not the other.
+	var escN int
+	escaped := func() []byte {
+		b := make([]byte, 40+r.IntN(20))
+		for k := range b {
+			b[k] = byte(0x80 + r.IntN(0x7f))
+		}
+		return b
+	}
+	escFirst := func(i int) []byte {
+		if i < escN/2 {
+			return escaped()
+		}
+		return urls(i)
+	}
+	escLast := func(i int) []byte {
+		if i >= escN/2 {
+			return escaped()
+		}
+		return urls(i)
+	}
+	// Letters then escaped bytes: both lanes step a byte or two at a time.
+	lettersEscaped := func(i int) []byte {
+		if i >= escN/2 {
+			return escaped()
+		}
+		return append(letters(i), 'a', 'b', 'c', 'd')
+	}
 	for _, gen := range []struct {
 		name string
 		f    func(int) []byte
-	}{{"urls", urls}, {"letters", letters}, {"mixed", mixed}} {
+	}{{"urls", urls}, {"letters", letters}, {"mixed", mixed}, {"first half escaped", escFirst}, {"last half escaped", escLast}, {"all escaped", func(int) []byte { return escaped() }}, {"letters, then escaped", lettersEscaped}} {
 		for _, n := range []int{1, 2, fsstLaneMin - 1, fsstLaneMin, fsstLaneMin + 1, 300, 5000} {
+			escN = n
 			vals := make([][]byte, n)
 			for i := range vals {
 				vals[i] = gen.f(i)
 			}
 			sample := make([][]byte, 0, 500)
 			for i := range 500 {
-				sample = append(sample, gen.f(i))
+				if gen.name == "letters, then escaped" {
+					sample = append(sample, letters(i))
+				} else {
+					sample = append(sample, urls(i))
+				}
+			}
+			if !strings.Contains(gen.name, "escaped") {
+				sample = sample[:0]
+				for i := range 500 {
+					sample = append(sample, gen.f(i))
+				}
 			}
 			table := BuildFsstTable(sample)
 			for _, tail := range []int{0, 3, 16} {
@@ -651,8 +694,11 @@ func TestFsstLanesSameBytes(t *testing.T) {
 					want = table.AppendEncoded(want, v)
 					wantEnds[i] = uint64(len(want)) + 2
 				}
+				// dst as codeSpans gives it: room for the values' bytes and
+				// a byte a value after what it holds.
 				ends := make([]uint64, n)
-				got := FsstCodec{Table: table}.codeInto([]byte{7, 7}, ends, par.Span{Data: buf[5:], Base: 5, Lo: 0, Hi: n}, offsets)
+				dst := append(make([]byte, 0, 2+len(data)-tail+n), 7, 7)
+				got := FsstCodec{Table: table}.codeInto(dst, ends, par.Span{Data: buf[5:], Base: 5, Lo: 0, Hi: n}, offsets)
 				if !bytes.Equal(got[2:], want) || got[0] != 7 || !slices.Equal(ends, wantEnds) {
 					t.Fatalf("%s, %d values, %d bytes after: coded in lanes differently", gen.name, n, tail)
 				}
