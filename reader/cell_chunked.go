@@ -110,14 +110,9 @@ func decodeChunkedBody(m *enc21pb.MiniBlockLayout, bufs [][]byte, rows int, join
 	}
 	pd := &pageData{layers: m.Layers, numVisible: int(m.NumItems)}
 	if m.Dictionary != nil {
-		if m.NumDictionaryItems > 1<<32 || !backed(m.NumDictionaryItems, uint64(len(bufs[2]))) {
-			return nil, nil, fmt.Errorf("dictionary of %d items: %w", m.NumDictionaryItems, ErrCorrupt)
+		if pd.dict, err = decodePageDict(m.Dictionary, bufs[2], m.NumDictionaryItems); err != nil {
+			return nil, nil, err
 		}
-		d, err := values.DecodeBlock(m.Dictionary, bufs[2], int(m.NumDictionaryItems))
-		if err != nil {
-			return nil, nil, fmt.Errorf("dictionary: %w", err)
-		}
-		pd.dict = &d
 	}
 	layout := values.ChunkLayout{HasRep: hasRep, HasDef: m.DefCompression != nil, NumBuffers: int(m.NumBuffers), Large: m.HasLargeChunk}
 	// Each chunk's level count leads its header: the levels are decoded
@@ -269,6 +264,19 @@ func decodeChunkedBody(m *enc21pb.MiniBlockLayout, bufs [][]byte, rows int, join
 		return nil, nil, fmt.Errorf("fsst values: %w", err)
 	}
 	return pd, t, nil
+}
+
+// decodePageDict decodes the n items of a chunked page's dictionary (enc
+// over buf), refusing a count its bytes cannot back.
+func decodePageDict(enc *enc21pb.CompressiveEncoding, buf []byte, n uint64) (*values.Block, error) {
+	if n > 1<<32 || !backed(n, uint64(len(buf))) {
+		return nil, fmt.Errorf("dictionary of %d items: %w", n, ErrCorrupt)
+	}
+	d, err := values.DecodeBlock(enc, buf, int(n))
+	if err != nil {
+		return nil, fmt.Errorf("dictionary: %w", err)
+	}
+	return &d, nil
 }
 
 // chunkLevels returns the running level count of a chunked page's chunks

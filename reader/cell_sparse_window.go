@@ -188,45 +188,16 @@ func (f *File) chunkedSlots(p *page, ch *enc23pb.ChunkedValues, m *sparseMeta, s
 func decodeSparseChunks(ch *enc23pb.ChunkedValues, m *sparseMeta, c0, c1 int, data []byte) (sparseChunk, error) {
 	lo, last := m.chunks[c0], m.chunks[c1]
 	items := last.FirstValue + last.NumValues - lo.FirstValue
+	// (The values' dictionary is the page's, decoded with its metadata.)
 	mb := &enc21pb.MiniBlockLayout{
-		ValueCompression: ch.Compression, Dictionary: ch.Dictionary, NumDictionaryItems: ch.NumDictionaryItems,
-		NumBuffers: ch.NumBuffers, NumItems: uint64(items), HasLargeChunk: true,
+		ValueCompression: ch.Compression, NumBuffers: ch.NumBuffers, NumItems: uint64(items), HasLargeChunk: true,
 		Layers: []enc21pb.RepDefLayer{enc21pb.RepDefLayer_REPDEF_ALL_VALID_ITEM},
-	}
-	var dict *values.Block
-	if ch.Dictionary != nil {
-		var err error
-		if dict, err = m.chunkDictItems(ch); err != nil {
-			return sparseChunk{}, err
-		}
-		mb.Dictionary, mb.NumDictionaryItems = nil, 0 // (decoded once, above)
 	}
 	dp, err := decodeChunkedPage(mb, [][]byte{m.chunkWords[4*c0 : 4*(c1+1)], data}, items)
 	if err != nil {
 		return sparseChunk{}, err
 	}
-	return sparseChunk{vals: dp.vals, dict: dict}, nil
-}
-
-// chunkDictItems is the page dictionary of a sparse chunked page, decoded
-// on first use and kept: decoded with each chunk, it cost a decode per
-// chunk a take touches, and windows whose chunks held different copies
-// could not be joined (a take of 10,000 list rows built one array per row:
-// 40 against 17 ms).
-func (m *sparseMeta) chunkDictItems(ch *enc23pb.ChunkedValues) (*values.Block, error) {
-	m.dictOnce.Do(func() {
-		if ch.NumDictionaryItems > 1<<32 || !backed(ch.NumDictionaryItems, uint64(len(m.chunkDict))) {
-			m.dictErr = fmt.Errorf("dictionary of %d items: %w", ch.NumDictionaryItems, ErrCorrupt)
-			return
-		}
-		d, err := values.DecodeBlock(ch.Dictionary, m.chunkDict, int(ch.NumDictionaryItems))
-		if err != nil {
-			m.dictErr = fmt.Errorf("dictionary: %w", err)
-			return
-		}
-		m.dict = &d
-	})
-	return m.dict, m.dictErr
+	return sparseChunk{vals: dp.vals, dict: m.chunkDict}, nil
 }
 
 // chunkOf is the chunk of a sparse chunked page holding leaf slot s (-1

@@ -1,7 +1,6 @@
 package reader_test
 
 import (
-	"bytes"
 	"fmt"
 	"math/rand/v2"
 	"strings"
@@ -109,27 +108,13 @@ func TestSparseDictionaryTake(t *testing.T) {
 	schema := arrow.NewSchema([]arrow.Field{{Name: "l", Type: col.DataType(), Nullable: true}}, nil)
 	rec := array.NewRecordBatch(schema, []arrow.Array{col}, rows)
 	defer rec.Release()
-	var buf bytes.Buffer
-	w, err := writer.New(&buf, schema, writer.WithFormat(writer.Format2_3))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := w.WriteBatch(rec); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
+	f := open(t, writeFile(t, rec, writer.WithFormat(writer.Format2_3)))
 	dict := false
-	for _, p := range w.Report() {
-		dict = dict || strings.HasPrefix(p.Cell, "sparse x chunked") && strings.Contains(p.Reason, "dictionary of 1000 values")
+	for _, p := range f.Pages(0) {
+		dict = dict || strings.HasPrefix(p.Cell, "sparse x chunked") && strings.Contains(p.Encoding, "dict=")
 	}
 	if !dict {
-		t.Fatalf("no sparse chunked page with a dictionary: %+v", w.Report())
-	}
-	f, err := reader.Open(bytes.NewReader(buf.Bytes()), int64(buf.Len()))
-	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("no sparse chunked page with a dictionary: %+v", f.Pages(0))
 	}
 	for _, n := range []int{2, 100, 5000} {
 		idx := make([]int64, 0, n)

@@ -364,9 +364,7 @@ const fsstLaneMin = 64
 
 // fsstLaneBytes is about the most value bytes one codeTwoLanes call codes:
 // its second lane's scratch, two bytes a byte of half of them, stays small
-// and in cache. (Lanes over a whole piece, a scratch as large as the piece
-// per piece in flight, added 20 MB to the heap of a 50M-row dataset
-// stream.)
+// and in cache however large the piece.
 const fsstLaneBytes = 256 << 10
 
 // codeTwoLanes codes the values of pc as codeInto does, in two lanes run
