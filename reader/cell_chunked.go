@@ -132,7 +132,7 @@ func decodeChunkedBody(m *enc21pb.MiniBlockLayout, bufs [][]byte, rows int, join
 	maxVis := structural.MaxVisibleDef(m.Layers)
 	// FSST-coded chunks are joined still coded (a fraction of the size)
 	// and expanded once, into one buffer of the page's exact size.
-	fs := m.ValueCompression.GetFsst()
+	fs, _ := values.FsstCoded(m.ValueCompression)
 	blocks := make([]values.Block, len(refs))
 	// Pieces of the chunks decode side by side, each into levels of its
 	// own, joined in order after.
@@ -349,10 +349,10 @@ func decodeChunkInto(m *enc21pb.MiniBlockLayout, layout values.ChunkLayout, maxV
 		return rep, def, values.Block{}, fmt.Errorf("chunk %d has %d levels for %d values: %w", ci, parts.NumLevels, r.NumValues, ErrCorrupt)
 	}
 	var v values.Block
-	fs := m.ValueCompression.GetFsst()
+	fs, coded := values.FsstCoded(m.ValueCompression)
 	switch {
 	case fs != nil && fsstCoded:
-		v, err = values.DecodeMiniBlock(fs.GetValues(), parts.Values, r.NumValues)
+		v, err = values.DecodeMiniBlock(coded, parts.Values, r.NumValues)
 	case sink != nil:
 		v, sink.scratch, err = values.DecodeMiniBlockInto(m.ValueCompression, parts.Values, r.NumValues, sink.dst, sink.scratch)
 	default:

@@ -148,7 +148,7 @@ func (f *File) loadChunkedMeta(p *page, mb *enc21pb.MiniBlockLayout) (*denseMeta
 	m := &denseMeta{mb: mb, refs: refs, chunkRow: make([]uint64, len(refs)+1), trailer: make([]bool, len(refs))}
 	m.bytes = uint64(len(refs))*(48+9) + 8
 	m.maxRep = uint16(structural.NumLists(mb.Layers))
-	if fs := mb.ValueCompression.GetFsst(); fs != nil {
+	if fs, _ := values.FsstCoded(mb.ValueCompression); fs != nil {
 		if m.fsst, err = values.ParseFsstTable(fs.SymbolTable); err != nil {
 			return nil, fmt.Errorf("fsst values: %w", err)
 		}

@@ -7,6 +7,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/bitutil"
 
+	"github.com/planarlance/planar/internal/par"
 	"github.com/planarlance/planar/proto/enc21pb"
 	"github.com/planarlance/planar/structural"
 	"github.com/planarlance/planar/values"
@@ -81,6 +82,11 @@ func (f *File) decodeWindows(p *page, lr *leafRead, wins [][2]uint64) (arrow.Arr
 	if err != nil {
 		return nil, err
 	}
+	if m.mb != nil {
+		if err := f.predecodeChunks(p, m, wins, cache); err != nil {
+			return nil, err
+		}
+	}
 	var all *pageData
 	var blocks []values.Block
 	elems := uint64(0)
@@ -117,6 +123,51 @@ func (f *File) decodeWindows(p *page, lr *leafRead, wins [][2]uint64) (arrow.Arr
 		return nil, err
 	}
 	return lr.build(all, int(elems))
+}
+
+// predecodeChunks decodes side by side the chunks of chunked page p that
+// windows wins (in order) need and cache does not hold, when there are at
+// least minParallelGather of them and they are under general compression
+// (each a decompression: windows of Zstd, whose single chunks a take of a
+// few hundred rows otherwise decodes one after another); the windows then
+// cut their rows from the cache.
+func (f *File) predecodeChunks(p *page, m *denseMeta, wins [][2]uint64, cache pageCache) error {
+	mb := m.mb
+	if cache.chunks == nil || len(wins) < minParallelGather ||
+		mb.ValueCompression.GetGeneral() == nil && mb.DefCompression.GetGeneral() == nil && mb.RepCompression.GetGeneral() == nil {
+		return nil
+	}
+	var cs []int
+	last := -1
+	for _, w := range wins {
+		c0, c1 := m.chunkSpan(w[0], w[1])
+		if c0 > c1 || c1 >= len(m.refs) {
+			return nil // (the window reports it)
+		}
+		for c := max(c0, last+1); c <= c1; c++ {
+			if _, ok := cache.chunks[chunkKey{p, c}]; !ok {
+				cs = append(cs, c)
+			}
+		}
+		last = max(last, c1)
+	}
+	if len(cs) < minParallelGather {
+		return nil
+	}
+	dcs := make([]*decodedChunk, len(cs))
+	once := cache
+	once.chunks = nil
+	if err := par.Each(len(cs), func(k int) error {
+		var err error
+		dcs[k], err = f.chunk(p, m, cs[k], once)
+		return err
+	}); err != nil {
+		return err
+	}
+	for k, c := range cs {
+		cache.chunks[chunkKey{p, c}] = dcs[k]
+	}
+	return nil
 }
 
 // chunk returns decoded chunk c of a chunked page.

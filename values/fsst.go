@@ -285,6 +285,25 @@ func (c FsstCodec) Encoding() *enc21pb.CompressiveEncoding {
 		SymbolTable: tb, Values: c.Values.Encoding()}}}
 }
 
+// FsstCoded returns, for a chunk encoding whose values are FSST-coded
+// (Fsst, or General over Fsst as in windows of coded strings), the FSST
+// node and the encoding that decodes a chunk to its values still coded:
+// the Fsst node's child, under the same General when there is one. A
+// reader keeps values coded this way and expands only those it returns.
+// It returns nil, nil for other encodings.
+func FsstCoded(enc *enc21pb.CompressiveEncoding) (*enc21pb.Fsst, *enc21pb.CompressiveEncoding) {
+	if fs := enc.GetFsst(); fs != nil {
+		return fs, fs.GetValues()
+	}
+	g := enc.GetGeneral()
+	fs := g.GetValues().GetFsst()
+	if fs == nil {
+		return nil, nil
+	}
+	return fs, &enc21pb.CompressiveEncoding{Compression: &enc21pb.CompressiveEncoding_General{General: &enc21pb.General{
+		Compression: g.GetCompression(), Values: fs.GetValues()}}}
+}
+
 // FsstDecodeBlock expands every FSST-coded value of a variable block.
 func FsstDecodeBlock(table []byte, in Block) (Block, error) {
 	if !in.Variable() {
