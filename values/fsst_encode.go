@@ -280,7 +280,14 @@ func (t *FsstTable) index() {
 // coded in pieces side by side (each value is coded on its own, so the
 // bytes do not depend on the cut), then joined.
 func (c FsstCodec) Code(b Block) Block {
-	return c.codeSpans(b.Offsets[:b.N+1], []par.Span{{Data: b.Data, Lo: 0, Hi: b.N}})
+	return c.CodeInto(Block{}, b)
+}
+
+// CodeInto is Code into the memory of dst's Data and Offsets where their
+// capacity is enough (scratch from an earlier page: no fresh memory to
+// fault in); what dst held is overwritten.
+func (c FsstCodec) CodeInto(dst, b Block) Block {
+	return c.codeSpans(dst, b.Offsets[:b.N+1], []par.Span{{Data: b.Data, Lo: 0, Hi: b.N}})
 }
 
 // CodeParts is Code of the n = len(offsets)-1 values of a variable block
@@ -288,20 +295,26 @@ func (c FsstCodec) Code(b Block) Block {
 // [firsts[k], firsts[k+1]) (the last part up to n), back to back from its
 // first byte, which is offsets[firsts[k]].
 func (c FsstCodec) CodeParts(offsets []uint64, parts [][]byte, firsts []int) Block {
-	return c.codeSpans(offsets, par.PartSpans(offsets, parts, firsts))
+	return c.CodePartsInto(Block{}, offsets, parts, firsts)
+}
+
+// CodePartsInto is CodeParts into dst's memory, as CodeInto.
+func (c FsstCodec) CodePartsInto(dst Block, offsets []uint64, parts [][]byte, firsts []int) Block {
+	return c.codeSpans(dst, offsets, par.PartSpans(offsets, parts, firsts))
 }
 
 // codeSpans codes the values of spans (in order, covering offsets' values),
-// large spans in pieces side by side. The pieces code into one buffer, each
-// into a region of its own as large as its values' bytes and one byte a
-// value, writing their ends from the region's start, and are then joined
-// (bulk.Compact).
-func (c FsstCodec) codeSpans(offsets []uint64, spans []par.Span) Block {
+// large spans in pieces side by side, into dst's memory where it is large
+// enough. The pieces code into one buffer, each into a region of its own
+// as large as its values' bytes and one byte a value (and some slack:
+// fsstRegionSlack), writing their ends from the region's start, and are
+// then joined in place (bulk.Compact).
+func (c FsstCodec) codeSpans(dst Block, offsets []uint64, spans []par.Span) Block {
 	if t := c.Table; t.coded && t.short == nil {
 		t.index() // before any piece reads it
 	}
 	n := len(offsets) - 1
-	out := Block{N: n, Offsets: bulk.Grow([]uint64(nil), n+1)[:n+1]}
+	out := Block{N: n, Offsets: bulk.Grow(dst.Offsets[:0], n+1)[:n+1]}
 	out.Offsets[0] = 0
 	if n == 0 {
 		return out
@@ -309,9 +322,13 @@ func (c FsstCodec) codeSpans(offsets []uint64, spans []par.Span) Block {
 	pieces := par.SpanPieces(spans)
 	starts := make([]int, len(pieces)+1)
 	for j, pc := range pieces {
-		starts[j+1] = starts[j] + int(offsets[pc.Hi]-offsets[pc.Lo]) + pc.Hi - pc.Lo
+		raw := int(offsets[pc.Hi] - offsets[pc.Lo])
+		starts[j+1] = starts[j] + raw + pc.Hi - pc.Lo + min(raw, fsstRegionSlack)
 	}
-	region := bulk.Make(starts[len(pieces)])
+	region := dst.Data[:0]
+	if cap(region) < starts[len(pieces)] {
+		region = bulk.Make(starts[len(pieces)])
+	}
 	parts := make([][]byte, len(pieces))
 	_ = par.Each(len(pieces), func(j int) error {
 		pc := pieces[j]
@@ -319,6 +336,7 @@ func (c FsstCodec) codeSpans(offsets []uint64, spans []par.Span) Block {
 		return nil
 	})
 	out.Data = bulk.Compact(region, starts, parts)
+
 	// Each piece's ends count from its start: add where it now lies.
 	at := 0
 	for j, p := range parts {
@@ -331,6 +349,15 @@ func (c FsstCodec) codeSpans(offsets []uint64, spans []par.Span) Block {
 	}
 	return out
 }
+
+// fsstRegionSlack bounds the room a piece's region has past its values'
+// bytes and one byte a value. Coding asks for two bytes a byte of what is
+// left (a value, a lane's run) before it writes: a piece of a few long
+// values (the tail of a page cut across batches) outgrew a region of its
+// bytes alone, and the page's coded values were then copied whole into
+// fresh memory to be joined. Up to this much, a region has room for two
+// bytes a byte.
+const fsstRegionSlack = fsstLaneBytes
 
 // codeInto appends the values of pc, coded, to dst and writes the end of
 // each, from dst's start, into ends.
