@@ -315,6 +315,11 @@ type classResult struct {
 	Take100 int               `json:"take100_rows"`
 	Take10k int               `json:"take10k_rows"`
 	Sides   []classSideResult `json:"sides"`
+	// RawMBps is the raw limit of a write (writeRaw), in Arrow MB/s of
+	// wall time, measured once a rep in a process of its own as the
+	// sides are; RawError says why it was not.
+	RawMBps  spread `json:"raw_write_mb_s"`
+	RawError string `json:"raw_error,omitempty"`
 }
 
 // classSideResult is one side's numbers for one case; times in seconds.
@@ -344,6 +349,9 @@ type classSideResult struct {
 // Failed reports whether a planar or pylance file was wrong or a
 // measurement of one failed.
 func (c classResult) Failed() bool {
+	if c.RawError != "" {
+		return true
+	}
 	for _, s := range c.Sides {
 		if len(s.Errors) > 0 {
 			return true
@@ -372,6 +380,7 @@ func (r *runner) runClass(p preparedCase, takes string) classResult {
 		}
 		files[i] = filepath.Join(r.work, p.Slug+"."+strings.ReplaceAll(s.Name, " ", "-")+ext)
 	}
+	var rawMBps []float64
 	for rep := range r.reps {
 		for i, s := range r.sides {
 			j := classJob{Kind: s.Kind, IPC: p.IPC, Out: files[i], Takes: takes, Policy: s.Policy,
@@ -402,7 +411,19 @@ func (r *runner) runClass(p preparedCase, takes string) classResult {
 			}
 			sr.Samples = append(sr.Samples, m)
 		}
+		raw := filepath.Join(r.work, p.Slug+".raw-copy")
+		m, err := r.measureClass(classJob{Kind: "raw", IPC: p.IPC, Out: raw, Takes: takes})
+		if err == nil && m.Error != "" {
+			err = fmt.Errorf("%s", m.Error)
+		}
+		os.Remove(raw)
+		if err != nil {
+			res.RawError = err.Error()
+		} else {
+			rawMBps = append(rawMBps, float64(p.ArrowBytes)/1e6/m.WriteSec)
+		}
 	}
+	res.RawMBps = spreadOf(rawMBps)
 	var costBytes int64
 	for i, s := range r.sides {
 		sr := &res.Sides[i]

@@ -47,6 +47,9 @@ func TestClassesSuiteTiny(t *testing.T) {
 			t.Errorf("no table header %q", want)
 		}
 	}
+	if !strings.Contains(table, " cost all cores÷1 core | raw copy | cost÷raw |") {
+		t.Error("no raw copy columns in the write table")
+	}
 	for _, bad := range []string{"FAILED", "MISMATCH", "failed |"} {
 		if strings.Contains(table, bad) {
 			t.Errorf("the tables say %q", bad)
@@ -58,6 +61,9 @@ func TestClassesSuiteTiny(t *testing.T) {
 		}
 		if n := strings.Count(table, "| `"+c.Name+"` |"); n != 3 {
 			t.Errorf("%s: in %d tables, want 3", c.Name, n)
+		}
+		if c.RawError != "" || len(c.RawMBps.All) != 1 || c.RawMBps.Median <= 0 {
+			t.Errorf("%s: raw copy %v (%q)", c.Name, c.RawMBps, c.RawError)
 		}
 		if c.Take100 != min(100, c.Rows) || c.Take10k != min(10_000, c.Rows) {
 			t.Errorf("%s: takes of %d and %d rows", c.Name, c.Take100, c.Take10k)

@@ -26,16 +26,25 @@ func printClassesMarkdown(w io.Writer, res *classResults) {
 	fmt.Fprintln(w, "### Write")
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "Cell: Arrow input MB/s over the wall time of the write alone · user+sys CPU seconds of the writing process during the write · CPU÷wall. "+
-		"Ratios are of the medians' MB/s (above 1: planar cost is faster).")
+		"Ratios are of the medians' MB/s (above 1: planar cost is faster). raw copy: the raw limit, Arrow MB/s of a process copying the batches' "+
+		"Arrow buffers into fresh memory and writing them to a file as the planar sides write theirs (the goal for uncompressible fixed-width "+
+		"classes is cost÷raw ≥ 0.5).")
 	fmt.Fprintln(w)
-	header(w, "| class | rows, Arrow |", res.Sides, " cost÷pylance | cost÷parquet | cost all cores÷1 core |")
+	header(w, "| class | rows, Arrow |", res.Sides, " cost÷pylance | cost÷parquet | cost all cores÷1 core | raw copy | cost÷raw |")
 	for _, c := range res.Cases {
 		fmt.Fprintf(w, "| %s | %s rows, %s |", caseLabel(c), thousands(int64(c.Rows)), human(c.ArrowBytes))
 		for _, s := range c.Sides {
 			fmt.Fprintf(w, " %s |", sideCell(s, writeCell))
 		}
 		mb := func(s classSideResult) float64 { return s.WriteMBps.Median }
-		fmt.Fprintf(w, " %s | %s | %s |\n", c.ratio(idx.cost, idx.pylance, mb), c.ratio(idx.cost, idx.parquet, mb), c.ratio(idx.cost, idx.oneCore, mb))
+		raw, toRaw := "–", "–"
+		if len(c.RawMBps.All) > 0 {
+			raw = rate(c.RawMBps)
+			if c.has(idx.cost) {
+				toRaw = fmt.Sprintf("%.2f", c.Sides[idx.cost].WriteMBps.Median/c.RawMBps.Median)
+			}
+		}
+		fmt.Fprintf(w, " %s | %s | %s | %s | %s |\n", c.ratio(idx.cost, idx.pylance, mb), c.ratio(idx.cost, idx.parquet, mb), c.ratio(idx.cost, idx.oneCore, mb), raw, toRaw)
 	}
 
 	fmt.Fprintln(w)
@@ -93,6 +102,9 @@ func printClassesMarkdown(w io.Writer, res *classResults) {
 
 	var notes, failures []string
 	for _, c := range res.Cases {
+		if c.RawError != "" {
+			failures = append(failures, fmt.Sprintf("- **%s**, raw copy: error: %s", c.Name, c.RawError))
+		}
 		for _, s := range c.Sides {
 			for _, n := range s.Notes {
 				notes = append(notes, fmt.Sprintf("- %s, %s: %s", c.Name, s.Side, n))

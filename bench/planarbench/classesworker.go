@@ -18,6 +18,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
+	"github.com/planarlance/planar/internal/bulk"
 	"github.com/planarlance/planar/reader"
 	"github.com/planarlance/planar/selector"
 	"github.com/planarlance/planar/writer"
@@ -31,7 +32,7 @@ const classesWorkerFlag = "-classes-worker"
 // classJob is one measurement of the classes suite; pylance_bench.py's
 // "classes" command takes the same JSON.
 type classJob struct {
-	Kind        string `json:"kind"` // planar, pylance or parquet
+	Kind        string `json:"kind"` // planar, pylance, parquet or raw (writeRaw)
 	IPC         string `json:"ipc"`
 	Out         string `json:"out"`
 	Takes       string `json:"takes"` // JSON file of the take indices (takeSets)
@@ -114,6 +115,8 @@ func measureClassJob(j classJob) (classMeasurement, error) {
 	case "parquet":
 		write = func() error { return writeParquet(j.Out, schema, recs) }
 		open = func() (tableFile, error) { return openParquet(j.Out) }
+	case "raw":
+		write = func() error { return writeRaw(j.Out, recs) }
 	default:
 		return m, fmt.Errorf("kind %q", j.Kind)
 	}
@@ -129,6 +132,9 @@ func measureClassJob(j classJob) (classMeasurement, error) {
 		return m, err
 	}
 	m.FileBytes = st.Size()
+	if open == nil {
+		return m, nil // (the raw copy: a write alone)
+	}
 
 	runtime.GC()
 	cpu0, t0 = cpuSeconds(), time.Now()
@@ -173,6 +179,45 @@ func measureClassJob(j classJob) (classMeasurement, error) {
 		got.Release()
 	}
 	return m, nil
+}
+
+// writeRaw is the raw limit of a write (issue 26): every buffer of the
+// batches' arrays, children's included, copied into fresh memory a batch at
+// a time and written to path as planar's files are (writeBuffered). No
+// encoder can write the batches faster on this machine.
+func writeRaw(path string, recs []arrow.RecordBatch) error {
+	return writeBuffered(path, func(out io.Writer) error {
+		var bufs [][]byte
+		var walk func(d arrow.ArrayData)
+		walk = func(d arrow.ArrayData) {
+			for _, b := range d.Buffers() {
+				if b != nil && b.Len() > 0 {
+					bufs = append(bufs, b.Bytes())
+				}
+			}
+			for _, c := range d.Children() {
+				walk(c)
+			}
+		}
+		for _, r := range recs {
+			bufs = bufs[:0]
+			for _, col := range r.Columns() {
+				walk(col.Data())
+			}
+			n := 0
+			for _, b := range bufs {
+				n += len(b)
+			}
+			dst := bulk.Make(n)
+			for _, b := range bufs {
+				dst = bulk.Append(dst, b)
+			}
+			if _, err := out.Write(dst); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 }
 
 func planarOptions(j classJob) ([]writer.Option, error) {
