@@ -45,10 +45,13 @@ func largeChunkCandidates(p Page, o Options) []Candidate {
 		}
 	case values.KindVariable:
 		if !o.StringWindows || prof.Var == nil || prof.OffBits == 0 {
-			// Off by default: on the URL class large chunks made the file
-			// 0.68× but a take of 100 random rows 15× slower (8.2 against
-			// 0.54 ms; pylance 2.9) and of 10,000 rows 4.4× slower. The
-			// cost model weighs one take per page, too little to see it.
+			// Off by default: on the URL class large chunks make the file
+			// 0.68× but a take of 100 random rows 5.4× slower (3.1 against
+			// 0.57 ms, pylance 1.9; before the reader kept windows' FSST
+			// codes coded, 8.2), of 10,000 rows 3× (33 against 11, pylance
+			// 22.5), and the write's CPU 1.27× (Zstd over 14 MB of codes):
+			// past pylance's on all three. The cost model weighs one take
+			// per page, too little to see the takes.
 			return nil
 		}
 		// Where FSST applies, Zstd over its codes (smaller than Zstd over
