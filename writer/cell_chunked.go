@@ -116,6 +116,7 @@ func (c *pageEnc) encodeChunked(d structural.Dense, pv pageValues, enc *encoded)
 	}
 	bufs := [][]byte{c.meta, data}
 	if pv.dict != nil {
+		pv.dict.ready()
 		mb.Dictionary = pv.dict.encoding
 		mb.NumDictionaryItems = uint64(pv.dict.n)
 		bufs = append(bufs, pv.dict.items)

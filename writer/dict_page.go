@@ -12,6 +12,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 
+	"github.com/planarlance/planar/internal/bulk"
 	"github.com/planarlance/planar/internal/par"
 	"github.com/planarlance/planar/proto/enc21pb"
 	"github.com/planarlance/planar/selector"
@@ -26,8 +27,12 @@ import (
 // pageDict is the page dictionary of a dictionary-encoded page.
 type pageDict struct {
 	n        int
-	items    []byte // block-encoded items
-	encoding *enc21pb.CompressiveEncoding
+	items    []byte                       // block-encoded items (after ready)
+	encoding *enc21pb.CompressiveEncoding // (after ready)
+	// compressed, when not nil, is closed once the items are compressed
+	// in the background (compressItemsSoon): items and encoding are read
+	// after it.
+	compressed chan struct{}
 	// raw and rawOffsets: variable-width items as they are (n+1 offsets),
 	// for pages that store them zipped (sparse x indexed).
 	raw        []byte
@@ -177,7 +182,7 @@ func (c *pageEnc) gatherDict(segs []structural.Segment) ([]byte, *pageDict) {
 		pd.items = fixed
 		pd.encoding = values.FlatEncoding(vi.bits)
 	}
-	c.compressDictItems(pd)
+	compressDictItems(c.opts, pd)
 	return idx, pd
 }
 
@@ -200,7 +205,7 @@ func (c *pageEnc) autoDict(pv pageValues, prof *values.Profile, plainBytes int) 
 	if pv.info.kind == values.KindFixed {
 		bw = pv.info.bits / 8
 	}
-	idx := make([]byte, 4*n)
+	idx := bulk.Make(4 * n)[:4*n] // (every value's id is written: internPage)
 	tab, ok := internPage(pv, idx, limit, bw, distinct)
 	if !ok {
 		return nil, nil, false
@@ -231,7 +236,7 @@ func (c *pageEnc) autoDict(pv pageValues, prof *values.Profile, plainBytes int) 
 	if vi.kind == values.KindVariable {
 		pd.raw, pd.rawOffsets = items, offsets
 	}
-	c.compressDictItems(pd)
+	c.compressItemsSoon(pd)
 	return pd, idx, true
 }
 
@@ -491,18 +496,50 @@ func internRange8(tab *dictTable, src, idx []byte, lo, hi int) bool {
 	return true
 }
 
+// compressItemsSoon compresses the items of a page dictionary built from
+// the page's values (compressDictItems), large items in the background
+// while the indices are measured and encoded (a float64 page of 58k
+// distinct values: 1.9 ms of LZ4).
+//
+// The background work holds the column's options, not the encoder: the
+// page may be encoded without the dictionary, and the encoder serve
+// another page, before it ends.
+func (c *pageEnc) compressItemsSoon(pd *pageDict) {
+	opts := c.opts
+	if len(pd.items) < minBackgroundItems {
+		compressDictItems(opts, pd)
+		return
+	}
+	pd.compressed = make(chan struct{})
+	go func() {
+		compressDictItems(opts, pd)
+		close(pd.compressed)
+	}()
+}
+
+// minBackgroundItems is the size of page dictionary items from which
+// compressItemsSoon compresses them in the background.
+const minBackgroundItems = 64 << 10
+
+// ready waits until the items and their encoding are final.
+func (pd *pageDict) ready() {
+	if pd.compressed != nil {
+		<-pd.compressed
+	}
+}
+
 // compressDictItems compresses page dictionary items like Lance 14: LZ4
 // (or the scheme the column asks for), always under the lance policy, when
 // it shrinks them under the cost policy.
-func (c *pageEnc) compressDictItems(pd *pageDict) {
+func compressDictItems(opts selector.Options, pd *pageDict) {
 	scheme, level := values.SchemeLZ4, 0
-	switch c.opts.DictItems {
+	switch opts.DictItems {
 	case selector.CompressionNone:
 		return
 	case selector.CompressionZstd:
-		scheme, level = values.SchemeZstd, c.opts.Level
+		scheme, level = values.SchemeZstd, opts.Level
 	}
-	always := c.opts.DictItems != selector.CompressionAuto || c.opts.Policy == selector.PolicyLance
+	always := opts.DictItems != selector.CompressionAuto || opts.Policy == selector.PolicyLance
 	if z, err := values.AppendCompressed(nil, scheme, level, pd.items); err == nil && (len(z) < len(pd.items) || always) {
 		pd.items = z
 		pd.encoding = &enc21pb.CompressiveEncoding{Compression: &enc21pb.CompressiveEncoding_General{General: &enc21pb.General{
@@ -564,7 +601,7 @@ func (c *pageEnc) autoDictFSL(pv pageValues, fallback int) (*pageDict, []byte, b
 	items := tab.appendRows(nil)
 	enc, _ := c.plainEncoding(pv)
 	pd := &pageDict{n: tab.n, items: items, encoding: enc}
-	c.compressDictItems(pd)
+	c.compressItemsSoon(pd)
 	return pd, idx, true
 }
 

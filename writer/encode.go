@@ -256,9 +256,11 @@ func (c *pageEnc) encodeValueDict(d structural.Dense, pv pageValues, sp selector
 func (c *pageEnc) encodeDictPage(d structural.Dense, pv pageValues, sp selector.Page, plan selector.Plan, pd *pageDict, idx []byte, f Format) (encoded, error) {
 	saved := pv.info
 	pv.info = leafInfo{kind: values.KindDict, bits: 32, dict: &saved}
-	if c.opts.Policy == selector.PolicyCost {
+	if c.opts.Policy == selector.PolicyCost && (!pv.counted || pv.nullCount > 0) {
 		// A null slot's index is never read: the cost policy repeats the
 		// index before it, so nulls extend runs instead of breaking them.
+		// (A page counted without nulls has none to fill: a float64 page
+		// of 1M values spent 0.8 ms finding that out.)
 		idx = fillNullIndices(idx, pv.nulls[:pv.n])
 	}
 	pv.fixed, pv.dict, pv.offsets, pv.parts = idx, pd, nil, nil
