@@ -282,21 +282,37 @@ func ListShell(arrs []arrow.Array, path []Step, keep []bool) (Dense, []Segment, 
 	for _, l := range lists {
 		child := l.(array.ListLike).ListValues()
 		n := l.Len()
-		for i := 0; i < n; i++ {
-			if list.Offsets[row+i+1] == list.Offsets[row+i] {
-				continue // no items
-			}
-			cs := listStart(l, i)
-			ce := cs + int(list.Offsets[row+i+1]-list.Offsets[row+i])
-			if k := len(segs) - 1; k >= 0 && segs[k].Arr == child && segs[k].End == cs {
-				segs[k].End = ce
-			} else {
-				segs = append(segs, Segment{Arr: child, Start: cs, End: ce})
-			}
+		at := l.Data().Offset()
+		page := list.Offsets[row : row+n+1]
+		switch a := l.(type) {
+		case *array.List:
+			segs = appendItemSegments(segs, child, a.Offsets()[at:at+n+1], page)
+		case *array.LargeList:
+			segs = appendItemSegments(segs, child, a.Offsets()[at:at+n+1], page)
 		}
 		row += n
 	}
 	return dense, segs, lds, true
+}
+
+// appendItemSegments appends to segs the items of the lists of one array
+// that have items (page: their item counts as offsets from the array's
+// first row, none for a null list), offs being the array's offsets from
+// that row: a list's items join the segment before when they follow it.
+func appendItemSegments[T int32 | int64](segs []Segment, child arrow.Array, offs []T, page []int32) []Segment {
+	for i := range len(page) - 1 {
+		if page[i+1] == page[i] {
+			continue // no items
+		}
+		cs := int(offs[i])
+		ce := cs + int(page[i+1]-page[i])
+		if k := len(segs) - 1; k >= 0 && segs[k].Arr == child && segs[k].End == cs {
+			segs[k].End = ce
+		} else {
+			segs = append(segs, Segment{Arr: child, Start: cs, End: ce})
+		}
+	}
+	return segs
 }
 
 // noItemLists reports whether some list of the page has no items: a null
