@@ -231,11 +231,14 @@ func scatter(in values.Block, alive []bool) (values.Block, error) {
 			}
 		}
 	}
+	scatterRows(out.Data, in.Data, alive, w)
+	if len(in.ItemValid) == 0 {
+		return out, nil
+	}
 	for i, a := range alive {
 		if !a {
 			continue
 		}
-		copy(out.Data[i*w:], in.Data[j*w:(j+1)*w])
 		for k, iv := range in.ItemValid {
 			if iv == nil {
 				continue
@@ -249,6 +252,21 @@ func scatter(in values.Block, alive []bool) (values.Block, error) {
 		j++
 	}
 	return out, nil
+}
+
+// scatterRows copies the w-byte rows of src, one after another, to the
+// rows of dst whose slots are alive, in order; the other rows of dst are
+// left as they are.
+func scatterRows(dst, src []byte, alive []bool, w int) {
+	var moved bulk.Counter // (the slots' pages fault in on first touch)
+	j := 0
+	for i, a := range alive {
+		if a {
+			copy(dst[i*w:(i+1)*w], src[j*w:(j+1)*w])
+			j++
+			moved.Add(w)
+		}
+	}
 }
 
 // format21Zipped re-expresses sparse zipped values as a FullZip description

@@ -53,3 +53,14 @@ func (f *File) SetFlatVariable(on bool) bool {
 
 // FlatVariableRuns counts the flat string page runs read into one buffer.
 func FlatVariableRuns() int64 { return flatVariableRuns.Load() }
+
+// SetSparsePages turns the straight-to-buffer read of sparse fixed-width
+// page runs on or off and returns the previous setting.
+func (f *File) SetSparsePages(on bool) bool {
+	prev := !f.paths.noSparsePages
+	f.paths.noSparsePages = !on
+	return prev
+}
+
+// SparsePageRuns counts the sparse page runs read straight into one buffer.
+func SparsePageRuns() int64 { return sparsePageRuns.Load() }

@@ -11,6 +11,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/planarlance/planar/internal/bulk"
 	"github.com/planarlance/planar/internal/format"
 	"github.com/planarlance/planar/proto/enc21pb"
 	"github.com/planarlance/planar/proto/enc23pb"
@@ -137,6 +138,7 @@ type readPaths struct {
 	noDenseWindows bool // partial reads of dense pages decode whole pages
 	noSparseJoin   bool // a take decodes one sparse page's windows one by one
 	noRawPages     bool // no straight-to-buffer read of raw page runs
+	noSparsePages  bool // no straight-to-buffer read of sparse fixed-width page runs
 	noFlatVariable bool // no one-buffer read of flat string page runs
 	wholePageTake  int  // dense chunked takes: 0 by window count, 1 whole pages, -1 windows
 }
@@ -168,7 +170,7 @@ func (f *File) readAt(off, n uint64) ([]byte, error) {
 	if off > uint64(f.size) || n > uint64(f.size)-off {
 		return nil, fmt.Errorf("range [%d, +%d) outside file of %d bytes: %w", off, n, f.size, ErrCorrupt)
 	}
-	b := make([]byte, n)
+	b := bulk.Make(int(n))[:n] // (every byte is read over: not cleared first)
 	if err := f.readInto(b, off); err != nil {
 		return nil, err
 	}

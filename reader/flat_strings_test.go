@@ -97,24 +97,10 @@ func TestFlatStringRuns(t *testing.T) {
 			if runs := reader.FlatVariableRuns() - before; on && runs < 5 || !on && runs != 0 {
 				t.Errorf("%s one-buffer=%v: %d runs read into one buffer", format, on, runs)
 			}
-			for c := range rec.Columns() {
-				if !array.Equal(got.Column(c), rec.Column(c)) {
-					t.Errorf("%s one-buffer=%v: column %s differs", format, on, rec.Schema().Field(c).Name)
-				}
-			}
+			what := fmt.Sprintf("%s one-buffer=%v", format, on)
+			sameColumns(t, what, got, rec)
 			got.Release()
-			part, err := f.ReadRange(1234, 30000)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for c := range rec.Columns() {
-				want := array.NewSlice(rec.Column(c), 1234, 31234)
-				if !array.Equal(part.Column(c), want) {
-					t.Errorf("%s one-buffer=%v: range of column %s differs", format, on, rec.Schema().Field(c).Name)
-				}
-				want.Release()
-			}
-			part.Release()
+			sameRange(t, what, f, rec, 1234, 30000)
 			f.SetFlatVariable(prev)
 		}
 	}
@@ -163,21 +149,6 @@ func TestFlatStringLargePages(t *testing.T) {
 	if reader.FlatVariableRuns()-before != 2 {
 		t.Fatalf("%d runs read into one buffer, want 2", reader.FlatVariableRuns()-before)
 	}
-	for c := range rec.Columns() {
-		if !array.Equal(got.Column(c), rec.Column(c)) {
-			t.Errorf("column %s differs", rec.Schema().Field(c).Name)
-		}
-	}
-	part, err := f.ReadRange(70_000, 200_000)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer part.Release()
-	for c := range rec.Columns() {
-		want := array.NewSlice(rec.Column(c), 70_000, 270_000)
-		if !array.Equal(part.Column(c), want) {
-			t.Errorf("range of column %s differs", rec.Schema().Field(c).Name)
-		}
-		want.Release()
-	}
+	sameColumns(t, "whole", got, rec)
+	sameRange(t, "range", f, rec, 70_000, 200_000)
 }

@@ -87,29 +87,14 @@ func TestRawPageRuns(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				for c := range rec.Columns() {
-					if !array.Equal(got.Column(c), rec.Column(c)) {
-						t.Errorf("raw=%v: column %s differs", raw, rec.Schema().Field(c).Name)
-					}
-				}
+				sameColumns(t, fmt.Sprint("raw=", raw), got, rec)
 				got.Release()
 				if want := map[bool]int64{false: 0, true: 4}[raw]; runs != want {
 					t.Errorf("raw=%v: %d raw runs, want %d (the four null-free columns)", raw, runs, want)
 				}
 			}
 			// A range that cuts pages goes page by page, and agrees.
-			got, err := f.ReadRange(1001, 1500)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer got.Release()
-			for c := range rec.Columns() {
-				want := array.NewSlice(rec.Column(c), 1001, 2501)
-				if !array.Equal(got.Column(c), want) {
-					t.Errorf("range: column %s differs", rec.Schema().Field(c).Name)
-				}
-				want.Release()
-			}
+			sameRange(t, "range", f, rec, 1001, 1500)
 		})
 	}
 }

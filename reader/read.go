@@ -431,7 +431,8 @@ func (f *File) readRuns(top arrow.DataType, path []structural.Step, ci int, runs
 
 // wholePages reads a run covering two or more whole pages of a flat column
 // straight into one buffer when their pages allow it: raw fixed-width pages
-// (raw_pages.go) and strings expanded in place (flat_strings.go).
+// (raw_pages.go), sparse fixed-width pages (sparse_pages.go) and strings
+// expanded in place (flat_strings.go).
 func (lr *leafRead) wholePages(r rowRun) (arrow.Array, bool, error) {
 	pages := lr.pages
 	es, ee := uint64(r.start)*lr.dims, uint64(r.end)*lr.dims
@@ -441,6 +442,9 @@ func (lr *leafRead) wholePages(r rowRun) (arrow.Array, bool, error) {
 		return nil, false, nil
 	}
 	if out, ok, err := lr.f.readRawPages(lr.leafType, pages[first:last]); err != nil || ok {
+		return out, ok, err
+	}
+	if out, ok, err := lr.readSparsePages(pages[first:last]); err != nil || ok {
 		return out, ok, err
 	}
 	return lr.f.readFlatVariable(lr.leafType, lr.path, pages[first:last])

@@ -58,6 +58,30 @@ func open(t testing.TB, b []byte) *reader.File {
 	return f
 }
 
+// sameColumns reports every column of got that differs from rec's (what
+// names the read in the messages).
+func sameColumns(t testing.TB, what string, got, rec arrow.RecordBatch) {
+	t.Helper()
+	for c := range rec.Columns() {
+		if !array.Equal(got.Column(c), rec.Column(c)) {
+			t.Errorf("%s: column %s differs", what, rec.Schema().Field(c).Name)
+		}
+	}
+}
+
+// sameRange reads rows [off, off+n) of f and compares them with rec's.
+func sameRange(t testing.TB, what string, f *reader.File, rec arrow.RecordBatch, off, n int64) {
+	t.Helper()
+	part, err := f.ReadRange(off, n)
+	if err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+	defer part.Release()
+	want := rec.NewSlice(off, off+n)
+	defer want.Release()
+	sameColumns(t, fmt.Sprintf("%s, rows [%d, %d)", what, off, off+n), part, want)
+}
+
 var (
 	corpusOnce  sync.Once
 	corpusRec   arrow.RecordBatch
