@@ -306,18 +306,23 @@ func metadataCandidate(enc *enc21pb.CompressiveEncoding, cost blockCost, stable 
 	return &seqCandidate{enc: enc, wire: cost.wire(enc, false, 0), stable: stable, write: func(dst []byte) ([]byte, error) { return dst, nil }}
 }
 
+// appendWords appends a sequence as little-endian words of its width.
+func appendWords(dst []byte, xs []uint64, bitWidth int) []byte {
+	if bitWidth == 64 {
+		for _, x := range xs {
+			dst = binary.LittleEndian.AppendUint64(dst, x)
+		}
+		return dst
+	}
+	for _, x := range xs {
+		dst = binary.LittleEndian.AppendUint32(dst, uint32(x))
+	}
+	return dst
+}
+
 // words is a sequence as little-endian bytes of its width.
 func words(xs []uint64, bitWidth int) []byte {
-	w := bitWidth / 8
-	out := make([]byte, len(xs)*w)
-	for i, x := range xs {
-		if w == 8 {
-			binary.LittleEndian.PutUint64(out[8*i:], x)
-		} else {
-			binary.LittleEndian.PutUint32(out[4*i:], uint32(x))
-		}
-	}
-	return out
+	return appendWords(make([]byte, 0, len(xs)*bitWidth/8), xs, bitWidth)
 }
 
 // directCandidates are Flat, out-of-line bit packing and (with general)
@@ -327,7 +332,7 @@ func directCandidates(xs []uint64, s *seqStats, cost blockCost, general bool) []
 	flat := values.FlatEncoding(s.bits)
 	out := []*seqCandidate{{
 		enc: flat, hasPayload: true, payload: raw, wire: cost.wire(flat, true, raw),
-		write: func(dst []byte) ([]byte, error) { return append(dst, words(xs, s.bits)...), nil },
+		write: func(dst []byte) ([]byte, error) { return appendWords(dst, xs, s.bits), nil },
 	}}
 	if w := s.requiredBits(); s.n > 0 && w < s.bits {
 		c := values.OutOfLineCodec{Bits: s.bits, Width: w}
@@ -459,27 +464,22 @@ func rleCandidate(xs []uint64, a *seqAnalysis) *seqCandidate {
 	if runs == 0 || runs >= a.values.n {
 		return nil
 	}
-	rv := make([]uint64, 0, runs)
-	rl := make([]uint64, 0, runs)
+	// The children are chosen from the runs' stats alone; the runs are
+	// listed only when this candidate's payload is written.
 	runValues, runLengths := newStats(64), newStats(32)
-	for i := 0; i < len(xs); {
-		j := i + 1
-		for j < len(xs) && xs[j] == xs[i] {
-			j++
-		}
-		rv, rl = append(rv, xs[i]), append(rl, uint64(j-i))
-		runValues.push(xs[i])
-		runLengths.push(uint64(j - i))
-		i = j
-	}
+	eachRun(xs, func(v, n uint64) { runValues.push(v); runLengths.push(n) })
 	if runLengths.max > math.MaxUint32 {
 		return nil
 	}
-	vals := leafCandidate(rv, &runValues)
-	lens := leafCandidate(rl, &runLengths)
-	if !isMetadata(lens.enc) && !isFlat(vals.enc) && !isFlat(lens.enc) {
-		lens = directCandidates(rl, &runLengths, leafCost, false)[0]
+	children := func(rv, rl []uint64) (vals, lens *seqCandidate) {
+		vals = leafCandidate(rv, &runValues)
+		lens = leafCandidate(rl, &runLengths)
+		if !isMetadata(lens.enc) && !isFlat(vals.enc) && !isFlat(lens.enc) {
+			lens = directCandidates(rl, &runLengths, leafCost, false)[0]
+		}
+		return vals, lens
 	}
+	vals, lens := children(nil, nil)
 	has := vals.hasPayload || lens.hasPayload
 	var p uint64
 	if has {
@@ -493,6 +493,7 @@ func rleCandidate(xs []uint64, a *seqAnalysis) *seqCandidate {
 			if !has {
 				return dst, nil
 			}
+			vals, lens := children(listRuns(xs, runs))
 			start := len(dst)
 			dst = binary.LittleEndian.AppendUint64(dst, 0)
 			dst, err := vals.write(dst)
@@ -503,6 +504,27 @@ func rleCandidate(xs []uint64, a *seqAnalysis) *seqCandidate {
 			return lens.write(dst)
 		},
 	}
+}
+
+// eachRun calls f with the value and length of each run of equal values
+// of xs, in order.
+func eachRun(xs []uint64, f func(v, n uint64)) {
+	for i := 0; i < len(xs); {
+		j := i + 1
+		for j < len(xs) && xs[j] == xs[i] {
+			j++
+		}
+		f(xs[i], uint64(j-i))
+		i = j
+	}
+}
+
+// listRuns lists the values and lengths of the runs of equal values of
+// xs (runs of them).
+func listRuns(xs []uint64, runs uint64) (rv, rl []uint64) {
+	rv, rl = make([]uint64, 0, runs), make([]uint64, 0, runs)
+	eachRun(xs, func(v, n uint64) { rv, rl = append(rv, v), append(rl, n) })
+	return rv, rl
 }
 
 // dictCandidate is Lance's block dictionary: u32 indices into the sorted
@@ -518,11 +540,9 @@ func dictCandidate(xs []uint64, a *seqAnalysis) *seqCandidate {
 		items.push(v)
 	}
 	idxStats := seqStats{bits: 32, n: a.values.n, first: 0, min: 0, max: uint64(k - 1)}
-	idx := make([]uint64, len(xs))
-	for i, x := range xs {
-		idx[i] = uint64(a.ranks.rank(x))
-	}
-	ic := leafCandidate(idx, &idxStats)
+	// The indices' codec is chosen from their stats alone; they are
+	// listed only when this candidate's payload is written.
+	ic := leafCandidate(nil, &idxStats)
 	vc := leafCandidate(a.dict, &items)
 	has := ic.hasPayload || vc.hasPayload
 	var p uint64
@@ -539,7 +559,11 @@ func dictCandidate(xs []uint64, a *seqAnalysis) *seqCandidate {
 			if !has {
 				return dst, nil
 			}
-			ib, err := ic.write(nil)
+			idx := make([]uint64, len(xs))
+			for i, x := range xs {
+				idx[i] = uint64(a.ranks.rank(x))
+			}
+			ib, err := leafCandidate(idx, &idxStats).write(nil)
 			if err != nil {
 				return dst, err
 			}
