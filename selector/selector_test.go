@@ -2,6 +2,7 @@ package selector
 
 import (
 	"encoding/binary"
+	"math/rand/v2"
 	"strings"
 	"testing"
 
@@ -48,18 +49,29 @@ func TestChooseRules(t *testing.T) {
 
 func pageOf(t *testing.T, n int, f func(i int) uint32) Page {
 	t.Helper()
-	data := make([]byte, 4*n)
+	return pageOfWidth(t, n, 32, func(i int) uint64 { return uint64(f(i)) })
+}
+
+// pageOfWidth is a page of n values of bits bits (32 or 64).
+func pageOfWidth(t *testing.T, n, bits int, f func(i int) uint64) Page {
+	t.Helper()
+	w := bits / 8
+	data := make([]byte, w*n)
 	for i := 0; i < n; i++ {
-		binary.LittleEndian.PutUint32(data[4*i:], f(i))
+		if w == 8 {
+			binary.LittleEndian.PutUint64(data[8*i:], f(i))
+		} else {
+			binary.LittleEndian.PutUint32(data[4*i:], uint32(f(i)))
+		}
 	}
-	st := stats.Fixed(data, 32, n, nil)
-	b := values.Block{Bits: 32, N: n, Data: data}
+	st := stats.Fixed(data, bits, n, nil)
+	b := values.Block{Bits: bits, N: n, Data: data}
 	sample := b
 	if n > values.SampleValues {
-		sample = values.Block{Bits: 32, N: values.SampleValues, Data: data[:4*values.SampleValues]}
+		sample = values.Block{Bits: bits, N: values.SampleValues, Data: data[:w*values.SampleValues]}
 	}
-	return Page{Degenerate: true, NumVisible: n, MaxValueBytes: 4, CanZip: true, Kind: values.KindFixed, Bits: 32,
-		Profile: &values.Profile{N: n, Bits: 32, Fixed: &st, Sample: sample, Data: b}}
+	return Page{Degenerate: true, NumVisible: n, MaxValueBytes: w, CanZip: true, Kind: values.KindFixed, Bits: bits,
+		Profile: &values.Profile{N: n, Bits: bits, Fixed: &st, Sample: sample, Data: b}}
 }
 
 func names(p Plan) []string {
@@ -114,5 +126,20 @@ func TestCandidatesByPolicyAndOptions(t *testing.T) {
 		if c.Bytes < bytesOnly.Candidates[0].Bytes {
 			t.Errorf("bytes-only winner %v larger than %v", bytesOnly.Candidates[0], c)
 		}
+	}
+}
+
+// TestWideValuesBitpack: random int64s of 63 bits are bit-packed under the
+// cost policy (1.6% smaller than flat, as pylance stores them): packing
+// costs per value, so 64-bit values pay half the per-byte work of 32-bit
+// ones (perValue).
+func TestWideValuesBitpack(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	page := pageOfWidth(t, 1<<20, 64, func(int) uint64 { return rng.Uint64() >> 1 })
+	if got := Choose(page, Options{}).Codec.Name(); got != "bitpack64" {
+		t.Errorf("63-bit int64s: chose %s, want bitpack64", got)
+	}
+	if got := Choose(page, Options{Policy: PolicyLance}).Codec.Name(); got != "bitpack64" {
+		t.Errorf("63-bit int64s, lance policy: chose %s, want bitpack64", got)
 	}
 }
