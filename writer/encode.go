@@ -10,6 +10,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/planarlance/planar/internal/bitmap"
 	"github.com/planarlance/planar/proto/enc21pb"
 	"github.com/planarlance/planar/selector"
 	"github.com/planarlance/planar/stats"
@@ -179,15 +180,11 @@ func (c *pageEnc) page(d structural.Dense, pv pageValues, f Format) selector.Pag
 	case pv.compact:
 		sp.ValidLeaves = pv.n - pv.nullCount
 		sp.ValidBytes = int(pv.offsets[sp.ValidLeaves] - pv.offsets[0])
+	case pv.counted && pv.nullCount == 0:
+		sp.ValidLeaves = pv.n
+		sp.ValidBytes = int(pv.offsets[pv.n] - pv.offsets[0])
 	default:
-		for i, null := range pv.nulls[:pv.n] {
-			if !null {
-				sp.ValidLeaves++
-				if pv.offsets != nil {
-					sp.ValidBytes += int(pv.offsets[i+1] - pv.offsets[i])
-				}
-			}
-		}
+		sp.ValidLeaves, sp.ValidBytes = validCounts(pv.nulls[:pv.n], pv.offsets)
 	}
 	if !sp.AllNull && pv.offsets == nil {
 		sp.ValidBytes = sp.ValidLeaves * (pv.info.rowBits() / 8)
@@ -202,6 +199,21 @@ func (c *pageEnc) page(d structural.Dense, pv pageValues, f Format) selector.Pag
 	}
 	c.describeValues(&sp, pv)
 	return sp
+}
+
+// validCounts counts the slots not null and, with offsets (variable-width
+// values), their bytes.
+func validCounts(nulls []bool, offsets []uint64) (leaves, bytes int) {
+	if offsets == nil {
+		return len(nulls) - bitmap.CountTrue(nulls), 0
+	}
+	for i, null := range nulls {
+		if !null {
+			leaves++
+			bytes += int(offsets[i+1] - offsets[i])
+		}
+	}
+	return leaves, bytes
 }
 
 // encodePlan executes a plan: the page dictionary the selector admits

@@ -819,13 +819,21 @@ func fslChain(out []fslLevel, a arrow.Array, i int, dims []int) []fslLevel {
 
 // maxLen returns the longest visible value in bytes (variable width).
 func maxLen(offsets []uint64) int {
-	m := uint64(0)
-	for i := 1; i < len(offsets); i++ {
-		if l := offsets[i] - offsets[i-1]; l > m {
-			m = l
-		}
+	if len(offsets) < 2 {
+		return 0
 	}
-	return int(m)
+	// Two maxima over alternate values, each offset loaded once.
+	m0, m1 := uint64(0), uint64(0)
+	prev, i := offsets[0], 1
+	for ; i+1 < len(offsets); i += 2 {
+		a, b := offsets[i], offsets[i+1]
+		m0, m1 = max(m0, a-prev), max(m1, b-a)
+		prev = b
+	}
+	if i < len(offsets) {
+		m0 = max(m0, offsets[i]-prev)
+	}
+	return int(max(m0, m1))
 }
 
 var _ = binary.LittleEndian
