@@ -146,6 +146,14 @@ func FuzzOpenNested(f *testing.F) {
 		f.Add(writeFile(f, rec, writer.WithFormat(ff), writer.WithMaxPageBytes(256)))
 		rec.Release()
 	}
+	// Runs of sparse pages of fixed-width rows (read into one buffer).
+	sp := sparseRecord(60)
+	spOpts := []writer.Option{writer.WithFormat(writer.Format2_3), writer.WithMaxPageBytes(2048)}
+	for _, fl := range sp.Schema().Fields() {
+		spOpts = append(spOpts, writer.WithColumnOptions(fl.Name, map[string]string{"lance-encoding:structural-encoding": "sparse"}))
+	}
+	f.Add(writeFile(f, sp, spOpts...))
+	sp.Release()
 	// Pylance's sparse pages (zipped, chunked, indexed), read by windows.
 	for _, name := range smallSparseGoldens {
 		f.Add(readGolden(f, name))
