@@ -2,6 +2,7 @@ package structural
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/planarlance/planar/internal/par"
 	"github.com/planarlance/planar/proto/enc21pb"
@@ -35,6 +36,7 @@ func BuildSparse(lds []LayerData, path []Step) (*enc23pb.SparseStructure, [][]by
 	// layers are put together in order.
 	outs := make([]layerOut, len(lds))
 	var jobs []func() error
+	var sizes []int // each job's sequence length, for the order below
 	slots := 0
 	domain := lds[0].Len
 	for i, ld := range lds {
@@ -60,6 +62,7 @@ func BuildSparse(lds []LayerData, path []Step) (*enc23pb.SparseStructure, [][]by
 				o.list.Counts, o.counts, err = countSet(cnt)
 				return err
 			})
+			sizes = append(sizes, len(pos), len(cnt))
 			domain = int(o.list.NumChildSlots)
 		case StepFSL:
 			if ld.Dim <= 0 || ld.Dim != path[i].Dim {
@@ -74,12 +77,22 @@ func BuildSparse(lds []LayerData, path []Step) (*enc23pb.SparseStructure, [][]by
 			o.valid, o.vb, err = validitySet(ld.Valid, ld.Len)
 			return err
 		})
+		sizes = append(sizes, ld.Len)
 	}
+	// The longest sequences start first: a long one started last keeps
+	// one core busy alone at the end (a list page's item validity after
+	// its positions and counts). Each job writes its own layer's fields,
+	// so the order changes nothing else.
+	order := make([]int, len(jobs))
+	for j := range order {
+		order[j] = j
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return sizes[b] - sizes[a] })
 	run := par.Each
 	if slots < par.MinValues {
 		run = par.InTurn // a small structure: goroutines cost more than they save
 	}
-	if err := run(len(jobs), func(j int) error { return jobs[j]() }); err != nil {
+	if err := run(len(jobs), func(j int) error { return jobs[order[j]]() }); err != nil {
 		return nil, nil, fmt.Errorf("structural: %w", err)
 	}
 	s := &enc23pb.SparseStructure{Layers: make([]*enc23pb.SparseStructuralLayer, 0, len(lds))}
