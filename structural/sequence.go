@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/bits"
 	"slices"
+	"sync"
 
 	"google.golang.org/protobuf/proto"
 
@@ -241,6 +242,10 @@ type seqCandidate struct {
 	// write appends the payload of the sequence (the values the candidate
 	// was chosen for; 32-bit children get their own values).
 	write func(dst []byte) ([]byte, error)
+	// fromWords, for Flat and out-of-line bit packing, appends the payload
+	// of values given as little-endian words of the candidate's width (a
+	// Delta parent hands its deltas so, never listed as values).
+	fromWords func(dst, words []byte) ([]byte, error)
 }
 
 func (c *seqCandidate) betterThan(o *seqCandidate) bool {
@@ -325,6 +330,23 @@ func words(xs []uint64, bitWidth int) []byte {
 	return appendWords(make([]byte, 0, len(xs)*bitWidth/8), xs, bitWidth)
 }
 
+// wordScratch holds the words a payload is written from (megabytes for a
+// large page's sets: fresh memory each time cost page faults).
+var wordScratch sync.Pool
+
+// withWords calls f with xs as little-endian words of their width, in
+// scratch memory that must not outlive the call.
+func withWords(xs []uint64, bitWidth int, f func(words []byte) ([]byte, error)) ([]byte, error) {
+	var b []byte
+	if p, ok := wordScratch.Get().(*[]byte); ok {
+		b = (*p)[:0]
+	}
+	b = appendWords(slices.Grow(b, len(xs)*bitWidth/8), xs, bitWidth)
+	out, err := f(b)
+	wordScratch.Put(&b)
+	return out, err
+}
+
 // directCandidates are Flat, out-of-line bit packing and (with general)
 // zstd over Flat, for the values xs of stats s.
 func directCandidates(xs []uint64, s *seqStats, cost blockCost, general bool) []*seqCandidate {
@@ -332,17 +354,22 @@ func directCandidates(xs []uint64, s *seqStats, cost blockCost, general bool) []
 	flat := values.FlatEncoding(s.bits)
 	out := []*seqCandidate{{
 		enc: flat, hasPayload: true, payload: raw, wire: cost.wire(flat, true, raw),
-		write: func(dst []byte) ([]byte, error) { return appendWords(dst, xs, s.bits), nil },
+		write:     func(dst []byte) ([]byte, error) { return appendWords(dst, xs, s.bits), nil },
+		fromWords: func(dst, words []byte) ([]byte, error) { return append(dst, words...), nil },
 	}}
 	if w := s.requiredBits(); s.n > 0 && w < s.bits {
 		c := values.OutOfLineCodec{Bits: s.bits, Width: w}
 		p := outOfLineBytes(s.n, s.bits, w)
+		fromWords := func(dst, words []byte) ([]byte, error) {
+			return c.AppendBlock(dst, values.Block{Bits: s.bits, N: len(words) / (s.bits / 8), Data: words})
+		}
 		out = append(out, &seqCandidate{
 			enc: c.Encoding(), hasPayload: true, payload: p, wire: cost.wire(c.Encoding(), true, p),
 			depth: 1, cpu: 1, stable: 1,
 			write: func(dst []byte) ([]byte, error) {
-				return c.AppendBlock(dst, values.Block{Bits: s.bits, N: len(xs), Data: words(xs, s.bits)})
+				return withWords(xs, s.bits, func(words []byte) ([]byte, error) { return fromWords(dst, words) })
 			},
+			fromWords: fromWords,
 		})
 	}
 	if general && raw > generalMinRawBytes {
@@ -437,12 +464,19 @@ func deltaCandidate(xs []uint64, a *seqAnalysis) *seqCandidate {
 	child := leafCandidate(nil, &a.deltas)
 	write := child.write
 	if child.hasPayload {
+		// (A leaf with a payload is Flat or bit packing, at 64 bits.)
 		write = func(dst []byte) ([]byte, error) {
-			deltas := make([]uint64, len(xs)-1)
-			for i := range deltas {
-				deltas[i] = xs[i+1] - xs[i]
+			var b []byte
+			if p, ok := wordScratch.Get().(*[]byte); ok {
+				b = (*p)[:0]
 			}
-			return leafCandidate(deltas, &a.deltas).write(dst)
+			b = slices.Grow(b, 8*(len(xs)-1))[:8*(len(xs)-1)]
+			for i := 1; i < len(xs); i++ {
+				binary.LittleEndian.PutUint64(b[8*(i-1):], xs[i]-xs[i-1])
+			}
+			out, err := child.fromWords(dst, b)
+			wordScratch.Put(&b)
+			return out, err
 		}
 	}
 	enc := &enc21pb.CompressiveEncoding{Compression: &enc21pb.CompressiveEncoding_Delta{Delta: &enc21pb.Delta{
