@@ -337,14 +337,20 @@ var wordScratch sync.Pool
 // withWords calls f with xs as little-endian words of their width, in
 // scratch memory that must not outlive the call.
 func withWords(xs []uint64, bitWidth int, f func(words []byte) ([]byte, error)) ([]byte, error) {
+	b := appendWords(scratchWords(len(xs)*bitWidth/8), xs, bitWidth)
+	out, err := f(b)
+	wordScratch.Put(&b)
+	return out, err
+}
+
+// scratchWords returns an empty scratch buffer of at least n bytes' room,
+// to be put back in wordScratch.
+func scratchWords(n int) []byte {
 	var b []byte
 	if p, ok := wordScratch.Get().(*[]byte); ok {
 		b = (*p)[:0]
 	}
-	b = appendWords(slices.Grow(b, len(xs)*bitWidth/8), xs, bitWidth)
-	out, err := f(b)
-	wordScratch.Put(&b)
-	return out, err
+	return slices.Grow(b, n)
 }
 
 // directCandidates are Flat, out-of-line bit packing and (with general)
@@ -466,11 +472,7 @@ func deltaCandidate(xs []uint64, a *seqAnalysis) *seqCandidate {
 	if child.hasPayload {
 		// (A leaf with a payload is Flat or bit packing, at 64 bits.)
 		write = func(dst []byte) ([]byte, error) {
-			var b []byte
-			if p, ok := wordScratch.Get().(*[]byte); ok {
-				b = (*p)[:0]
-			}
-			b = slices.Grow(b, 8*(len(xs)-1))[:8*(len(xs)-1)]
+			b := scratchWords(8 * (len(xs) - 1))[:8*(len(xs)-1)]
 			for i := 1; i < len(xs); i++ {
 				binary.LittleEndian.PutUint64(b[8*(i-1):], xs[i]-xs[i-1])
 			}
