@@ -151,7 +151,21 @@ func (s *smallSet) reset() {
 	s.n, s.top, s.spilled = 0, false, false
 }
 
-var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
+var scratchPool = sync.Pool{New: func() any {
+	s := new(scratch)
+	clearScratch(s)
+	return s
+}}
+
+// clearScratch writes a new scratch's zeroes over it. A fresh process's
+// heap maps untouched pages to the shared zero page when they are first
+// read, and the tables here are read before they are written: each page
+// then faults twice, the second time copying it with the other cores'
+// TLBs flushed. Written first, each page faults once. (noinline: the
+// stores must not be dropped as the zero memory already is.)
+//
+//go:noinline
+func clearScratch(s *scratch) { *s = scratch{} }
 
 func getScratch() *scratch { return scratchPool.Get().(*scratch) }
 
