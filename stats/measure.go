@@ -4,7 +4,9 @@ import (
 	"encoding/binary"
 	"math/bits"
 	"sync"
+	"unsafe"
 
+	"github.com/planarlance/planar/internal/bulk"
 	"github.com/planarlance/planar/internal/par"
 )
 
@@ -153,19 +155,10 @@ func (s *smallSet) reset() {
 
 var scratchPool = sync.Pool{New: func() any {
 	s := new(scratch)
-	clearScratch(s)
+	// Its tables are probed before they are written (bulk.FaultIn).
+	bulk.FaultIn(unsafe.Slice((*byte)(unsafe.Pointer(s)), unsafe.Sizeof(*s)))
 	return s
 }}
-
-// clearScratch writes a new scratch's zeroes over it. A fresh process's
-// heap maps untouched pages to the shared zero page when they are first
-// read, and the tables here are read before they are written: each page
-// then faults twice, the second time copying it with the other cores'
-// TLBs flushed. Written first, each page faults once. (noinline: the
-// stores must not be dropped as the zero memory already is.)
-//
-//go:noinline
-func clearScratch(s *scratch) { *s = scratch{} }
 
 func getScratch() *scratch { return scratchPool.Get().(*scratch) }
 

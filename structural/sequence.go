@@ -9,6 +9,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/planarlance/planar/internal/bulk"
 	"github.com/planarlance/planar/proto/enc21pb"
 	"github.com/planarlance/planar/values"
 )
@@ -153,8 +154,7 @@ func newDistinctSet(n int) *distinctSet {
 
 func (d *distinctSet) resize(size int) {
 	old := d.keys
-	d.keys = make([]uint64, size)
-	writeZeros(d.keys)
+	d.keys = bulk.Table[uint64](size)
 	d.shift = uint(64 - bits.TrailingZeros(uint(size)))
 	d.n = 0
 	for _, k := range old {
@@ -163,15 +163,6 @@ func (d *distinctSet) resize(size int) {
 		}
 	}
 }
-
-// writeZeros writes zeros over a table that is zero already: a fresh
-// process's untouched heap pages are read as the shared zero page and
-// copied, the other cores' TLBs flushed, at the first write; written first
-// they fault once (the struct class write spent 2% of its CPU so). The
-// stores must not be dropped as redundant, hence noinline.
-//
-//go:noinline
-func writeZeros(keys []uint64) { clear(keys) }
 
 // slot is where key is, or the empty slot where it would go.
 func (d *distinctSet) slot(key uint64) uint64 {
