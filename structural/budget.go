@@ -84,8 +84,10 @@ type budgetPacker struct {
 	pageOverhead, overhead      bool
 }
 
-// row adds a row of n levels and vals visible values; true when it alone
-// is over the budget.
+// row adds a row of n levels and vals visible values; true when the page
+// is over the budget whatever rows follow: this row alone exceeds it, or
+// rows with overhead have been seen and the rows so far need more than one
+// page (neither can be undone, so a page found over stops the walk early).
 func (p *budgetPacker) row(n, vals int) bool {
 	over := n > vals
 	if over {
@@ -101,7 +103,7 @@ func (p *budgetPacker) row(n, vals int) bool {
 	p.pageRows++
 	p.pageLevels += n
 	p.pageOverhead = p.pageOverhead || over
-	return false
+	return p.over()
 }
 
 // over is the verdict once every row is packed: rows with overhead and

@@ -1,6 +1,7 @@
 package structural
 
 import (
+	"math/rand/v2"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -77,5 +78,55 @@ func TestOverLevelBudget(t *testing.T) {
 	}
 	if MaxLevelsPerChunk(1) != 65535 || MaxLevelsPerChunk(3) != 43690 {
 		t.Errorf("limits %d %d", MaxLevelsPerChunk(1), MaxLevelsPerChunk(3))
+	}
+}
+
+// TestBudgetPackerStopsEarly: the packer's walk, stopped at the first row
+// that settles the verdict, agrees with packing every row by the rule
+// (rows with overhead may not push a page past the limit; over when a
+// single row with overhead exceeds it, or when rows with overhead exist
+// and the rows need more than one page).
+func TestBudgetPackerStopsEarly(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 3))
+	for trial := 0; trial < 3000; trial++ {
+		limit := 1 + r.IntN(40)
+		rows := make([][2]int, 1+r.IntN(60)) // levels, visible values
+		for i := range rows {
+			vals := r.IntN(8)
+			n := max(vals, 1)
+			if r.IntN(5) == 0 {
+				n += r.IntN(3) // more levels than values: overhead
+			}
+			rows[i] = [2]int{n, vals}
+		}
+		// The rule, every row packed.
+		want, overhead, pages, levels, count, pageOver := false, false, 1, 0, 0, false
+		for _, rw := range rows {
+			over := rw[0] > rw[1]
+			if over && rw[0] > limit {
+				want = true
+			}
+			overhead = overhead || over
+			if count > 0 && (pageOver || over) && levels+rw[0] > limit {
+				pages++
+				levels, count, pageOver = 0, 0, false
+			}
+			count++
+			levels += rw[0]
+			pageOver = pageOver || over
+		}
+		want = want || overhead && pages > 1
+		p := budgetPacker{limit: limit, pages: 1}
+		got := false
+		for _, rw := range rows {
+			if p.row(rw[0], rw[1]) {
+				got = true
+				break
+			}
+		}
+		got = got || p.over()
+		if got != want {
+			t.Fatalf("trial %d (limit %d, rows %v): packer says %v, the rule %v", trial, limit, rows, got, want)
+		}
 	}
 }
