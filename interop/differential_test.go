@@ -1031,6 +1031,7 @@ var regressionSeeds = []uint64{
 	601147, // fixed-size list of booleans under half valid: sparse_wide in Lance (no length statistic)
 	101213, // 2.2 list<fixed_size_binary[300]>, small pages: Lance 13 counted a full-zip page without def levels by rows
 	108899, // 2.2 large_list<struct<fsl<f32,128>, ...>>, small pages: Lance 13 miscounted the struct's nulls across pages
+	246572, // 2.3 large_binary, mini-block: pylance's chunk offsets as a block Dictionary, read as 0-bit offsets
 }
 
 // TestDifferential runs the differential fuzzer over a fixed set of seeds

@@ -772,3 +772,37 @@ func zippedPagesBothWays(t *testing.T, dt arrow.DataType, a arrow.Array, policy 
 	}
 	bothWays(t, c)
 }
+
+// Found by the differential fuzzer (seed 246572): pylance 14 stores the
+// offsets of a 2.3 mini-block string chunk as a block Dictionary when few
+// distinct offsets repeat (a run of nulls, then values of one length:
+// dict[9](flat32, range64(0,+306))), and planar refused the chunk, reading
+// the offsets' width as 0 bits.
+func TestDictionaryChunkOffsets(t *testing.T) {
+	mem := memory.NewGoAllocator()
+	md := arrow.NewMetadata([]string{"lance-encoding:structural-encoding"}, []string{"miniblock"})
+	for _, dt := range []arrow.DataType{arrow.BinaryTypes.LargeBinary, arrow.BinaryTypes.String, arrow.BinaryTypes.LargeString} {
+		t.Run(dt.String(), func(t *testing.T) {
+			schema := arrow.NewSchema([]arrow.Field{{Name: "c0", Type: dt, Nullable: true, Metadata: md}}, nil)
+			c := &corpus.RandCase{Schema: schema, Format: "2.3", Policy: "cost"}
+			b := array.NewBuilder(mem, dt)
+			for i := 0; i < 38; i++ {
+				if i < 17 {
+					b.AppendNull()
+					continue
+				}
+				v := strings.Repeat(fmt.Sprintf("%08dw", 1011+i), 34)
+				switch bb := b.(type) {
+				case *array.BinaryBuilder:
+					bb.Append([]byte(v))
+				case *array.StringBuilder:
+					bb.Append(v)
+				case *array.LargeStringBuilder:
+					bb.Append(v)
+				}
+			}
+			c.Batches = append(c.Batches, array.NewRecordBatch(schema, []arrow.Array{b.NewArray()}, 38))
+			bothWays(t, c)
+		})
+	}
+}

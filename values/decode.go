@@ -239,6 +239,10 @@ func offsetBits(e *enc21pb.CompressiveEncoding, depth int) int {
 		return offsetBits(c.General.GetValues(), depth+1)
 	case *enc21pb.CompressiveEncoding_Rle:
 		return offsetBits(c.Rle.GetValues(), depth+1)
+	case *enc21pb.CompressiveEncoding_Dictionary:
+		// (pylance 14 stores a chunk's offsets so when few distinct ones
+		// repeat: nulls and values of one length.)
+		return offsetBits(c.Dictionary.GetItems(), depth+1)
 	}
 	return 0
 }
