@@ -338,20 +338,21 @@ var wordScratch sync.Pool
 // withWords calls f with xs as little-endian words of their width, in
 // scratch memory that must not outlive the call.
 func withWords(xs []uint64, bitWidth int, f func(words []byte) ([]byte, error)) ([]byte, error) {
-	b := appendWords(scratchWords(len(xs)*bitWidth/8), xs, bitWidth)
-	out, err := f(b)
-	wordScratch.Put(&b)
-	return out, err
+	return inScratch(len(xs)*bitWidth/8, func(b []byte) { appendWords(b[:0], xs, bitWidth) }, f)
 }
 
-// scratchWords returns an empty scratch buffer of at least n bytes' room,
-// to be put back in wordScratch.
-func scratchWords(n int) []byte {
+// inScratch fills n bytes of pooled scratch (fill) and calls use with
+// them; the scratch must not outlive the call.
+func inScratch(n int, fill func(b []byte), use func(b []byte) ([]byte, error)) ([]byte, error) {
 	var b []byte
 	if p, ok := wordScratch.Get().(*[]byte); ok {
 		b = (*p)[:0]
 	}
-	return slices.Grow(b, n)
+	b = slices.Grow(b, n)[:n]
+	fill(b)
+	out, err := use(b)
+	wordScratch.Put(&b)
+	return out, err
 }
 
 // directCandidates are Flat, out-of-line bit packing and (with general)
@@ -473,13 +474,11 @@ func deltaCandidate(xs []uint64, a *seqAnalysis) *seqCandidate {
 	if child.hasPayload {
 		// (A leaf with a payload is Flat or bit packing, at 64 bits.)
 		write = func(dst []byte) ([]byte, error) {
-			b := scratchWords(8 * (len(xs) - 1))[:8*(len(xs)-1)]
-			for i := 1; i < len(xs); i++ {
-				binary.LittleEndian.PutUint64(b[8*(i-1):], xs[i]-xs[i-1])
-			}
-			out, err := child.fromWords(dst, b)
-			wordScratch.Put(&b)
-			return out, err
+			return inScratch(8*(len(xs)-1), func(b []byte) {
+				for i := 1; i < len(xs); i++ {
+					binary.LittleEndian.PutUint64(b[8*(i-1):], xs[i]-xs[i-1])
+				}
+			}, func(b []byte) ([]byte, error) { return child.fromWords(dst, b) })
 		}
 	}
 	enc := &enc21pb.CompressiveEncoding{Compression: &enc21pb.CompressiveEncoding_Delta{Delta: &enc21pb.Delta{
