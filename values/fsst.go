@@ -57,6 +57,11 @@ type FsstTable struct {
 	short  []uint16 // 1<<16 entries; nil until the index is built
 	first3 [fsstBuckets + 1]uint16
 	long3  [256]fsstEntry
+	// head[h] is bucket h's first (longest) entry, looked up straight
+	// from the hash: most positions need no other. An empty bucket's head
+	// matches no word (mask 0, sym 1); a head with more set has more
+	// entries after it in long3.
+	head [fsstBuckets]fsstEntry
 	// A crowded bucket (more than fsstScanMax symbols: URL tables put
 	// most of their symbols under a few prefixes such as "em-" and
 	// "ite") is not scanned: it holds one stand-in entry that matches any
