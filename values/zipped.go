@@ -262,29 +262,18 @@ func zipWord(l ZipLevels, rep, def []uint16, i int) (word uint32, row, visible, 
 // offsets relative to the start of this page's data, Lance's width choice);
 // the index is nil without repetition and for an empty page.
 func AppendZippedFixed(data []byte, l ZipLevels, rep, def []uint16, vals []byte, width int, n int) (outData, repIndex []byte, err error) {
-	if width < 1 {
-		return data, nil, fmt.Errorf("zipped fixed width %d bytes: %w", width, ErrNotApplicable)
-	}
-	p, err := zipPlan(l, rep, def, n)
+	p, total, w, err := zipFixedShape(l, rep, def, len(vals), width, n)
 	if err != nil {
 		return data, nil, err
-	}
-	if len(vals)%width != 0 || len(vals)/width != p.visible {
-		return data, nil, fmt.Errorf("%d value bytes for %d visible entries of %d bytes: %w", len(vals), p.visible, width, ErrNotApplicable)
 	}
 	cw := l.WordBytes()
 	if cw == 0 {
 		return append(data, vals...), nil, nil
 	}
-	total := cw*p.entries + len(vals)
 	base := len(data)
 	data = bulk.Grow(data, total)
-	var w int
-	if l.BitsRep > 0 {
-		w = zipIndexWidth(uint64(total))
-		if w > 0 {
-			repIndex = make([]byte, (p.rows+1)*w)
-		}
+	if w > 0 {
+		repIndex = make([]byte, (p.rows+1)*w)
 	}
 	row, vpos := 0, 0
 	for i := 0; i < p.entries; i++ {
@@ -303,6 +292,39 @@ func AppendZippedFixed(data []byte, l ZipLevels, rep, def []uint16, vals []byte,
 		zipPutUint(repIndex[row*w:], w, uint64(len(data)-base))
 	}
 	return data, repIndex, nil
+}
+
+// ZippedFixedLen returns the lengths of the data and of the repetition
+// index AppendZippedFixed would append for the same arguments (with
+// valsLen value bytes), or its error, without writing them.
+func ZippedFixedLen(l ZipLevels, rep, def []uint16, valsLen, width, n int) (dataLen, indexLen int, err error) {
+	p, total, w, err := zipFixedShape(l, rep, def, valsLen, width, n)
+	if err != nil {
+		return 0, 0, err
+	}
+	if w > 0 {
+		indexLen = (p.rows + 1) * w
+	}
+	return total, indexLen, nil
+}
+
+// zipFixedShape checks AppendZippedFixed's arguments and returns the
+// page's plan, its data bytes and its repetition index width (0: none).
+func zipFixedShape(l ZipLevels, rep, def []uint16, valsLen, width, n int) (p zipEncPlan, total, w int, err error) {
+	if width < 1 {
+		return p, 0, 0, fmt.Errorf("zipped fixed width %d bytes: %w", width, ErrNotApplicable)
+	}
+	if p, err = zipPlan(l, rep, def, n); err != nil {
+		return p, 0, 0, err
+	}
+	if valsLen%width != 0 || valsLen/width != p.visible {
+		return p, 0, 0, fmt.Errorf("%d value bytes for %d visible entries of %d bytes: %w", valsLen, p.visible, width, ErrNotApplicable)
+	}
+	total = l.WordBytes()*p.entries + valsLen
+	if l.BitsRep > 0 && l.WordBytes() > 0 {
+		w = zipIndexWidth(uint64(total))
+	}
+	return p, total, w, nil
 }
 
 // AppendZippedVariable appends the data buffer of a variable-width zipped

@@ -90,6 +90,10 @@ type pageEnc struct {
 	zvals                      []byte
 	zoffs                      []uint64
 	nulls                      []bool
+	// deferZip: the dense trial of a page that a sparse trial follows
+	// writes no fixed-width zipped records, only their lengths
+	// (encoded.later), until the page keeps it.
+	deferZip bool
 }
 
 // column buffers one leaf column (the arrays of its top-level field) and cuts
@@ -438,6 +442,10 @@ type encoded struct {
 	desc  string
 	// valueBytes is the size of the value buffers of a chunked page.
 	valueBytes int
+	// later, when not nil, writes bufs, whose lengths laterLens gives
+	// now (pageEnc.deferZip).
+	later     func() ([][]byte, error)
+	laterLens []int
 }
 
 func candidates(p selector.Plan) []Candidate {

@@ -54,7 +54,9 @@ func (c *pageEnc) runLadder(d structural.Dense, pv pageValues, sp selector.Page,
 				swapped = c.keepBuffers(&encs[kept], pv.fixed, kept == 0) || swapped
 			}
 		}
+		c.deferZip = deferZipTrials && t.Plan.TrySparse && t.Plan.Structure == selector.Dense
 		enc, err := c.encodePlan(d, pv, sp, t.Plan, f, t.Dict)
+		c.deferZip = false
 		if errors.Is(err, errNeedLevels) {
 			return encoded{}, true, err // (no trial may win without the levels)
 		}
@@ -71,6 +73,16 @@ func (c *pageEnc) runLadder(d structural.Dense, pv pageValues, sp selector.Page,
 		return encoded{}, false, nil
 	}
 	encs[i].plan.Reason += why
+	if e := &encs[i]; e.later != nil && errs[i] == nil {
+		// The kept trial's records, written now into the data scratch
+		// (the trials after it, dropped, may have used it).
+		bufs, err := e.later()
+		e.bufs, e.later, e.laterLens = bufs, nil, nil
+		if testHookDeferred != nil {
+			testHookDeferred(true)
+		}
+		return *e, true, err
+	}
 	return encs[i], true, errs[i]
 }
 
@@ -118,7 +130,10 @@ func (c *pageEnc) keepBuffers(enc *encoded, in []byte, swap bool) (swapped bool)
 // slots, stored: those holding a value).
 func measure(enc encoded, err error, rows, stored int) selector.Measured {
 	vb, records := 0, 0
-	if len(enc.bufs) > 0 {
+	switch {
+	case enc.later != nil:
+		vb = enc.laterLens[0]
+	case len(enc.bufs) > 0:
 		vb = len(enc.bufs[0])
 	}
 	if z := enc.planar.GetValues().GetZipped(); z != nil {
@@ -138,6 +153,9 @@ func storedBytes(enc encoded) int {
 	n := 0
 	for _, b := range enc.bufs {
 		n += len(b)
+	}
+	for _, l := range enc.laterLens {
+		n += l
 	}
 	for _, b := range enc.parts {
 		n += len(b)
