@@ -445,6 +445,14 @@ func expandTo[T int32 | int64](t *FsstTable, buf []byte, in Block, offs []T, bas
 		offs[v] = T(pos + base)
 		for i < end {
 			c := data[i]
+			// A symbol with a word of room: one test (the escape code,
+			// 255, is never below n).
+			if int(c) < n && pos+8 <= room {
+				binary.LittleEndian.PutUint64(buf[pos:], t.sym[c])
+				pos += int(t.lens[c])
+				i++
+				continue
+			}
 			if c == fsstEscape {
 				if i+1 >= end || pos >= room {
 					return pos, fmt.Errorf("values: fsst value %d ends with an escape or overruns its %d bytes: %w", v, room, ErrCorrupt)

@@ -242,6 +242,7 @@ func FuzzFsstDecode(f *testing.F) {
 			}
 		}
 		dec, err := tab.AppendDecoded([]byte("p"), s)
+		fuzzExpand(t, tab, s, dec, err)
 		if err != nil {
 			if !errors.Is(err, ErrCorrupt) || string(dec) != "p" {
 				t.Fatalf("error %v, dst %q", err, dec)
@@ -254,6 +255,58 @@ func FuzzFsstDecode(f *testing.F) {
 			t.Fatalf("re-round-trip: %v", err)
 		}
 	})
+}
+
+// fuzzExpand expands codes s, cut into values of up to three codes, with
+// FsstExpandInto into buffers of DecodedLen bytes and one more or less:
+// no panic, nothing written past the buffer, and exactly AppendDecoded's
+// bytes (dec after its first byte, or its error err) in the right-sized
+// one.
+func fuzzExpand(t *testing.T, tab *FsstTable, s, dec []byte, err error) {
+	in := Block{Data: s, Offsets: []uint64{0}}
+	for at := 0; at < len(s); {
+		at = min(len(s), at+1+int(s[at])%3)
+		in.Offsets = append(in.Offsets, uint64(at))
+		in.N++
+	}
+	if in.N == 0 {
+		return
+	}
+	n := tab.DecodedLen(in)
+	for _, size := range []int{n, n + 1, n - 1} {
+		if size < 0 {
+			continue
+		}
+		buf := make([]byte, size+8)
+		for k := range buf {
+			buf[k] = 0xA5
+		}
+		offs := make([]int32, in.N+1)
+		offs[in.N] = -7
+		xerr := FsstExpandInto(tab, buf[:size], in, offs, 3)
+		for k := size; k < len(buf); k++ {
+			if buf[k] != 0xA5 {
+				t.Fatalf("byte %d written past a %d-byte buffer", k, size)
+			}
+		}
+		if offs[in.N] != -7 {
+			t.Fatal("offset written past the values")
+		}
+		if xerr != nil && !errors.Is(xerr, ErrCorrupt) {
+			t.Fatalf("unexpected error kind: %v", xerr)
+		}
+		if size != n {
+			if xerr == nil {
+				t.Fatalf("codes of %d decoded bytes expanded into %d without an error", n, size)
+			}
+			continue
+		}
+		// (A value ending in an escape is corrupt for the expander alone:
+		// values are cut here, not by AppendDecoded.)
+		if xerr == nil && (err != nil || !bytes.Equal(buf[:size], dec[1:])) {
+			t.Fatalf("expanded % x, AppendDecoded % x (%v)", buf[:size], dec, err)
+		}
+	}
 }
 
 func FuzzFsstRoundTrip(f *testing.F) {
