@@ -57,6 +57,16 @@ func weight(v, def float64) float64 {
 	return v
 }
 
+// cost is what the policy weighs of a chunked candidate: its stored bytes
+// plus the weighted read and write work (bytes alone under the lance
+// policy, which compares sizes only).
+func (o Options) cost(c values.Codec, stored, innerBytes int, prof *values.Profile) float64 {
+	if o.Policy == PolicyLance {
+		return float64(stored)
+	}
+	return float64(stored) + o.Weights.lambda()*readCost(c, stored, innerBytes, prof) + o.Weights.mu()*writeCost(c, innerBytes, prof)
+}
+
 // decodeFactor is the read work of a codec per decoded byte, relative to
 // copying (byte-equivalents), measured with the values package benchmarks
 // (BenchmarkCodecs) on a 2-core EPYC: flat copies, bit unpacking runs at

@@ -20,7 +20,9 @@ const LargeChunkZstdLevel = 1
 // 32/64-bit values. The cost model weighs them like any candidate: a take
 // of one row reads and decodes a whole large chunk (readCost), so they win only
 // where they save more than that.
-func largeChunkCandidates(p Page, o Options) []Candidate {
+// Those for which pays (given the codec and its inner size) is false are
+// not tried.
+func largeChunkCandidates(p Page, o Options, pays func(values.Codec, int) bool) []Candidate {
 	prof := p.Profile
 	if prof == nil || prof.N == 0 || prof.Sample.N == 0 {
 		return nil
@@ -73,6 +75,9 @@ func largeChunkCandidates(p Page, o Options) []Candidate {
 			continue
 		}
 		g := values.GeneralCodec{Scheme: values.SchemeZstd, Level: LargeChunkZstdLevel, Inner: c, ChunkValues: per}
+		if !pays(g, inner) {
+			continue
+		}
 		if n, ok := g.Estimate(prof); ok && n < inner {
 			out = append(out, Candidate{Codec: g, Bytes: n, InnerBytes: inner})
 		}

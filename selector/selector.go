@@ -288,10 +288,6 @@ func choose(p Page, o Options) Plan {
 		plan.LevelComp = Bitpacked
 	}
 	plan.Candidates = candidates(p, o)
-	lambda, mu := o.Weights.lambda(), o.Weights.mu()
-	if o.Policy == PolicyLance {
-		lambda, mu = 0, 0 // Lance compares sizes only
-	}
 	for i := range plan.Candidates {
 		c := &plan.Candidates[i]
 		if g, ok := c.Codec.(values.GeneralCodec); ok && c.InnerBytes == 0 {
@@ -299,7 +295,7 @@ func choose(p Page, o Options) Plan {
 		}
 		c.ReadCost = readCost(c.Codec, c.Bytes, c.InnerBytes, p.Profile)
 		c.WriteCost = writeCost(c.Codec, c.InnerBytes, p.Profile)
-		c.Cost = float64(c.Bytes) + lambda*c.ReadCost + mu*c.WriteCost
+		c.Cost = o.cost(c.Codec, c.Bytes, c.InnerBytes, p.Profile)
 	}
 	// Cheapest first; ties keep the simpler (earlier) codec.
 	sort.SliceStable(plan.Candidates, func(i, j int) bool { return plan.Candidates[i].Cost < plan.Candidates[j].Cost })
@@ -471,6 +467,18 @@ func candidates(p Page, o Options) []Candidate {
 		if out[0].Codec != best.Codec {
 			inner = append(inner, out[0].Codec)
 		}
+		// A trial whose work alone (read and write, at any compressed
+		// size) costs more than a candidate already estimated cannot win
+		// and is not run: low-cardinality strings' indices and float64
+		// pages skipped every Zstd trial so, and a fresh process the
+		// encoder tables those trials fault in.
+		bound := math.Inf(1)
+		for _, c := range out {
+			bound = min(bound, o.cost(c.Codec, c.Bytes, 0, prof))
+		}
+		pays := func(c values.Codec, innerBytes int) bool {
+			return !pruneTrials || o.cost(c, 0, innerBytes, prof) < bound
+		}
 		// Byte stream split is tried for floats, and for other values whose
 		// byte positions are skewed enough to gain from it.
 		if p.Kind == values.KindFixed && (p.Bits == 32 || p.Bits == 64) && o.BSS != BSSOff && (p.Float || ByteEntropy(prof.Sample) < 5) {
@@ -497,6 +505,9 @@ func candidates(p Page, o Options) []Candidate {
 				}
 			}
 			lz := values.GeneralCodec{Scheme: values.SchemeLZ4, Inner: c, ChunkValues: chunk}
+			if !pays(lz, inner) {
+				continue // (nor can Zstd, whose work is the larger)
+			}
 			n, ok := lz.Estimate(prof)
 			if ok {
 				out = append(out, Candidate{Codec: lz, Bytes: n, InnerBytes: inner})
@@ -509,17 +520,24 @@ func candidates(p Page, o Options) []Candidate {
 				continue
 			}
 			zs := values.GeneralCodec{Scheme: values.SchemeZstd, Level: AutoZstdLevel, Inner: c, ChunkValues: chunk}
+			if !pays(zs, inner) {
+				continue
+			}
 			if n, ok := zs.Estimate(prof); ok {
 				out = append(out, Candidate{Codec: zs, Bytes: n, InnerBytes: inner})
 			}
 		}
-		out = append(out, largeChunkCandidates(p, o)...)
+		out = append(out, largeChunkCandidates(p, o, pays)...)
 	}
 	if len(out) == 0 {
 		out = append(out, Candidate{Codec: base[0], Bytes: prof.RawBytes()})
 	}
 	return out
 }
+
+// pruneTrials lets candidates skip the trials that cannot win (tests
+// compare the choices made with and without it).
+var pruneTrials = true
 
 // AutoZstdLevel is the Zstd level of general compression the cost policy
 // adds on its own (the field did not ask for it): the fastest level.
