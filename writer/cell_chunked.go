@@ -337,6 +337,13 @@ func (c *pageEnc) encodeChunks(d structural.Dense, pv pageValues, codec values.C
 			c.meta = append(c.meta, o.meta...)
 		}
 	}
+	if len(datas) > 1 && !plan.TrySparse {
+		// The pieces are the page's data buffer, written back to back
+		// from their regions (no trial follows whose scratch they would
+		// have to leave: keepBuffers would copy them).
+		enc.parts, c.data = datas, c.data[:0]
+		return nil
+	}
 	c.data = bulk.Compact(c.data, starts, datas)
 	return nil
 }
