@@ -469,9 +469,9 @@ func candidates(p Page, o Options) []Candidate {
 		}
 		// A trial whose work alone (read and write, at any compressed
 		// size) costs more than a candidate already estimated cannot win
-		// and is not run: low-cardinality strings' indices and float64
-		// pages skipped every Zstd trial so, and a fresh process the
-		// encoder tables those trials fault in.
+		// and is not run: low-cardinality strings' index pages skip
+		// every Zstd trial so, and a fresh process the encoder tables
+		// those trials fault in.
 		bound := math.Inf(1)
 		for _, c := range out {
 			bound = min(bound, o.cost(c.Codec, c.Bytes, 0, prof))

@@ -74,16 +74,19 @@ var fsstLenMask = [9]uint64{0, 0xff, 0xffff, 0xffffff, 0xffffffff, 0xff_ffffffff
 // word (the next min(rem, 8) input bytes, little-endian), or code -1 and
 // length 1 when no symbol covers the first byte.
 func (t *FsstTable) match(word uint64, rem int) (int, int) {
-	if rem >= 3 {
-		h := fsstHash3(word)
-		for k := t.first3[h]; k < t.first3[h+1]; k++ {
+	// The bucket's head straight from the hash, then the rest of the
+	// bucket, as the page coders look them up.
+	h := fsstHash3(word)
+	if e := &t.head[h]; int(e.len) <= rem && word&e.mask == e.sym {
+		if e.code != fsstEscape {
+			return int(e.code), int(e.len)
+		}
+		if c, l := t.crowded(word, rem, h); l > 0 { // a crowded bucket's stand-in
+			return c, l
+		}
+	} else if e.more != 0 {
+		for k := t.first3[h] + 1; k < t.first3[h+1]; k++ {
 			if e := &t.long3[k]; int(e.len) <= rem && word&e.mask == e.sym {
-				if e.code == fsstEscape {
-					if c, l := t.crowded(word, rem, h); l > 0 {
-						return c, l
-					}
-					break
-				}
 				return int(e.code), int(e.len)
 			}
 		}
@@ -466,10 +469,11 @@ func (t *FsstTable) codeTwoLanes(dst []byte, ends []uint64, pc par.Span, offsets
 		// One step of lane A, then one of lane B: match, inline, as in
 		// appendEncodedIn, written out once a lane (a call, a loop over
 		// the lanes or lane states swapped each step all lost the gain:
-		// URL class 680 MB/s two lanes, 546 one, 560-580 those). The
-		// bucket's head straight from the hash took the URL class from
-		// 550 to 705 MB/s (one core), random letters from 232 to 250; a
-		// branch-free head test gave 680 and 267.
+		// URL class 680 MB/s two lanes, 546 one, 560-580 those). Later,
+		// two lanes measured again at 550 MB/s on one core, the bucket's
+		// head straight from the hash took the URL class to 705 MB/s and
+		// random letters from 232 to 250; a branch-free head test gave 680
+		// and 267.
 		{
 			rem := ea - ia
 			word := binary.LittleEndian.Uint64(buf[ia:])
